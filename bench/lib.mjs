@@ -1,0 +1,56 @@
+// Shared helpers for the benchmarks: timing, statistics and the two output forms every benchmark
+// prints: one JSON line per comparison (for machines) and a table (for people).
+import { performance } from 'node:perf_hooks'
+
+/** Runs `fn` (sync or async) `warmup` times untimed, then `iterations` times; returns per-call ms samples. */
+export async function sample(fn, { iterations = 200, warmup = 20 } = {}) {
+  for (let i = 0; i < warmup; i++) await fn()
+  const samples = []
+  for (let i = 0; i < iterations; i++) {
+    const start = performance.now()
+    await fn()
+    samples.push(performance.now() - start)
+  }
+  return samples
+}
+
+/** Summary statistics (ms) of a sample array. */
+export function stats(samples) {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const pick = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+  const mean = sorted.reduce((s, x) => s + x, 0) / sorted.length
+  return { n: sorted.length, mean, p50: pick(0.5), p90: pick(0.9), min: sorted[0] }
+}
+
+/**
+ * Prints one comparison: a JSON line `{bench, unit, results: {name: value}, ratios: {…}}` and a table.
+ * `results` maps each contender to its figure; `better` says whether lower or higher figures win;
+ * each ratio is how many times better Shellwright (`subject`) is than that alternative.
+ */
+export function report({ bench, unit, subject, results, better = 'lower', notes }) {
+  const ratios = {}
+  for (const [name, value] of Object.entries(results)) {
+    if (name === subject) continue
+    const mine = results[subject]
+    ratios[`${subject} vs ${name}`] = round(better === 'lower' ? value / mine : mine / value)
+  }
+  const line = { bench, unit, better, results: mapValues(results, round), ratios }
+  if (notes) line.notes = notes
+  console.log(JSON.stringify(line))
+  console.log(`\n${bench} (${unit}, ${better} is better)`)
+  console.table(
+    Object.entries(results).map(([name, value]) => ({
+      contender: name,
+      [unit]: round(value),
+      'shellwright is … better': name === subject ? '' : `${ratios[`${subject} vs ${name}`]}×`,
+    })),
+  )
+}
+
+function round(x) {
+  return Math.abs(x) >= 100 ? Math.round(x) : Math.round(x * 1000) / 1000
+}
+
+function mapValues(obj, f) {
+  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, f(v)]))
+}

@@ -1,0 +1,367 @@
+//! Process enumeration and signalling, pinned to process identity.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// A process's identity: its pid and its start time. A pid alone is not an identity because the
+/// kernel reuses pids; the pair is unique for the life of the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ProcessId {
+    pub pid: u32,
+    /// Start time in the platform's finest unit (clock ticks since boot on Linux, seconds elsewhere).
+    pub start_time: u64,
+}
+
+/// One row of a [`ProcessTable`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessInfo {
+    pub id: ProcessId,
+    pub ppid: Option<u32>,
+    /// Process group id, when the platform reports it.
+    pub pgid: Option<u32>,
+    /// Exited but not yet reaped by its parent: it holds a pid but runs nothing.
+    pub zombie: bool,
+}
+
+impl ProcessInfo {
+    pub fn pid(&self) -> u32 {
+        self.id.pid
+    }
+}
+
+/// A snapshot of the machine's processes with a parent → children index.
+#[derive(Debug, Default)]
+pub struct ProcessTable {
+    by_pid: HashMap<u32, ProcessInfo>,
+    children: HashMap<u32, Vec<u32>>,
+}
+
+impl ProcessTable {
+    /// Reads every process visible to us. Processes that vanish while being read are skipped.
+    pub fn snapshot() -> Self {
+        Self::from_rows(platform::list())
+    }
+
+    /// Builds a table from rows (used by tests and by the platform readers).
+    pub fn from_rows(rows: impl IntoIterator<Item = ProcessInfo>) -> Self {
+        let mut table = Self::default();
+        for row in rows {
+            if let Some(ppid) = row.ppid {
+                table.children.entry(ppid).or_default().push(row.pid());
+            }
+            table.by_pid.insert(row.pid(), row);
+        }
+        for kids in table.children.values_mut() {
+            kids.sort_unstable();
+        }
+        table
+    }
+
+    pub fn get(&self, pid: u32) -> Option<&ProcessInfo> {
+        self.by_pid.get(&pid)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ProcessInfo> {
+        self.by_pid.values()
+    }
+
+    /// Direct children of `pid`, in pid order.
+    pub fn children(&self, pid: u32) -> impl Iterator<Item = &ProcessInfo> {
+        self.children
+            .get(&pid)
+            .into_iter()
+            .flatten()
+            .filter_map(|child| self.by_pid.get(child))
+    }
+
+    /// Every descendant of `pid` (not `pid` itself), parents before their children.
+    /// Reverse it to signal children first.
+    pub fn descendants(&self, pid: u32) -> Vec<ProcessInfo> {
+        let mut out = Vec::new();
+        let mut queue = std::collections::VecDeque::from([pid]);
+        while let Some(parent) = queue.pop_front() {
+            for child in self.children(parent) {
+                // A cycle cannot happen in a consistent snapshot, but a racy one must not loop.
+                if child.pid() != pid && !out.iter().any(|p: &ProcessInfo| p.pid() == child.pid()) {
+                    queue.push_back(child.pid());
+                    out.push(child.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whether the process with this identity still exists and has not exited (a zombie has exited).
+pub fn is_alive(id: ProcessId) -> bool {
+    platform::read(id.pid).is_some_and(|info| info.id == id && !info.zombie)
+}
+
+/// Sends `signal` to the process if it is still the same process; returns whether it was sent.
+pub fn send_signal(id: ProcessId, signal: i32) -> bool {
+    platform::send_signal(id, signal)
+}
+
+/// Whether the process's initial environment holds the exact `NAME=value` entry. False when the
+/// environment cannot be read (another user's process, or a platform without `/proc`).
+pub fn environ_contains(pid: u32, entry: &str) -> bool {
+    platform::environ(pid).is_some_and(|env| env.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
+}
+
+/// Stops `targets`: SIGTERM to each (in the given order — pass children first), up to `grace` for
+/// them to exit, then SIGKILL for what remains and up to `kill_wait` for it to go.
+/// Returns whether every target is gone.
+pub async fn terminate_all(targets: &[ProcessInfo], grace: Duration, kill_wait: Duration) -> bool {
+    let ids: Vec<ProcessId> = targets.iter().map(|p| p.id).collect();
+    for id in &ids {
+        send_signal(*id, libc::SIGTERM);
+    }
+    if wait_all_gone(&ids, grace).await {
+        return true;
+    }
+    for id in &ids {
+        send_signal(*id, libc::SIGKILL);
+    }
+    wait_all_gone(&ids, kill_wait).await
+}
+
+async fn wait_all_gone(ids: &[ProcessId], within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if !ids.iter().any(|id| is_alive(*id)) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod platform {
+    use super::{ProcessId, ProcessInfo};
+
+    pub fn list() -> Vec<ProcessInfo> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter_map(read)
+            .collect()
+    }
+
+    pub fn read(pid: u32) -> Option<ProcessInfo> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        parse_stat(pid, &stat)
+    }
+
+    /// Parses `/proc/<pid>/stat` (proc(5)). The command name may contain spaces and parentheses,
+    /// so fields are counted from the last `)`.
+    pub fn parse_stat(pid: u32, stat: &str) -> Option<ProcessInfo> {
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let state = *fields.first()?;
+        let ppid: u32 = fields.get(1)?.parse().ok()?;
+        let pgid: u32 = fields.get(2)?.parse().ok()?;
+        let start_time: u64 = fields.get(19)?.parse().ok()?;
+        Some(ProcessInfo {
+            id: ProcessId { pid, start_time },
+            ppid: (ppid != 0).then_some(ppid),
+            pgid: Some(pgid),
+            zombie: state == "Z" || state == "X",
+        })
+    }
+
+    pub fn environ(pid: u32) -> Option<Vec<u8>> {
+        std::fs::read(format!("/proc/{pid}/environ")).ok()
+    }
+
+    /// Signals through a pidfd when the kernel has them: once the pidfd is open and the start time
+    /// still matches, the signal cannot reach a process that reused the pid.
+    pub fn send_signal(id: ProcessId, signal: i32) -> bool {
+        // SAFETY: plain syscalls with integer arguments; the fd is closed below.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, id.pid as libc::pid_t, 0) };
+        if pidfd < 0 {
+            return read(id.pid).is_some_and(|p| p.id == id)
+                && unsafe { libc::kill(id.pid as libc::pid_t, signal) } == 0;
+        }
+        let pidfd = pidfd as libc::c_int;
+        let same = read(id.pid).is_some_and(|p| p.id == id);
+        let sent = same
+            && unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    pidfd,
+                    signal,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                )
+            } == 0;
+        unsafe { libc::close(pidfd) };
+        sent
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod platform {
+    use super::{ProcessId, ProcessInfo};
+    use sysinfo::{Pid, ProcessRefreshKind, ProcessStatus, ProcessesToUpdate, System};
+
+    fn info(pid: &Pid, p: &sysinfo::Process) -> ProcessInfo {
+        let raw = pid.as_u32();
+        #[cfg(unix)]
+        let pgid = {
+            // SAFETY: getpgid only reads kernel state for the given pid.
+            let g = unsafe { libc::getpgid(raw as libc::pid_t) };
+            (g > 0).then_some(g as u32)
+        };
+        #[cfg(not(unix))]
+        let pgid = None;
+        ProcessInfo {
+            id: ProcessId {
+                pid: raw,
+                start_time: p.start_time(),
+            },
+            ppid: p.parent().map(|pp| pp.as_u32()),
+            pgid,
+            zombie: matches!(p.status(), ProcessStatus::Zombie | ProcessStatus::Dead),
+        }
+    }
+
+    pub fn list() -> Vec<ProcessInfo> {
+        let mut sys = System::new();
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::All,
+            true,
+            ProcessRefreshKind::nothing(),
+        );
+        sys.processes()
+            .iter()
+            .map(|(pid, p)| info(pid, p))
+            .collect()
+    }
+
+    pub fn read(pid: u32) -> Option<ProcessInfo> {
+        let mut sys = System::new();
+        let pid = Pid::from_u32(pid);
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&[pid]),
+            true,
+            ProcessRefreshKind::nothing(),
+        );
+        sys.process(pid).map(|p| info(&pid, p))
+    }
+
+    pub fn environ(_pid: u32) -> Option<Vec<u8>> {
+        None
+    }
+
+    pub fn send_signal(id: ProcessId, signal: i32) -> bool {
+        #[cfg(unix)]
+        {
+            read(id.pid).is_some_and(|p| p.id == id)
+                // SAFETY: kill with integer arguments.
+                && unsafe { libc::kill(id.pid as libc::pid_t, signal) } == 0
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (id, signal);
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(pid: u32, ppid: u32) -> ProcessInfo {
+        ProcessInfo {
+            id: ProcessId { pid, start_time: 1 },
+            ppid: Some(ppid),
+            pgid: None,
+            zombie: false,
+        }
+    }
+
+    #[test]
+    fn descendants_are_breadth_first_and_exclude_the_root() {
+        let table = ProcessTable::from_rows([
+            row(1, 0),
+            row(10, 1),
+            row(11, 10),
+            row(12, 10),
+            row(13, 11),
+            row(20, 1),
+        ]);
+        let pids: Vec<u32> = table.descendants(10).iter().map(ProcessInfo::pid).collect();
+        assert_eq!(pids, vec![11, 12, 13]);
+        assert!(table.descendants(13).is_empty());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn parses_stat_with_parentheses_in_the_name() {
+        let stat =
+            "4242 (we (ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 0 0";
+        let info = platform::parse_stat(4242, stat).expect("parses");
+        assert_eq!(
+            info.id,
+            ProcessId {
+                pid: 4242,
+                start_time: 987654
+            }
+        );
+        assert_eq!(info.ppid, Some(1));
+        assert_eq!(info.pgid, Some(4242));
+        assert!(!info.zombie);
+        assert!(platform::parse_stat(1, "garbage").is_none());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn sees_itself_and_a_real_child() {
+        let me = std::process::id();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("spawn sleep");
+        let table = ProcessTable::snapshot();
+        let child_info = table.get(child.id()).expect("child listed").clone();
+        assert_eq!(child_info.ppid, Some(me));
+        assert!(table.children(me).any(|p| p.pid() == child.id()));
+        assert!(is_alive(child_info.id));
+        assert!(environ_contains(
+            child.id(),
+            &format!("PATH={}", std::env::var("PATH").unwrap_or_default())
+        ));
+        assert!(!send_signal(
+            ProcessId {
+                start_time: child_info.id.start_time + 1,
+                ..child_info.id
+            },
+            libc::SIGKILL
+        ));
+        assert!(
+            is_alive(child_info.id),
+            "a stale identity must not be signalled"
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        let gone = rt.block_on(terminate_all(
+            &[child_info.clone()],
+            Duration::from_millis(500),
+            Duration::from_secs(2),
+        ));
+        let status = child.wait().expect("reap");
+        assert!(gone);
+        assert!(!is_alive(child_info.id));
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(libc::SIGTERM)
+        );
+    }
+}

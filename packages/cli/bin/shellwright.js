@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+'use strict'
+// The `shellwright` command: dispatches `shellwright <subcommand> …` to packages/cli/lib/<subcommand>.js,
+// each of which exports `main(args: string[]): Promise<number>` resolving to the process exit code.
+const path = require('node:path')
+const fs = require('node:fs')
+
+const USAGE = `usage: shellwright <command> [options]
+
+commands:
+  run <command>        run a command in Shellwright's shell and stream its output
+  keys [--kitty]       print the id and bytes of each key pressed
+  tui -- <command>     run a TUI in a pseudo-terminal and print its screen
+
+Run 'shellwright <command> --help' for a command's options.`
+
+async function dispatch(argv) {
+  const [name, ...rest] = argv
+  if (!name || name === '--help' || name === '-h') {
+    process.stdout.write(USAGE + '\n')
+    return name ? 0 : 2
+  }
+  const file = path.join(__dirname, '..', 'lib', `${name}.js`)
+  if (!/^[a-z]+$/.test(name) || !fs.existsSync(file)) {
+    process.stderr.write(`shellwright: unknown command '${name}'\n${USAGE}\n`)
+    return 2
+  }
+  return require(file).main(rest)
+}
+
+dispatch(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (err) => {
+    process.stderr.write(`shellwright: ${err && err.message ? err.message : err}\n`)
+    process.exitCode = 1
+  },
+)
