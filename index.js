@@ -835,4 +835,12 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
-module.exports.version = nativeBinding.version
+module.exports.Shell = nativeBinding.Shell
+module.exports.applyBashFixups = nativeBinding.applyBashFixups
+module.exports.executeShell = nativeBinding.executeShell
+module.exports.KeyEventType = nativeBinding.KeyEventType
+module.exports.matchesKey = nativeBinding.matchesKey
+module.exports.matchesKittySequence = nativeBinding.matchesKittySequence
+module.exports.matchesLegacySequence = nativeBinding.matchesLegacySequence
+module.exports.parseKey = nativeBinding.parseKey
+module.exports.parseKittySequence = nativeBinding.parseKittySequence

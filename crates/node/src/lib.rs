@@ -1,8 +1,10 @@
-//! N-API bindings for Shellwright: the only crate that knows Node.
-use napi_derive::napi;
+//! shellwright-node: the N-API layer, and the only crate that knows Node.
+//!
+//! Thin glue over the plain Rust crates: argument conversion with field-naming `TypeError`s
+//! ([`options`]), output streaming to JS callbacks ([`delivery`]), `AbortSignal` →
+//! `CancelToken` ([`abort`]), and one module per JS API area.
 
-/// Temporary smoke export.
-#[napi]
-pub fn version() -> String {
-    env!("CARGO_PKG_VERSION").to_string()
-}
+mod abort;
+mod delivery;
+mod options;
+mod shell;

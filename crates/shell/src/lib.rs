@@ -1,1 +1,31 @@
-//! placeholder
+//! shellwright-shell: a persistent, in-process bash-compatible shell built on brush-core.
+//!
+//! Owns the session runtime of DESIGN §3.1: the environment model ([`env`]), creating and
+//! keeping a brush session alive between runs ([`PersistentShell`]), streaming one merged
+//! stdout/stderr transcript with incremental UTF-8 decoding and the drain rule ([`output`]),
+//! cancellation of builtin-only loops and of every process a run started ([`hooks`]), and
+//! `applyBashFixups` ([`fixups`]). It knows nothing of Node; `shellwright-node` wraps it.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), shellwright_shell::ShellError> {
+//! use shellwright_shell::{PersistentShell, RunRequest, SessionOptions};
+//! let shell = PersistentShell::new(SessionOptions::default());
+//! let request = RunRequest { command: "cd /tmp && echo $PWD".into(), ..Default::default() };
+//! let result = shell.run(request, Box::new(|chunk| print!("{chunk}"))).await?;
+//! assert_eq!(result.exit_code, Some(0));
+//! # Ok(()) }
+//! ```
+
+pub mod env;
+mod error;
+pub mod fixups;
+pub mod hooks;
+pub mod output;
+mod persistent;
+mod session;
+pub mod utf8;
+
+pub use error::ShellError;
+pub use fixups::{Fixups, apply_bash_fixups};
+pub use persistent::{PersistentShell, execute_once};
+pub use session::{RunRequest, RunResult, SessionOptions};

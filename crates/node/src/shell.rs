@@ -1,0 +1,139 @@
+//! `Shell`, `executeShell` and `applyBashFixups` (DESIGN §2.1) over `shellwright-shell`.
+
+use std::path::PathBuf;
+
+use napi::bindgen_prelude::{Env, Object, PromiseRaw, Result, Unknown};
+use napi_derive::napi;
+use shellwright_proc::CancelToken;
+use shellwright_shell::{PersistentShell, RunRequest, RunResult, SessionOptions, ShellError};
+
+use crate::abort::AbortWatch;
+use crate::delivery::{ChunkCallback, ChunkSink};
+use crate::options::OptionReader;
+
+/// How a run ended.
+#[napi(object, object_from_js = false)]
+pub struct ShellResult {
+    /// Absent when cancelled or timed out.
+    pub exit_code: Option<i32>,
+    /// True after an AbortSignal or `abort()`; false after a timeout.
+    pub cancelled: bool,
+    /// True after `timeoutMs`; false after an abort.
+    pub timed_out: bool,
+}
+
+impl From<RunResult> for ShellResult {
+    fn from(r: RunResult) -> Self {
+        Self { exit_code: r.exit_code, cancelled: r.cancelled, timed_out: r.timed_out }
+    }
+}
+
+/// A persistent, in-process bash-compatible shell: cwd, variables and functions survive between
+/// runs, which are serialised in call order.
+#[napi]
+pub struct Shell {
+    inner: PersistentShell,
+}
+
+#[napi]
+impl Shell {
+    #[napi(constructor, ts_args_type = "options?: ShellOptions")]
+    pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
+        let reader = OptionReader::new(&env, options, "options", true)?;
+        Ok(Self { inner: PersistentShell::new(session_options(&reader)?) })
+    }
+
+    /// Runs a command in the session, streaming its output to `onChunk`.
+    #[napi(ts_args_type = "options: ShellRunOptions, onChunk?: (chunk: string) => void", ts_return_type = "Promise<ShellResult>")]
+    pub fn run<'env>(&self, env: &'env Env, options: Unknown<'env>, on_chunk: Option<ChunkCallback<'env>>) -> Result<PromiseRaw<'env, ShellResult>> {
+        let reader = OptionReader::new(env, Some(options), "options", false)?;
+        let call = RunCall::prepare(env, &reader, on_chunk)?;
+        call.spawn(env, |request, sink| self.inner.run(request, sink))
+    }
+
+    /// Cancels the running command (resolves once it has ended; at once when idle).
+    #[napi]
+    pub async fn abort(&self) -> Result<()> {
+        self.inner.abort().await;
+        Ok(())
+    }
+}
+
+/// Runs one command in a fresh session.
+#[napi(ts_args_type = "options: ShellExecuteOptions, onChunk?: (chunk: string) => void", ts_return_type = "Promise<ShellResult>")]
+pub fn execute_shell<'env>(env: &'env Env, options: Unknown<'env>, on_chunk: Option<ChunkCallback<'env>>) -> Result<PromiseRaw<'env, ShellResult>> {
+    let reader = OptionReader::new(env, Some(options), "options", false)?;
+    let session = session_options(&reader)?;
+    let call = RunCall::prepare(env, &reader, on_chunk)?;
+    call.spawn(env, move |request, sink| shellwright_shell::execute_once(session, request, sink))
+}
+
+/// The result of `applyBashFixups`.
+#[napi(object, object_from_js = false)]
+pub struct BashFixups {
+    pub command: String,
+    pub stripped: Vec<String>,
+}
+
+/// Removes output-limiting noise that agents append to commands (`| head -n 5`, a redundant
+/// `2>&1`) without ever changing what the command does.
+#[napi]
+pub fn apply_bash_fixups(command: String) -> BashFixups {
+    let fixed = shellwright_shell::apply_bash_fixups(&command);
+    BashFixups { command: fixed.command, stripped: fixed.stripped }
+}
+
+fn session_options(reader: &OptionReader) -> Result<SessionOptions> {
+    Ok(SessionOptions {
+        session_env: reader.string_record("sessionEnv")?.unwrap_or_default(),
+        snapshot_path: reader.string("snapshotPath")?.map(PathBuf::from),
+    })
+}
+
+/// Everything a run needs from the JS side, read and validated before anything runs.
+struct RunCall {
+    request: RunRequest,
+    sink: ChunkSink,
+    abort: Option<AbortWatch>,
+}
+
+impl RunCall {
+    fn prepare(env: &Env, reader: &OptionReader, on_chunk: Option<ChunkCallback>) -> Result<Self> {
+        let cancel = CancelToken::new();
+        let request = RunRequest {
+            command: reader.required_string("command")?,
+            cwd: reader.string("cwd")?.map(PathBuf::from),
+            env: reader.string_record("env")?.unwrap_or_default(),
+            timeout: reader.duration_ms("timeoutMs")?,
+            cancel: cancel.clone(),
+        };
+        let signal: Option<Object> = reader.signal("signal")?;
+        let sink = ChunkSink::new(on_chunk)?;
+        let abort = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
+        Ok(Self { request, sink, abort })
+    }
+
+    /// Starts the run (`run` is called at once) on the runtime; the promise settles after every chunk reached `onChunk`,
+    /// and the AbortSignal listener is removed on the JS thread before it settles.
+    fn spawn<'env, F, Fut>(self, env: &'env Env, run: F) -> Result<PromiseRaw<'env, ShellResult>>
+    where
+        F: FnOnce(RunRequest, Box<dyn FnMut(String) + Send>) -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<RunResult, ShellError>> + Send + 'static,
+    {
+        let Self { request, sink, abort } = self;
+        let chunk_sink = sink.clone();
+        // Called here, on the JS thread, so a persistent shell queues the run in call order.
+        let run = run(request, Box::new(move |chunk| chunk_sink.send(chunk)));
+        let future = async move {
+            let outcome = run.await;
+            sink.flush().await;
+            Ok(outcome)
+        };
+        env.spawn_future_with_callback(future, move |env, outcome| {
+            if let Some(abort) = abort {
+                abort.detach(env)?;
+            }
+            outcome.map(ShellResult::from).map_err(|e| napi::Error::from_reason(e.to_string()))
+        })
+    }
+}

@@ -1,0 +1,124 @@
+//! The environment model: which host variables a session inherits.
+//!
+//! brush inherits nothing by itself (`do_not_inherit_env`); the host environment is rebuilt
+//! here, minus the variables that describe the *host's* shell rather than the user's world
+//! (prompts, `PWD`, `SHLVL`, exported functions, option strings…). Inheriting those would make a
+//! fresh session behave like a copy of whatever shell launched Node.
+
+/// Variables a session never inherits from the host (nor accepts through `sessionEnv`).
+pub const SKIPPED_VARIABLES: &[&str] = &[
+    "BASH",
+    "BASHOPTS",
+    "BASHPID",
+    "BASH_ARGV0",
+    "BASH_COMMAND",
+    "BASH_ENV",
+    "BASH_EXECUTION_STRING",
+    "BASH_SUBSHELL",
+    "BASH_VERSINFO",
+    "BASH_VERSION",
+    "ENV",
+    "EPOCHREALTIME",
+    "EPOCHSECONDS",
+    "EUID",
+    "FUNCNAME",
+    "GROUPS",
+    "HISTCMD",
+    "HISTFILE",
+    "IFS",
+    "LINENO",
+    "OLDPWD",
+    "PPID",
+    "PROMPT_COMMAND",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "PWD",
+    "RANDOM",
+    "SECONDS",
+    "SHELLOPTS",
+    "SHLVL",
+    "SRANDOM",
+    "UID",
+    crate::hooks::RUN_TAG_VARIABLE,
+];
+
+/// Whether a variable named `name` is left out of a session's environment.
+pub fn is_skipped(name: &str) -> bool {
+    SKIPPED_VARIABLES.contains(&name) || is_exported_function(name) || !is_valid_name(name)
+}
+
+/// `BASH_FUNC_name%%`: how bash exports functions through the environment.
+fn is_exported_function(name: &str) -> bool {
+    name.starts_with("BASH_FUNC_") && name.ends_with("%%")
+}
+
+/// A shell identifier: `[A-Za-z_][A-Za-z0-9_]*`. Anything else cannot be a shell variable.
+pub fn is_valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// The variables a new session starts with: the host environment, then `session_env` over it,
+/// both filtered through [`is_skipped`]. Later entries win.
+pub fn initial_environment(
+    host: impl IntoIterator<Item = (String, String)>,
+    session_env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let entries = host.into_iter().chain(session_env.iter().cloned());
+    for (name, value) in entries.filter(|(name, _)| !is_skipped(name)) {
+        match vars.iter_mut().find(|(existing, _)| *existing == name) {
+            Some(slot) => slot.1 = value,
+            None => vars.push((name, value)),
+        }
+    }
+    vars
+}
+
+/// The host process's environment, skipping entries that are not valid UTF-8.
+pub fn host_environment() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn skips_shell_internal_variables() {
+        for name in ["PS1", "PWD", "OLDPWD", "SHLVL", "BASH_ENV", "ENV", "BASHOPTS", "SHELLOPTS", "IFS", "PPID", "RANDOM", "SECONDS", "BASH_FUNC_ll%%"] {
+            assert!(is_skipped(name), "{name} must be skipped");
+        }
+        for name in ["PATH", "HOME", "LANG", "BASH_FUNC_x", "MY_VAR", "_"] {
+            assert!(!is_skipped(name), "{name} must be kept");
+        }
+    }
+
+    #[test]
+    fn rejects_names_that_are_not_identifiers() {
+        for name in ["", "1A", "A-B", "A B", "A=B", "é"] {
+            assert!(!is_valid_name(name), "{name:?}");
+        }
+        assert!(is_valid_name("_a1"));
+    }
+
+    #[test]
+    fn session_env_overrides_host_and_is_filtered_too() {
+        let host = pairs(&[("PATH", "/bin"), ("PS1", "$ "), ("HOME", "/root"), ("BASH_FUNC_f%%", "() { :; }")]);
+        let session = pairs(&[("HOME", "/home/agent"), ("SHLVL", "9"), ("EXTRA", "1")]);
+        assert_eq!(
+            initial_environment(host, &session),
+            pairs(&[("PATH", "/bin"), ("HOME", "/home/agent"), ("EXTRA", "1")])
+        );
+    }
+}

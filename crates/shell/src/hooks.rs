@@ -1,0 +1,254 @@
+//! Cancellation hooks inside the brush interpreter, and the run tag that finds a run's processes.
+//!
+//! brush-core 0.5 never yields inside a loop of builtins, so dropping its future cannot stop
+//! `while :; do :; done`. It does run the DEBUG trap before every simple command, loops included,
+//! and it accepts custom builtins. So every session's DEBUG trap is our builtin
+//! `__shellwright_debug_trap <session>`: it parks forever once the run is cancelled (the run's
+//! `select!` then drops the future) and yields to the runtime now and then so timers keep firing.
+//!
+//! The user's own DEBUG trap keeps working: the `trap` builtin is wrapped so that it reads and
+//! writes the user's handler (kept here), and our builtin runs that handler where bash would —
+//! at top level always, inside functions and subshells only when the user asked for `set -T`.
+//! We force brush's functrace on so that loops inside functions and subshells are cancellable
+//! too; the `set` and `shopt` builtins are wrapped so the user still sees and sets their own value.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex, OnceLock};
+
+use brush_core::builtins::{CommandExecuteFunc, Registration};
+use brush_core::commands::CommandArg;
+use brush_core::extensions::DefaultShellExtensions;
+use brush_core::traps::{TrapHandler, TrapSignal};
+use brush_core::{ExecutionContext, ExecutionResult, Shell};
+use futures_util::future::BoxFuture;
+use shellwright_proc::{CancelToken, ProcessInfo, ProcessTable, environ_contains, terminate_all};
+
+/// Exported into every run's environment as `SHELLWRIGHT_RUN=<host pid>-<n>`, so that the
+/// processes a run started — and their descendants — can be found when it is cancelled, without
+/// touching processes of other runs, other sessions or the host.
+pub const RUN_TAG_VARIABLE: &str = "SHELLWRIGHT_RUN";
+
+const DEBUG_TRAP_BUILTIN: &str = "__shellwright_debug_trap";
+/// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
+/// the timers and other tasks sharing its thread.
+const YIELD_EVERY: u64 = 64;
+
+type BuiltinFn = CommandExecuteFunc<DefaultShellExtensions>;
+
+/// What the hooks know about one session.
+#[derive(Default)]
+struct SessionHooks {
+    run_token: Option<CancelToken>,
+    user_debug_trap: Option<TrapHandler>,
+    user_functrace: bool,
+    commands_seen: u64,
+}
+
+static SESSIONS: LazyLock<Mutex<HashMap<u64, SessionHooks>>> = LazyLock::new(Mutex::default);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// The stock `trap`, `set` and `shopt`, which our wrappers call.
+static ORIGINALS: OnceLock<HashMap<&'static str, BuiltinFn>> = OnceLock::new();
+
+fn with_session<R>(id: u64, f: impl FnOnce(&mut SessionHooks) -> R) -> Option<R> {
+    let mut sessions = SESSIONS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    sessions.get_mut(&id).map(f)
+}
+
+/// Registers a session's hooks; dropping the guard unregisters them.
+pub struct HooksGuard {
+    id: u64,
+}
+
+impl HooksGuard {
+    pub fn new() -> Self {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).insert(id, SessionHooks::default());
+        Self { id }
+    }
+
+    /// Installs the DEBUG trap and forces functrace in a new shell.
+    pub fn install(&self, shell: &mut Shell) {
+        shell.traps_mut().register_handler(TrapSignal::Debug, self.trap_command(), Default::default());
+        shell.options_mut().shell_functions_inherit_debug_and_return_traps = true;
+    }
+
+    fn trap_command(&self) -> String {
+        format!("{DEBUG_TRAP_BUILTIN} {}", self.id)
+    }
+
+    /// Makes `token` the one the DEBUG trap obeys until [`end_run`](Self::end_run).
+    pub fn begin_run(&self, token: CancelToken) {
+        with_session(self.id, |s| s.run_token = Some(token));
+    }
+
+    pub fn end_run(&self) {
+        with_session(self.id, |s| s.run_token = None);
+    }
+}
+
+impl Drop for HooksGuard {
+    fn drop(&mut self) {
+        SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.id);
+    }
+}
+
+/// Adds our DEBUG-trap builtin and replaces `trap`, `set` and `shopt` with wrappers.
+pub fn install_builtins(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
+    let originals = ORIGINALS.get_or_init(|| {
+        let stock = brush_builtins::default_builtins::<DefaultShellExtensions>(brush_builtins::BuiltinSet::BashMode);
+        ["trap", "set", "shopt"]
+            .into_iter()
+            .filter_map(|name| Some((name, stock.get(name)?.execute_func)))
+            .collect()
+    });
+    let wrappers: [(&str, BuiltinFn); 3] = [("trap", wrapped_trap), ("set", wrapped_set), ("shopt", wrapped_shopt)];
+    for (name, wrapper) in wrappers {
+        if let Some(reg) = builtins.get_mut(name)
+            && originals.contains_key(name)
+        {
+            reg.execute_func = wrapper;
+        }
+    }
+    if let Some(colon) = builtins.get(":") {
+        let mut reg = colon.clone();
+        reg.execute_func = debug_trap;
+        reg.special_builtin = false;
+        builtins.insert(DEBUG_TRAP_BUILTIN.to_string(), reg);
+    }
+}
+
+/// The session id in our DEBUG trap's command text, if the trap is ours.
+fn session_of(shell: &Shell) -> Option<u64> {
+    let handler = shell.traps().get_handler(TrapSignal::Debug)?;
+    handler.command.strip_prefix(DEBUG_TRAP_BUILTIN)?.trim().parse().ok()
+}
+
+fn debug_trap(ctx: ExecutionContext<'_, DefaultShellExtensions>, args: Vec<CommandArg>) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(async move {
+        let id = args.get(1).and_then(|a| a.to_string().parse::<u64>().ok());
+        let Some((token, user_trap, functrace, seen)) = id.and_then(|id| {
+            with_session(id, |s| {
+                s.commands_seen += 1;
+                (s.run_token.clone(), s.user_debug_trap.clone(), s.user_functrace, s.commands_seen)
+            })
+        }) else {
+            return Ok(ExecutionResult::success());
+        };
+        if let Some(token) = token {
+            if token.is_cancelled() {
+                // Park: the run's select! sees the cancellation and drops this future.
+                std::future::pending::<()>().await;
+            }
+            if seen % YIELD_EVERY == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
+        if let Some(handler) = user_trap
+            && (functrace || !nested)
+        {
+            return ctx.shell.run_string(handler.command, &handler.source_info, &ctx.params).await;
+        }
+        Ok(ExecutionResult::success())
+    })
+}
+
+/// Runs a stock builtin with the user's view of the DEBUG trap and functrace in place, then
+/// records what the builtin changed and puts our hooks back.
+async fn with_user_view(
+    name: &str,
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> Result<ExecutionResult, brush_core::Error> {
+    let Some(original) = ORIGINALS.get().and_then(|o| o.get(name).copied()) else {
+        return Ok(ExecutionResult::new(2));
+    };
+    let ExecutionContext { shell, command_name, params } = ctx;
+    let Some(id) = session_of(shell) else {
+        return original(ExecutionContext { shell, command_name, params }, args).await;
+    };
+    let ours = shell.traps().get_handler(TrapSignal::Debug).cloned();
+    let (user_trap, user_functrace) = with_session(id, |s| (s.user_debug_trap.clone(), s.user_functrace)).unwrap_or_default();
+    set_debug_trap(shell, user_trap);
+    shell.options_mut().shell_functions_inherit_debug_and_return_traps = user_functrace;
+
+    let result = original(ExecutionContext { shell: &mut *shell, command_name, params }, args).await;
+
+    let user_trap = shell.traps().get_handler(TrapSignal::Debug).cloned();
+    let user_functrace = shell.options().shell_functions_inherit_debug_and_return_traps;
+    with_session(id, |s| {
+        s.user_debug_trap = user_trap;
+        s.user_functrace = user_functrace;
+    });
+    set_debug_trap(shell, ours);
+    shell.options_mut().shell_functions_inherit_debug_and_return_traps = true;
+    result
+}
+
+fn set_debug_trap(shell: &mut Shell, handler: Option<TrapHandler>) {
+    match handler {
+        Some(h) => shell.traps_mut().register_handler(TrapSignal::Debug, h.command, h.source_info),
+        None => shell.traps_mut().remove_handlers(TrapSignal::Debug),
+    }
+}
+
+fn wrapped_trap(ctx: ExecutionContext<'_, DefaultShellExtensions>, args: Vec<CommandArg>) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(with_user_view("trap", ctx, args))
+}
+
+fn wrapped_set(ctx: ExecutionContext<'_, DefaultShellExtensions>, args: Vec<CommandArg>) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(with_user_view("set", ctx, args))
+}
+
+fn wrapped_shopt(ctx: ExecutionContext<'_, DefaultShellExtensions>, args: Vec<CommandArg>) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(with_user_view("shopt", ctx, args))
+}
+
+/// A fresh, process-unique run tag value.
+pub fn new_run_tag() -> String {
+    static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+    format!("{}-{}", std::process::id(), NEXT_RUN.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Every live process carrying `tag` in its environment, and all their descendants, children
+/// before parents. The host process is never included.
+pub fn find_run_processes(tag: &str) -> Vec<ProcessInfo> {
+    let host = std::process::id();
+    let entry = format!("{RUN_TAG_VARIABLE}={tag}");
+    let table = ProcessTable::snapshot();
+    let mut found: Vec<ProcessInfo> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for tagged in table.iter().filter(|p| p.pid() != host && !p.zombie && environ_contains(p.pid(), &entry)) {
+        if seen.insert(tagged.pid()) {
+            found.push(tagged.clone());
+        }
+        for child in table.descendants(tagged.pid()) {
+            if child.pid() != host && !child.zombie && seen.insert(child.pid()) {
+                found.push(child);
+            }
+        }
+    }
+    // Parents were pushed before their descendants; signal children first.
+    found.reverse();
+    found
+}
+
+/// Terminates everything a run started: SIGTERM, SIGKILL after `grace`, repeated while new
+/// processes keep appearing (a dying script may fork once more), up to a few rounds.
+pub async fn terminate_run(tag: &str, grace: std::time::Duration) {
+    for _ in 0..5 {
+        let targets = find_run_processes(tag);
+        if targets.is_empty() {
+            return;
+        }
+        terminate_all(&targets, grace, std::time::Duration::from_secs(2)).await;
+    }
+}
+
+/// Shared handle for tests and the session: the registry size (sessions alive).
+#[cfg(test)]
+pub fn live_sessions() -> usize {
+    SESSIONS.lock().map(|s| s.len()).unwrap_or(0)
+}
+

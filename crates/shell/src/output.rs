@@ -1,0 +1,173 @@
+//! The output pipe of one run: one pipe shared by stdout and stderr (so the transcript keeps
+//! arrival order), read on its own thread, decoded incrementally, and drained by the rule of
+//! DESIGN §3.1: after the foreground command ends, reading goes on until the pipe closes, 250 ms
+//! pass without output, or 2 s pass in all (background jobs may hold the pipe open).
+//!
+//! The reader is a thread rather than a task because brush's builtins write to the pipe with
+//! blocking writes from runtime threads: a reader that needed a runtime thread could deadlock
+//! behind them.
+
+use std::io::{PipeReader, PipeWriter, Read};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use crate::utf8::Utf8Decoder;
+
+/// How long the pipe may stay silent after the foreground command ended.
+pub const DRAIN_IDLE: Duration = Duration::from_millis(250);
+/// The most time draining may take after the foreground command ended.
+pub const DRAIN_CAP: Duration = Duration::from_secs(2);
+
+/// Larger pipe buffers mean fewer, larger chunks when a command streams a lot.
+#[cfg(target_os = "linux")]
+const PIPE_CAPACITY: libc::c_int = 1 << 20;
+const READ_BUFFER: usize = 1 << 20;
+
+/// The reading side of a run's output, running on its own thread.
+pub struct OutputReader {
+    wake: Option<PipeWriter>,
+    done: oneshot::Receiver<()>,
+}
+
+/// Creates the pipe and starts the reader; returns the reader handle and the write end that
+/// becomes the run's stdout and stderr.
+pub fn spawn_reader(on_chunk: Box<dyn FnMut(String) + Send>) -> std::io::Result<(OutputReader, PipeWriter)> {
+    let (data_rx, data_tx) = std::io::pipe()?;
+    let (wake_rx, wake_tx) = std::io::pipe()?;
+    enlarge(&data_tx);
+    let (done_tx, done) = oneshot::channel();
+    std::thread::Builder::new().name("shellwright-output".into()).spawn(move || {
+        read_until_drained(data_rx, wake_rx, on_chunk);
+        let _ = done_tx.send(());
+    })?;
+    Ok((OutputReader { wake: Some(wake_tx), done }, data_tx))
+}
+
+impl OutputReader {
+    /// Tells the reader that the foreground command ended (start draining) and waits until it has
+    /// read and delivered everything it is going to.
+    pub async fn finish(mut self) {
+        // Closing the wake pipe is the signal: the reader sees end-of-file on it.
+        drop(self.wake.take());
+        let _ = (&mut self.done).await;
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn enlarge(pipe: &PipeWriter) {
+    // SAFETY: fcntl on an fd we own; failure only leaves the default size.
+    unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_CAPACITY) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn enlarge(_pipe: &PipeWriter) {}
+
+fn read_until_drained(mut data: PipeReader, wake: PipeReader, mut on_chunk: Box<dyn FnMut(String) + Send>) {
+    let mut decoder = Utf8Decoder::new();
+    let mut buf = vec![0u8; READ_BUFFER];
+    let mut draining_since: Option<Instant> = None;
+    let mut last_output = Instant::now();
+    loop {
+        let timeout = match draining_since {
+            None => None,
+            Some(start) => {
+                let deadline = (last_output + DRAIN_IDLE).min(start + DRAIN_CAP);
+                match deadline.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => break,
+                }
+            }
+        };
+        let wake_fd = draining_since.is_none().then(|| wake.as_fd());
+        let ready = match wait_readable(data.as_fd(), wake_fd, timeout) {
+            Ok(ready) => ready,
+            Err(_) => break,
+        };
+        if ready.wake {
+            let now = Instant::now();
+            draining_since = Some(now);
+            last_output = last_output.max(now);
+        }
+        if ready.data {
+            match data.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    last_output = Instant::now();
+                    on_chunk(decoder.decode(&buf[..n]));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+    }
+    let tail = decoder.finish();
+    if !tail.is_empty() {
+        on_chunk(tail);
+    }
+}
+
+struct Ready {
+    data: bool,
+    wake: bool,
+}
+
+/// poll(2) on the data pipe and, while not yet draining, the wake pipe.
+fn wait_readable(data: BorrowedFd<'_>, wake: Option<BorrowedFd<'_>>, timeout: Option<Duration>) -> std::io::Result<Ready> {
+    let mut fds = [
+        libc::pollfd { fd: data.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: wake.map_or(-1, |w| w.as_raw_fd()), events: libc::POLLIN, revents: 0 },
+    ];
+    let timeout_ms = timeout.map_or(-1, |t| t.as_millis().clamp(1, i32::MAX as u128) as libc::c_int);
+    loop {
+        // SAFETY: `fds` is a valid array of two pollfd; a negative fd is ignored by poll.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        if n >= 0 {
+            let hit = |f: &libc::pollfd| f.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
+            return Ok(Ready { data: hit(&fds[0]), wake: wake.is_some() && hit(&fds[1]) });
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    fn collector() -> (Arc<Mutex<String>>, Box<dyn FnMut(String) + Send>) {
+        let out = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&out);
+        (out, Box::new(move |chunk| sink.lock().expect("lock").push_str(&chunk)))
+    }
+
+    #[tokio::test]
+    async fn reads_to_end_of_file_once_writers_close() {
+        let (out, sink) = collector();
+        let (reader, mut writer) = spawn_reader(sink).expect("pipe");
+        writer.write_all("héllo\n".as_bytes()).expect("write");
+        drop(writer);
+        let started = Instant::now();
+        reader.finish().await;
+        assert_eq!(*out.lock().expect("lock"), "héllo\n");
+        assert!(started.elapsed() < DRAIN_IDLE, "EOF must end the read at once");
+    }
+
+    #[tokio::test]
+    async fn stops_after_the_idle_window_when_a_writer_lingers() {
+        let (out, sink) = collector();
+        let (reader, mut writer) = spawn_reader(sink).expect("pipe");
+        writer.write_all(b"x").expect("write");
+        let started = Instant::now();
+        reader.finish().await;
+        let waited = started.elapsed();
+        assert_eq!(*out.lock().expect("lock"), "x");
+        assert!(waited >= DRAIN_IDLE && waited < DRAIN_CAP, "waited {waited:?}");
+        drop(writer);
+    }
+}

@@ -1,0 +1,54 @@
+// Shared test helpers: output collection, bounded polling and /proc checks.
+import { readFileSync } from 'node:fs'
+import { expect } from 'vitest'
+
+/** A callback that appends every chunk to `text`. */
+export function collector() {
+  const out = { text: '', chunks: 0, push: (chunk: string) => {} }
+  out.push = (chunk: string) => {
+    out.text += chunk
+    out.chunks++
+  }
+  return out
+}
+
+/** Polls `condition` every 10 ms until it holds; throws after `timeoutMs`. */
+export async function waitUntil(condition: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+/** Whether a process is running: present in /proc and not a zombie. */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
+/** Every integer printed on its own line in `text`. */
+export function pidsIn(text: string): number[] {
+  return text
+    .split('\n')
+    .filter((line) => /^\d+$/.test(line.trim()))
+    .map(Number)
+}
+
+/** Asserts that `fn` throws a TypeError with exactly `message` and Node's ERR_INVALID_ARG_TYPE code. */
+export function expectTypeError(fn: () => unknown, message: string): void {
+  let thrown: unknown
+  try {
+    fn()
+  } catch (error) {
+    thrown = error
+  }
+  expect(thrown).toBeInstanceOf(TypeError)
+  expect((thrown as TypeError).message).toBe(message)
+  expect((thrown as { code?: string }).code).toBe('ERR_INVALID_ARG_TYPE')
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+    // Tests spawn real processes and measure timing; keep files from competing for 2 cores.
+    fileParallelism: false,
+  },
+})
