@@ -1,0 +1,100 @@
+// Shell benchmarks (DESIGN §4): Shell.run latency for a builtin and an external command, and
+// streaming throughput, each against what a Node user would use instead, in the same process.
+import { execFile, spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { performance } from 'node:perf_hooks'
+import { promisify } from 'node:util'
+import { report, sample, stats } from './lib.mjs'
+
+const require = createRequire(import.meta.url)
+const { Shell } = require('../index.js')
+const execFileAsync = promisify(execFile)
+
+/** A persistent bash fed commands over a pipe; each command ends with a marker line. */
+function persistentBash() {
+  const bash = spawn('bash', ['--norc', '--noprofile'], { stdio: ['pipe', 'pipe', 'inherit'] })
+  bash.stdout.setEncoding('utf8')
+  let buffer = ''
+  let waiting = null
+  bash.stdout.on('data', (chunk) => {
+    buffer += chunk
+    const end = buffer.indexOf('__SW_END__')
+    if (end >= 0 && waiting) {
+      const done = waiting
+      waiting = null
+      buffer = buffer.slice(buffer.indexOf('\n', end) + 1)
+      done()
+    }
+  })
+  return {
+    run: (command) =>
+      new Promise((resolve) => {
+        waiting = resolve
+        bash.stdin.write(`${command}\necho __SW_END__$?\n`)
+      }),
+    close: () => bash.kill(),
+  }
+}
+
+async function latency() {
+  const shell = new Shell()
+  const bash = persistentBash()
+  const opts = { iterations: 500, warmup: 50 }
+
+  const builtin = {
+    'Shell.run': stats(await sample(() => shell.run({ command: 'echo hi' }, () => {}), opts)).p50,
+    'persistent bash over a pipe': stats(await sample(() => bash.run('echo hi'), opts)).p50,
+    'child_process.execFile(bash -c)': stats(await sample(() => execFileAsync('bash', ['-c', 'echo hi']), { iterations: 100, warmup: 10 })).p50,
+  }
+  report({ bench: 'shell.run echo hi (builtin), p50 latency', unit: 'ms', subject: 'Shell.run', results: builtin })
+
+  const spawnTrue = () => new Promise((resolve) => spawn('/bin/true', { stdio: 'ignore' }).on('exit', resolve))
+  const external = {
+    'Shell.run': stats(await sample(() => shell.run({ command: '/bin/true' }), { iterations: 200, warmup: 20 })).p50,
+    'child_process.spawn': stats(await sample(spawnTrue, { iterations: 200, warmup: 20 })).p50,
+  }
+  report({ bench: 'shell.run /bin/true (external), p50 latency', unit: 'ms', subject: 'Shell.run', results: external })
+  bash.close()
+}
+
+async function streaming() {
+  const command = 'head -c 200M /dev/zero'
+  const shell = new Shell()
+  const viaShell = async () => {
+    let chars = 0
+    const start = performance.now()
+    await shell.run({ command }, (chunk) => (chars += chunk.length))
+    return { ms: performance.now() - start, chars }
+  }
+  const viaSpawn = () =>
+    new Promise((resolve) => {
+      let chars = 0
+      const start = performance.now()
+      const child = spawn('sh', ['-c', command], { stdio: ['ignore', 'pipe', 'inherit'] })
+      child.stdout.setEncoding('utf8')
+      child.stdout.on('data', (chunk) => (chars += chunk.length))
+      child.on('close', () => resolve({ ms: performance.now() - start, chars }))
+    })
+  const best = async (fn) => {
+    let top = null
+    for (let i = 0; i < 3; i++) {
+      const r = await fn()
+      if (!top || r.ms < top.ms) top = r
+    }
+    return top
+  }
+  const mine = await best(viaShell)
+  const theirs = await best(viaSpawn)
+  const mbps = (r) => r.chars / (1024 * 1024) / (r.ms / 1000)
+  report({
+    bench: 'shell streaming 200 MB (decoded to strings), best of 3',
+    unit: 'MB/s',
+    better: 'higher',
+    subject: 'Shell.run',
+    results: { 'Shell.run': mbps(mine), 'child_process.spawn': mbps(theirs) },
+    notes: `chars delivered: Shell.run ${mine.chars}, spawn ${theirs.chars}`,
+  })
+}
+
+await latency()
+await streaming()
