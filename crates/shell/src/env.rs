@@ -58,7 +58,9 @@ fn is_exported_function(name: &str) -> bool {
 /// A shell identifier: `[A-Za-z_][A-Za-z0-9_]*`. Anything else cannot be a shell variable.
 pub fn is_valid_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
@@ -91,12 +93,28 @@ mod tests {
     use super::*;
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn skips_shell_internal_variables() {
-        for name in ["PS1", "PWD", "OLDPWD", "SHLVL", "BASH_ENV", "ENV", "BASHOPTS", "SHELLOPTS", "IFS", "PPID", "RANDOM", "SECONDS", "BASH_FUNC_ll%%"] {
+        for name in [
+            "PS1",
+            "PWD",
+            "OLDPWD",
+            "SHLVL",
+            "BASH_ENV",
+            "ENV",
+            "BASHOPTS",
+            "SHELLOPTS",
+            "IFS",
+            "PPID",
+            "RANDOM",
+            "SECONDS",
+            "BASH_FUNC_ll%%",
+        ] {
             assert!(is_skipped(name), "{name} must be skipped");
         }
         for name in ["PATH", "HOME", "LANG", "BASH_FUNC_x", "MY_VAR", "_"] {
@@ -114,7 +132,12 @@ mod tests {
 
     #[test]
     fn session_env_overrides_host_and_is_filtered_too() {
-        let host = pairs(&[("PATH", "/bin"), ("PS1", "$ "), ("HOME", "/root"), ("BASH_FUNC_f%%", "() { :; }")]);
+        let host = pairs(&[
+            ("PATH", "/bin"),
+            ("PS1", "$ "),
+            ("HOME", "/root"),
+            ("BASH_FUNC_f%%", "() { :; }"),
+        ]);
         let session = pairs(&[("HOME", "/home/agent"), ("SHLVL", "9"), ("EXTRA", "1")]);
         assert_eq!(
             initial_environment(host, &session),

@@ -51,7 +51,9 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static ORIGINALS: OnceLock<HashMap<&'static str, BuiltinFn>> = OnceLock::new();
 
 fn with_session<R>(id: u64, f: impl FnOnce(&mut SessionHooks) -> R) -> Option<R> {
-    let mut sessions = SESSIONS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut sessions = SESSIONS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     sessions.get_mut(&id).map(f)
 }
 
@@ -63,14 +65,23 @@ pub struct HooksGuard {
 impl HooksGuard {
     pub fn new() -> Self {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).insert(id, SessionHooks::default());
+        SESSIONS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, SessionHooks::default());
         Self { id }
     }
 
     /// Installs the DEBUG trap and forces functrace in a new shell.
     pub fn install(&self, shell: &mut Shell) {
-        shell.traps_mut().register_handler(TrapSignal::Debug, self.trap_command(), Default::default());
-        shell.options_mut().shell_functions_inherit_debug_and_return_traps = true;
+        shell.traps_mut().register_handler(
+            TrapSignal::Debug,
+            self.trap_command(),
+            Default::default(),
+        );
+        shell
+            .options_mut()
+            .shell_functions_inherit_debug_and_return_traps = true;
     }
 
     fn trap_command(&self) -> String {
@@ -89,20 +100,29 @@ impl HooksGuard {
 
 impl Drop for HooksGuard {
     fn drop(&mut self) {
-        SESSIONS.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.id);
+        SESSIONS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
     }
 }
 
 /// Adds our DEBUG-trap builtin and replaces `trap`, `set` and `shopt` with wrappers.
 pub fn install_builtins(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
     let originals = ORIGINALS.get_or_init(|| {
-        let stock = brush_builtins::default_builtins::<DefaultShellExtensions>(brush_builtins::BuiltinSet::BashMode);
+        let stock = brush_builtins::default_builtins::<DefaultShellExtensions>(
+            brush_builtins::BuiltinSet::BashMode,
+        );
         ["trap", "set", "shopt"]
             .into_iter()
             .filter_map(|name| Some((name, stock.get(name)?.execute_func)))
             .collect()
     });
-    let wrappers: [(&str, BuiltinFn); 3] = [("trap", wrapped_trap), ("set", wrapped_set), ("shopt", wrapped_shopt)];
+    let wrappers: [(&str, BuiltinFn); 3] = [
+        ("trap", wrapped_trap),
+        ("set", wrapped_set),
+        ("shopt", wrapped_shopt),
+    ];
     for (name, wrapper) in wrappers {
         if let Some(reg) = builtins.get_mut(name)
             && originals.contains_key(name)
@@ -121,16 +141,29 @@ pub fn install_builtins(builtins: &mut HashMap<String, Registration<DefaultShell
 /// The session id in our DEBUG trap's command text, if the trap is ours.
 fn session_of(shell: &Shell) -> Option<u64> {
     let handler = shell.traps().get_handler(TrapSignal::Debug)?;
-    handler.command.strip_prefix(DEBUG_TRAP_BUILTIN)?.trim().parse().ok()
+    handler
+        .command
+        .strip_prefix(DEBUG_TRAP_BUILTIN)?
+        .trim()
+        .parse()
+        .ok()
 }
 
-fn debug_trap(ctx: ExecutionContext<'_, DefaultShellExtensions>, args: Vec<CommandArg>) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+fn debug_trap(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
         let id = args.get(1).and_then(|a| a.to_string().parse::<u64>().ok());
         let Some((token, user_trap, functrace, seen)) = id.and_then(|id| {
             with_session(id, |s| {
                 s.commands_seen += 1;
-                (s.run_token.clone(), s.user_debug_trap.clone(), s.user_functrace, s.commands_seen)
+                (
+                    s.run_token.clone(),
+                    s.user_debug_trap.clone(),
+                    s.user_functrace,
+                    s.commands_seen,
+                )
             })
         }) else {
             return Ok(ExecutionResult::success());
@@ -148,7 +181,10 @@ fn debug_trap(ctx: ExecutionContext<'_, DefaultShellExtensions>, args: Vec<Comma
         if let Some(handler) = user_trap
             && (functrace || !nested)
         {
-            return ctx.shell.run_string(handler.command, &handler.source_info, &ctx.params).await;
+            return ctx
+                .shell
+                .run_string(handler.command, &handler.source_info, &ctx.params)
+                .await;
         }
         Ok(ExecutionResult::success())
     })
@@ -164,51 +200,93 @@ async fn with_user_view(
     let Some(original) = ORIGINALS.get().and_then(|o| o.get(name).copied()) else {
         return Ok(ExecutionResult::new(2));
     };
-    let ExecutionContext { shell, command_name, params } = ctx;
+    let ExecutionContext {
+        shell,
+        command_name,
+        params,
+    } = ctx;
     let Some(id) = session_of(shell) else {
-        return original(ExecutionContext { shell, command_name, params }, args).await;
+        return original(
+            ExecutionContext {
+                shell,
+                command_name,
+                params,
+            },
+            args,
+        )
+        .await;
     };
     let ours = shell.traps().get_handler(TrapSignal::Debug).cloned();
-    let (user_trap, user_functrace) = with_session(id, |s| (s.user_debug_trap.clone(), s.user_functrace)).unwrap_or_default();
+    let (user_trap, user_functrace) =
+        with_session(id, |s| (s.user_debug_trap.clone(), s.user_functrace)).unwrap_or_default();
     set_debug_trap(shell, user_trap);
-    shell.options_mut().shell_functions_inherit_debug_and_return_traps = user_functrace;
+    shell
+        .options_mut()
+        .shell_functions_inherit_debug_and_return_traps = user_functrace;
 
-    let result = original(ExecutionContext { shell: &mut *shell, command_name, params }, args).await;
+    let result = original(
+        ExecutionContext {
+            shell: &mut *shell,
+            command_name,
+            params,
+        },
+        args,
+    )
+    .await;
 
     let user_trap = shell.traps().get_handler(TrapSignal::Debug).cloned();
-    let user_functrace = shell.options().shell_functions_inherit_debug_and_return_traps;
+    let user_functrace = shell
+        .options()
+        .shell_functions_inherit_debug_and_return_traps;
     with_session(id, |s| {
         s.user_debug_trap = user_trap;
         s.user_functrace = user_functrace;
     });
     set_debug_trap(shell, ours);
-    shell.options_mut().shell_functions_inherit_debug_and_return_traps = true;
+    shell
+        .options_mut()
+        .shell_functions_inherit_debug_and_return_traps = true;
     result
 }
 
 fn set_debug_trap(shell: &mut Shell, handler: Option<TrapHandler>) {
     match handler {
-        Some(h) => shell.traps_mut().register_handler(TrapSignal::Debug, h.command, h.source_info),
+        Some(h) => shell
+            .traps_mut()
+            .register_handler(TrapSignal::Debug, h.command, h.source_info),
         None => shell.traps_mut().remove_handlers(TrapSignal::Debug),
     }
 }
 
-fn wrapped_trap(ctx: ExecutionContext<'_, DefaultShellExtensions>, args: Vec<CommandArg>) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+fn wrapped_trap(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(with_user_view("trap", ctx, args))
 }
 
-fn wrapped_set(ctx: ExecutionContext<'_, DefaultShellExtensions>, args: Vec<CommandArg>) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+fn wrapped_set(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(with_user_view("set", ctx, args))
 }
 
-fn wrapped_shopt(ctx: ExecutionContext<'_, DefaultShellExtensions>, args: Vec<CommandArg>) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+fn wrapped_shopt(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(with_user_view("shopt", ctx, args))
 }
 
 /// A fresh, process-unique run tag value.
 pub fn new_run_tag() -> String {
     static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
-    format!("{}-{}", std::process::id(), NEXT_RUN.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT_RUN.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Every live process carrying `tag` in its environment, and all their descendants, children
@@ -219,7 +297,10 @@ pub fn find_run_processes(tag: &str) -> Vec<ProcessInfo> {
     let table = ProcessTable::snapshot();
     let mut found: Vec<ProcessInfo> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for tagged in table.iter().filter(|p| p.pid() != host && !p.zombie && environ_contains(p.pid(), &entry)) {
+    for tagged in table
+        .iter()
+        .filter(|p| p.pid() != host && !p.zombie && environ_contains(p.pid(), &entry))
+    {
         if seen.insert(tagged.pid()) {
             found.push(tagged.clone());
         }
@@ -251,4 +332,3 @@ pub async fn terminate_run(tag: &str, grace: std::time::Duration) {
 pub fn live_sessions() -> usize {
     SESSIONS.lock().map(|s| s.len()).unwrap_or(0)
 }
-

@@ -33,16 +33,26 @@ pub struct OutputReader {
 
 /// Creates the pipe and starts the reader; returns the reader handle and the write end that
 /// becomes the run's stdout and stderr.
-pub fn spawn_reader(on_chunk: Box<dyn FnMut(String) + Send>) -> std::io::Result<(OutputReader, PipeWriter)> {
+pub fn spawn_reader(
+    on_chunk: Box<dyn FnMut(String) + Send>,
+) -> std::io::Result<(OutputReader, PipeWriter)> {
     let (data_rx, data_tx) = std::io::pipe()?;
     let (wake_rx, wake_tx) = std::io::pipe()?;
     enlarge(&data_tx);
     let (done_tx, done) = oneshot::channel();
-    std::thread::Builder::new().name("shellwright-output".into()).spawn(move || {
-        read_until_drained(data_rx, wake_rx, on_chunk);
-        let _ = done_tx.send(());
-    })?;
-    Ok((OutputReader { wake: Some(wake_tx), done }, data_tx))
+    std::thread::Builder::new()
+        .name("shellwright-output".into())
+        .spawn(move || {
+            read_until_drained(data_rx, wake_rx, on_chunk);
+            let _ = done_tx.send(());
+        })?;
+    Ok((
+        OutputReader {
+            wake: Some(wake_tx),
+            done,
+        },
+        data_tx,
+    ))
 }
 
 impl OutputReader {
@@ -64,7 +74,11 @@ fn enlarge(pipe: &PipeWriter) {
 #[cfg(not(target_os = "linux"))]
 fn enlarge(_pipe: &PipeWriter) {}
 
-fn read_until_drained(mut data: PipeReader, wake: PipeReader, mut on_chunk: Box<dyn FnMut(String) + Send>) {
+fn read_until_drained(
+    mut data: PipeReader,
+    wake: PipeReader,
+    mut on_chunk: Box<dyn FnMut(String) + Send>,
+) {
     let mut decoder = Utf8Decoder::new();
     let mut buf = vec![0u8; READ_BUFFER];
     let mut draining_since: Option<Instant> = None;
@@ -114,18 +128,36 @@ struct Ready {
 }
 
 /// poll(2) on the data pipe and, while not yet draining, the wake pipe.
-fn wait_readable(data: BorrowedFd<'_>, wake: Option<BorrowedFd<'_>>, timeout: Option<Duration>) -> std::io::Result<Ready> {
+fn wait_readable(
+    data: BorrowedFd<'_>,
+    wake: Option<BorrowedFd<'_>>,
+    timeout: Option<Duration>,
+) -> std::io::Result<Ready> {
     let mut fds = [
-        libc::pollfd { fd: data.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: wake.map_or(-1, |w| w.as_raw_fd()), events: libc::POLLIN, revents: 0 },
+        libc::pollfd {
+            fd: data.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake.map_or(-1, |w| w.as_raw_fd()),
+            events: libc::POLLIN,
+            revents: 0,
+        },
     ];
-    let timeout_ms = timeout.map_or(-1, |t| t.as_millis().clamp(1, i32::MAX as u128) as libc::c_int);
+    let timeout_ms = timeout.map_or(-1, |t| {
+        t.as_millis().clamp(1, i32::MAX as u128) as libc::c_int
+    });
     loop {
         // SAFETY: `fds` is a valid array of two pollfd; a negative fd is ignored by poll.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
         if n >= 0 {
-            let hit = |f: &libc::pollfd| f.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
-            return Ok(Ready { data: hit(&fds[0]), wake: wake.is_some() && hit(&fds[1]) });
+            let hit =
+                |f: &libc::pollfd| f.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
+            return Ok(Ready {
+                data: hit(&fds[0]),
+                wake: wake.is_some() && hit(&fds[1]),
+            });
         }
         let err = std::io::Error::last_os_error();
         if err.kind() != std::io::ErrorKind::Interrupted {
@@ -143,7 +175,10 @@ mod tests {
     fn collector() -> (Arc<Mutex<String>>, Box<dyn FnMut(String) + Send>) {
         let out = Arc::new(Mutex::new(String::new()));
         let sink = Arc::clone(&out);
-        (out, Box::new(move |chunk| sink.lock().expect("lock").push_str(&chunk)))
+        (
+            out,
+            Box::new(move |chunk| sink.lock().expect("lock").push_str(&chunk)),
+        )
     }
 
     #[tokio::test]
@@ -155,7 +190,10 @@ mod tests {
         let started = Instant::now();
         reader.finish().await;
         assert_eq!(*out.lock().expect("lock"), "héllo\n");
-        assert!(started.elapsed() < DRAIN_IDLE, "EOF must end the read at once");
+        assert!(
+            started.elapsed() < DRAIN_IDLE,
+            "EOF must end the read at once"
+        );
     }
 
     #[tokio::test]
@@ -167,7 +205,10 @@ mod tests {
         reader.finish().await;
         let waited = started.elapsed();
         assert_eq!(*out.lock().expect("lock"), "x");
-        assert!(waited >= DRAIN_IDLE && waited < DRAIN_CAP, "waited {waited:?}");
+        assert!(
+            waited >= DRAIN_IDLE && waited < DRAIN_CAP,
+            "waited {waited:?}"
+        );
         drop(writer);
     }
 }

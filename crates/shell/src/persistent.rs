@@ -44,7 +44,9 @@ impl PersistentShell {
             queue_tail: Mutex::new(None),
             active: Mutex::new(None),
         };
-        Self { inner: Arc::new(inner) }
+        Self {
+            inner: Arc::new(inner),
+        }
     }
 
     /// Queues `request` behind the runs queued before this call and returns the run, which
@@ -68,7 +70,10 @@ impl PersistentShell {
             }
             let mut slot = inner.session.lock().await;
             let (finished_tx, finished) = watch::channel(false);
-            *lock(&inner.active) = Some(ActiveRun { cancel: request.cancel.clone(), finished });
+            *lock(&inner.active) = Some(ActiveRun {
+                cancel: request.cancel.clone(),
+                finished,
+            });
             let outcome = run_in(&mut slot, &inner.options, &request, on_chunk).await;
             *lock(&inner.active) = None;
             let _ = finished_tx.send(true);
@@ -88,11 +93,17 @@ impl PersistentShell {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn stopped(reason: CancelReason) -> RunResult {
-    RunResult { exit_code: None, cancelled: reason == CancelReason::Aborted, timed_out: reason == CancelReason::TimedOut }
+    RunResult {
+        exit_code: None,
+        cancelled: reason == CancelReason::Aborted,
+        timed_out: reason == CancelReason::TimedOut,
+    }
 }
 
 /// Runs in the session held by `slot`, creating it first if needed, and drops it when the run

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use brush_core::env::EnvironmentScope;
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
-use brush_core::{ExecutionControlFlow, ExecutionParameters, ProfileLoadBehavior, RcLoadBehavior, Shell, ShellValue, ShellVariable, SourceInfo};
+use brush_core::{
+    ExecutionControlFlow, ExecutionParameters, ProfileLoadBehavior, RcLoadBehavior, Shell,
+    ShellValue, ShellVariable, SourceInfo,
+};
 use shellwright_proc::{CancelReason, CancelToken};
 
 use crate::env::{host_environment, initial_environment, is_valid_name};
@@ -49,11 +52,19 @@ pub struct RunResult {
 
 impl RunResult {
     fn finished(code: i32) -> Self {
-        Self { exit_code: Some(code), cancelled: false, timed_out: false }
+        Self {
+            exit_code: Some(code),
+            cancelled: false,
+            timed_out: false,
+        }
     }
 
     fn stopped(reason: CancelReason) -> Self {
-        Self { exit_code: None, cancelled: reason == CancelReason::Aborted, timed_out: reason == CancelReason::TimedOut }
+        Self {
+            exit_code: None,
+            cancelled: reason == CancelReason::Aborted,
+            timed_out: reason == CancelReason::TimedOut,
+        }
     }
 }
 
@@ -87,7 +98,10 @@ impl Session {
         for (name, value) in initial_environment(host_environment(), &options.session_env) {
             builder = builder.var(name, exported(value));
         }
-        let mut shell = builder.build().await.map_err(|e| ShellError::Init(e.to_string()))?;
+        let mut shell = builder
+            .build()
+            .await
+            .map_err(|e| ShellError::Init(e.to_string()))?;
         let hooks = HooksGuard::new();
         hooks.install(&mut shell);
         let mut session = Self { shell, hooks };
@@ -98,35 +112,51 @@ impl Session {
     }
 
     async fn source_snapshot(&mut self, path: &Path) -> Result<(), ShellError> {
-        let fail = |e: &dyn std::fmt::Display| ShellError::Snapshot(format!("{}: {e}", path.display()));
+        let fail =
+            |e: &dyn std::fmt::Display| ShellError::Snapshot(format!("{}: {e}", path.display()));
         let null = || openfiles::null().map_err(|e| fail(&e));
         let mut params = self.shell.default_exec_params();
         params.set_fd(OpenFiles::STDIN_FD, null()?);
         params.set_fd(OpenFiles::STDOUT_FD, null()?);
         params.set_fd(OpenFiles::STDERR_FD, null()?);
-        self.shell.source_script(path, std::iter::empty::<String>(), &params).await.map_err(|e| fail(&e))?;
+        self.shell
+            .source_script(path, std::iter::empty::<String>(), &params)
+            .await
+            .map_err(|e| fail(&e))?;
         Ok(())
     }
 
     /// Runs one command, streaming its output to `on_chunk`; returns once every chunk was passed
     /// to `on_chunk`.
-    pub async fn run(&mut self, request: &RunRequest, on_chunk: Box<dyn FnMut(String) + Send>) -> Result<RunOutcome, ShellError> {
+    pub async fn run(
+        &mut self,
+        request: &RunRequest,
+        on_chunk: Box<dyn FnMut(String) + Send>,
+    ) -> Result<RunOutcome, ShellError> {
         if let Some(reason) = request.cancel.reason() {
-            return Ok(RunOutcome { result: RunResult::stopped(reason), keep_session: true });
+            return Ok(RunOutcome {
+                result: RunResult::stopped(reason),
+                keep_session: true,
+            });
         }
         if let Some(cwd) = &request.cwd {
-            self.shell.set_working_dir(cwd).map_err(|e| ShellError::Cwd(format!("{}: {e}", cwd.display())))?;
+            self.shell
+                .set_working_dir(cwd)
+                .map_err(|e| ShellError::Cwd(format!("{}: {e}", cwd.display())))?;
         }
         let _timer = request.timeout.map(|t| request.cancel.cancel_after(t));
         let tag = hooks::new_run_tag();
         self.enter_command_scope(&request.env, &tag)?;
-        let (reader, writer) = output::spawn_reader(on_chunk).map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
+        let (reader, writer) = output::spawn_reader(on_chunk)
+            .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
         let params = self.run_params(writer)?;
 
         self.hooks.begin_run(request.cancel.clone());
         let source = SourceInfo::from("shellwright");
         let ended = {
-            let run = self.shell.run_string(request.command.as_str(), &source, &params);
+            let run = self
+                .shell
+                .run_string(request.command.as_str(), &source, &params);
             tokio::pin!(run);
             tokio::select! {
                 biased;
@@ -141,15 +171,27 @@ impl Session {
             Ok(Ok(result)) => {
                 let keep_session = matches!(result.next_control_flow, ExecutionControlFlow::Normal);
                 let code = i32::from(u8::from(result.exit_code));
-                Ok(RunOutcome { result: RunResult::finished(code), keep_session })
+                Ok(RunOutcome {
+                    result: RunResult::finished(code),
+                    keep_session,
+                })
             }
             Ok(Err(error)) => Err(ShellError::Execution(error.to_string())),
             Err(reason) => {
                 hooks::terminate_run(&tag, KILL_GRACE).await;
-                Ok(RunOutcome { result: RunResult::stopped(reason), keep_session: false })
+                Ok(RunOutcome {
+                    result: RunResult::stopped(reason),
+                    keep_session: false,
+                })
             }
         };
-        if matches!(outcome, Ok(RunOutcome { keep_session: true, .. })) {
+        if matches!(
+            outcome,
+            Ok(RunOutcome {
+                keep_session: true,
+                ..
+            })
+        ) {
             let _ = self.shell.env_mut().pop_scope(EnvironmentScope::Command);
         }
         reader.finish().await;
@@ -157,13 +199,22 @@ impl Session {
     }
 
     /// Pushes a command scope holding the run's `env` and its tag; popped after the run.
-    fn enter_command_scope(&mut self, env: &[(String, String)], tag: &str) -> Result<(), ShellError> {
+    fn enter_command_scope(
+        &mut self,
+        env: &[(String, String)],
+        tag: &str,
+    ) -> Result<(), ShellError> {
         if let Some((name, _)) = env.iter().find(|(name, _)| !is_valid_name(name)) {
-            return Err(ShellError::Execution(format!("invalid environment variable name: {name:?}")));
+            return Err(ShellError::Execution(format!(
+                "invalid environment variable name: {name:?}"
+            )));
         }
         let env_mut = self.shell.env_mut();
         env_mut.push_scope(EnvironmentScope::Command);
-        let entries = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain([(RUN_TAG_VARIABLE, tag)]);
+        let entries = env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain([(RUN_TAG_VARIABLE, tag)]);
         for (name, value) in entries {
             env_mut
                 .add(name, exported(value.to_string()), EnvironmentScope::Command)
@@ -173,10 +224,17 @@ impl Session {
     }
 
     fn run_params(&self, output: std::io::PipeWriter) -> Result<ExecutionParameters, ShellError> {
-        let fail = |e: &dyn std::fmt::Display| ShellError::Execution(format!("cannot set up stdio: {e}"));
+        let fail =
+            |e: &dyn std::fmt::Display| ShellError::Execution(format!("cannot set up stdio: {e}"));
         let mut params = self.shell.default_exec_params();
-        params.set_fd(OpenFiles::STDIN_FD, openfiles::null().map_err(|e| fail(&e))?);
-        params.set_fd(OpenFiles::STDERR_FD, OpenFile::PipeWriter(output.try_clone().map_err(|e| fail(&e))?));
+        params.set_fd(
+            OpenFiles::STDIN_FD,
+            openfiles::null().map_err(|e| fail(&e))?,
+        );
+        params.set_fd(
+            OpenFiles::STDERR_FD,
+            OpenFile::PipeWriter(output.try_clone().map_err(|e| fail(&e))?),
+        );
         params.set_fd(OpenFiles::STDOUT_FD, OpenFile::PipeWriter(output));
         Ok(params)
     }

@@ -83,10 +83,21 @@ mod tests {
 
     #[test]
     fn replaces_invalid_bytes_like_from_utf8_lossy() {
-        let cases: &[&[u8]] = &[b"a\xffb", b"\xe2\x82", b"\xe2\x82x", b"\xf0\x9f\x98", b"\xc0\xaf", b"ok\xed\xa0\x80"];
+        let cases: &[&[u8]] = &[
+            b"a\xffb",
+            b"\xe2\x82",
+            b"\xe2\x82x",
+            b"\xf0\x9f\x98",
+            b"\xc0\xaf",
+            b"ok\xed\xa0\x80",
+        ];
         for bytes in cases {
             for cut in 0..=bytes.len() {
-                assert_eq!(decode_in_pieces(bytes, cut), String::from_utf8_lossy(bytes), "{bytes:?} cut at {cut}");
+                assert_eq!(
+                    decode_in_pieces(bytes, cut),
+                    String::from_utf8_lossy(bytes),
+                    "{bytes:?} cut at {cut}"
+                );
             }
         }
     }

@@ -1,0 +1,133 @@
+//! The session runtime driven from Rust, without Node.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use shellwright_proc::CancelToken;
+use shellwright_shell::{PersistentShell, RunRequest, RunResult, SessionOptions, ShellError};
+
+async fn run(shell: &PersistentShell, command: &str) -> (Result<RunResult, ShellError>, String) {
+    run_with(
+        shell,
+        RunRequest {
+            command: command.into(),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+async fn run_with(
+    shell: &PersistentShell,
+    request: RunRequest,
+) -> (Result<RunResult, ShellError>, String) {
+    let out = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&out);
+    let result = shell
+        .run(
+            request,
+            Box::new(move |c| sink.lock().expect("lock").push_str(&c)),
+        )
+        .await;
+    let text = out.lock().expect("lock").clone();
+    (result, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_persists_and_env_is_scoped_to_one_run() {
+    let shell = PersistentShell::new(SessionOptions {
+        session_env: vec![("FROM_SESSION".into(), "s".into())],
+        snapshot_path: None,
+    });
+    let request = RunRequest {
+        command: "f() { echo \"f $1\"; }; v=1; echo \"$ONCE $FROM_SESSION\"".into(),
+        env: vec![("ONCE".into(), "o".into())],
+        ..Default::default()
+    };
+    let (result, out) = run_with(&shell, request).await;
+    assert_eq!(
+        result,
+        Ok(RunResult {
+            exit_code: Some(0),
+            cancelled: false,
+            timed_out: false
+        })
+    );
+    assert_eq!(out, "o s\n");
+    let (_, out) = run(&shell, "f $v; echo \"[$ONCE]\"").await;
+    assert_eq!(out, "f 1\n[]\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_stops_a_builtin_loop_and_resets_the_session() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    run(&shell, "kept=1").await.0.expect("runs");
+    let started = Instant::now();
+    let request = RunRequest {
+        command: "while :; do :; done".into(),
+        timeout: Some(Duration::from_millis(100)),
+        ..Default::default()
+    };
+    let (result, _) = run_with(&shell, request).await;
+    assert_eq!(
+        result,
+        Ok(RunResult {
+            exit_code: None,
+            cancelled: false,
+            timed_out: true
+        })
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(run(&shell, "echo \"[$kept]\"").await.1, "[]\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_already_cancelled_token_runs_nothing() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    let cancel = CancelToken::new();
+    cancel.cancel(shellwright_proc::CancelReason::Aborted);
+    let (result, out) = run_with(
+        &shell,
+        RunRequest {
+            command: "echo ran".into(),
+            cancel,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(
+        result,
+        Ok(RunResult {
+            exit_code: None,
+            cancelled: true,
+            timed_out: false
+        })
+    );
+    assert_eq!(out, "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_user_sees_their_own_debug_trap_and_functrace() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    let (_, out) = run(
+        &shell,
+        "trap -p DEBUG; echo \"[$(set -o | grep functrace)]\"",
+    )
+    .await;
+    assert_eq!(out, "[functrace      \toff]\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_carry_their_design_prefix() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    let request = RunRequest {
+        command: "pwd".into(),
+        cwd: Some("/definitely/missing".into()),
+        ..Default::default()
+    };
+    let (result, _) = run_with(&shell, request).await;
+    assert!(
+        matches!(result, Err(ShellError::Cwd(ref m)) if m.starts_with("/definitely/missing")),
+        "{result:?}"
+    );
+}
