@@ -138,6 +138,7 @@ describe('options', () => {
     for (const [options, message] of bad) {
       expectTypeError(() => shell.run(options as never), message)
     }
+    expectTypeError(() => shell.run({ command: 'true' }, 'log' as never), 'onChunk must be a function')
     expectTypeError(() => new Shell({ sessionEnv: 'x' } as never), 'options.sessionEnv must be an object of strings')
     expectTypeError(() => executeShell({ command: 'true', snapshotPath: 1 } as never), 'options.snapshotPath must be a string')
   })

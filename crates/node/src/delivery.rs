@@ -9,9 +9,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use napi::bindgen_prelude::{Function, Result};
+use napi::ValueType;
+use napi::bindgen_prelude::{Env, Function, Result, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
 use tokio::sync::Notify;
+
+use crate::options::type_error;
 
 /// The JS callback as napi sees it: one string argument, return value ignored, errors thrown by
 /// the callback surface as uncaught exceptions (CalleeHandled = false).
@@ -40,6 +43,20 @@ impl ChunkSink {
             None => None,
         };
         Ok(Self { tsfn, counters: Arc::default() })
+    }
+
+    /// Wraps an optional JS argument named `name`: undefined/null give a silent sink; anything
+    /// but a function is a `TypeError` naming the argument.
+    pub fn from_arg(env: &Env, value: Option<Unknown<'_>>, name: &str) -> Result<Self> {
+        match value {
+            None => Self::new(None),
+            Some(v) => match v.get_type()? {
+                ValueType::Undefined | ValueType::Null => Self::new(None),
+                // SAFETY: checked to be a function.
+                ValueType::Function => Self::new(Some(unsafe { v.cast::<ChunkCallback>()? })),
+                _ => Err(type_error(env, format!("{name} must be a function"))),
+            },
+        }
     }
 
     /// Queues `chunk` for the callback without blocking. Empty chunks are not sent.

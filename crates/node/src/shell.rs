@@ -8,7 +8,7 @@ use shellwright_proc::CancelToken;
 use shellwright_shell::{PersistentShell, RunRequest, RunResult, SessionOptions, ShellError};
 
 use crate::abort::AbortWatch;
-use crate::delivery::{ChunkCallback, ChunkSink};
+use crate::delivery::ChunkSink;
 use crate::options::OptionReader;
 
 /// How a run ended.
@@ -45,7 +45,7 @@ impl Shell {
 
     /// Runs a command in the session, streaming its output to `onChunk`.
     #[napi(ts_args_type = "options: ShellRunOptions, onChunk?: (chunk: string) => void", ts_return_type = "Promise<ShellResult>")]
-    pub fn run<'env>(&self, env: &'env Env, options: Unknown<'env>, on_chunk: Option<ChunkCallback<'env>>) -> Result<PromiseRaw<'env, ShellResult>> {
+    pub fn run<'env>(&self, env: &'env Env, options: Unknown<'env>, on_chunk: Option<Unknown<'env>>) -> Result<PromiseRaw<'env, ShellResult>> {
         let reader = OptionReader::new(env, Some(options), "options", false)?;
         let call = RunCall::prepare(env, &reader, on_chunk)?;
         call.spawn(env, |request, sink| self.inner.run(request, sink))
@@ -61,7 +61,7 @@ impl Shell {
 
 /// Runs one command in a fresh session.
 #[napi(ts_args_type = "options: ShellExecuteOptions, onChunk?: (chunk: string) => void", ts_return_type = "Promise<ShellResult>")]
-pub fn execute_shell<'env>(env: &'env Env, options: Unknown<'env>, on_chunk: Option<ChunkCallback<'env>>) -> Result<PromiseRaw<'env, ShellResult>> {
+pub fn execute_shell<'env>(env: &'env Env, options: Unknown<'env>, on_chunk: Option<Unknown<'env>>) -> Result<PromiseRaw<'env, ShellResult>> {
     let reader = OptionReader::new(env, Some(options), "options", false)?;
     let session = session_options(&reader)?;
     let call = RunCall::prepare(env, &reader, on_chunk)?;
@@ -98,7 +98,7 @@ struct RunCall {
 }
 
 impl RunCall {
-    fn prepare(env: &Env, reader: &OptionReader, on_chunk: Option<ChunkCallback>) -> Result<Self> {
+    fn prepare(env: &Env, reader: &OptionReader, on_chunk: Option<Unknown>) -> Result<Self> {
         let cancel = CancelToken::new();
         let request = RunRequest {
             command: reader.required_string("command")?,
@@ -108,7 +108,7 @@ impl RunCall {
             cancel: cancel.clone(),
         };
         let signal: Option<Object> = reader.signal("signal")?;
-        let sink = ChunkSink::new(on_chunk)?;
+        let sink = ChunkSink::from_arg(env, on_chunk, "onChunk")?;
         let abort = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
         Ok(Self { request, sink, abort })
     }
