@@ -18,14 +18,17 @@
 //!
 //! Conservative choices, each of which leaves the pipeline untouched:
 //! - Removing a head/tail changes the pipeline's exit status (the producer's instead of head's),
-//!   so rule 1 only applies where that status steers nothing: not before `&&`/`||`, not under
-//!   `!`, not in a background (`&`) item. `a | head -5; b | tail -3` loses both filters;
-//!   `a | head -5 && b | tail -3` only the last one.
+//!   so rule 1 only applies to the input's last top-level pipeline, whose status is the run's exit
+//!   code and steers nothing else. Earlier ones can steer `&&`/`||`, `$?` and `set -e`, and `!`
+//!   or a background `&` make the last one keep its filter too: `a | head -5 && b | tail -3` and
+//!   `a | head -5; b | tail -3` both lose only `| tail -3`.
 //! - The producer must be plain simple commands that end on their own: no compound commands
-//!   (loops), no head/tail feeding the stripped one (`| head -20 | tail -5` is a window), and none of
-//!   the coarse never-ending markers of [`may_never_end`] (`yes`, `ping`, `watch`, `-f`, …).
-//! - Multi-line input, input over [`MAX_INPUT_BYTES`], and anything brush-parser cannot parse
-//!   are returned byte-for-byte.
+//!   (loops), no head/tail right before the stripped one (`| head -20 | tail -5` is a window), and
+//!   none of the coarse never-ending markers of `may_never_end` (`yes`, `ping`, `watch`, `top`,
+//!   `/dev/zero`, `/dev/urandom`, `-f`, `--follow`, `--watch`, `tail -F`, …).
+//! - Multi-line input, input over 4 KiB, bracket nesting deeper than 16 (brush-parser's tokenizer
+//!   recurses per level), more than 8 `(` operators or `case` words (its PEG parser backtracks
+//!   exponentially on them), and anything brush-parser cannot parse are returned byte-for-byte.
 //!
 //! The rewrite cuts the original text by the tokens' source spans; everything else is kept exactly
 //! as written, and only the whitespace between a removed piece and the token before it goes with it.
@@ -38,7 +41,15 @@ use brush_parser::{ParserOptions, Token, parse_tokens, uncached_tokenize_str};
 
 /// Longer input is left alone: a one-line command this long is not agent plumbing, and the
 /// recursive parser must not be handed unbounded nesting.
-pub const MAX_INPUT_BYTES: usize = 4096;
+const MAX_INPUT_BYTES: usize = 4096;
+
+/// brush-parser's tokenizer recurses once per nested `$(`, `${`, `$[`, … and overflows a 2 MiB
+/// stack at a few hundred levels; deeper bracket nesting than this is not tokenized.
+const MAX_BRACKET_DEPTH: usize = 16;
+
+/// brush-parser's PEG parser backtracks exponentially on nested or unclosed `(` / `((` and on
+/// nested `case` (20 unclosed `(` take seconds), so input with more of these is not parsed.
+const MAX_BACKTRACKING_OPENERS: usize = 8;
 
 /// Operators that end a top-level pipeline; anything else after a candidate means "not trailing".
 const PIPELINE_TERMINATORS: &[&str] = &[";", "&", "&&", "||", "\n"];
@@ -60,14 +71,22 @@ pub struct Fixups {
 
 /// Applies the fixups of the module documentation; never fails and never panics.
 pub fn apply_bash_fixups(command: &str) -> Fixups {
-    let cuts = plan_cuts(command).unwrap_or_default();
-    let rewritten = (!cuts.is_empty()).then(|| cut_out(command, &cuts)).flatten();
+    // brush-parser is third-party code that allows itself `unwrap`; a panic in it must degrade
+    // to "leave the command alone", never cross N-API.
+    let planned = std::panic::catch_unwind(|| plan_cuts(command));
+    let cuts = planned.ok().flatten().unwrap_or_default();
+    let rewritten = (!cuts.is_empty())
+        .then(|| cut_out(command, &cuts))
+        .flatten();
     match rewritten {
         Some(rewritten) => Fixups {
             command: rewritten,
             stripped: cuts.into_iter().map(|cut| cut.text).collect(),
         },
-        None => Fixups { command: command.to_string(), stripped: Vec::new() },
+        None => Fixups {
+            command: command.to_string(),
+            stripped: Vec::new(),
+        },
     }
 }
 
@@ -76,6 +95,8 @@ pub fn apply_bash_fixups(command: &str) -> Fixups {
 struct Cut {
     bytes: std::ops::Range<usize>,
     text: String,
+    /// Index of the first removed token, so a cut just before it still counts as trailing.
+    first_token: usize,
 }
 
 /// The parsed input: its tokens and a map from character index to byte offset.
@@ -94,30 +115,65 @@ struct PipelineContext {
 }
 
 fn plan_cuts(command: &str) -> Option<Vec<Cut>> {
-    if command.len() > MAX_INPUT_BYTES || command.trim_end().contains('\n') {
+    if command.len() > MAX_INPUT_BYTES
+        || command.trim_end().contains('\n')
+        || bracket_depth(command) > MAX_BRACKET_DEPTH
+    {
         return None;
     }
     let options = ParserOptions::default();
     let tokens = uncached_tokenize_str(command, &options.tokenizer_options()).ok()?;
+    if backtracking_openers(&tokens) > MAX_BACKTRACKING_OPENERS {
+        return None;
+    }
     let program = parse_tokens(&tokens, &options).ok()?;
     let source = Source::new(command, tokens);
 
+    let items = program.complete_commands.iter().flat_map(|list| &list.0);
+    let pipelines: Vec<(&Pipeline, bool)> = items
+        .flat_map(|item| {
+            let in_background = matches!(item.1, SeparatorOperator::Async);
+            item.0
+                .iter()
+                .map(move |(_, pipeline)| (pipeline, in_background))
+        })
+        .collect();
     let mut cuts = Vec::new();
-    for item in program.complete_commands.iter().flat_map(|list| &list.0) {
-        let and_or = &item.0;
-        let in_background = matches!(item.1, SeparatorOperator::Async);
-        let pipelines: Vec<&Pipeline> = and_or.iter().map(|(_, pipeline)| pipeline).collect();
-        for (position, pipeline) in pipelines.iter().enumerate() {
-            let context = PipelineContext {
-                status_steers_something: position + 1 < pipelines.len()
-                    || in_background
-                    || pipeline.bang,
-                stderr_rule_allowed: !source.mentions_exec,
-            };
-            cuts.extend(fixup_pipeline(&source, pipeline, &context));
-        }
+    for (position, &(pipeline, in_background)) in pipelines.iter().enumerate() {
+        let is_last = position + 1 == pipelines.len();
+        let context = PipelineContext {
+            status_steers_something: !is_last || in_background || pipeline.bang,
+            stderr_rule_allowed: !source.mentions_exec,
+        };
+        cuts.extend(fixup_pipeline(&source, pipeline, &context));
     }
     Some(cuts)
+}
+
+/// The deepest nesting of `(`, `{` and `[` in the raw text, quotes ignored (an upper bound
+/// that needs no tokenizer: unclosed brackets count as open to the end).
+fn bracket_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for byte in text.bytes() {
+        match byte {
+            b'(' | b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The tokens that make brush-parser's backtracking grow: each `(` of an operator, and `case`.
+fn backtracking_openers(tokens: &[Token]) -> usize {
+    let openers = |token: &Token| match token {
+        Token::Operator(op, _) => op.matches('(').count(),
+        Token::Word(word, _) => usize::from(word == "case"),
+    };
+    tokens.iter().map(openers).sum()
 }
 
 /// Rule 1 then rule 2 on one top-level pipeline; returns its cuts in removal order.
@@ -132,7 +188,7 @@ fn fixup_pipeline(source: &Source, pipeline: &Pipeline, context: &PipelineContex
     }
     if context.stderr_rule_allowed
         && let [Command::Simple(only)] = commands
-        && let Some(cut) = redundant_stderr_duplication(source, only)
+        && let Some(cut) = redundant_stderr_duplication(source, only, cuts.first())
     {
         cuts.push(cut);
     }
@@ -145,10 +201,14 @@ fn trailing_head_or_tail(source: &Source, commands: &[Command]) -> Option<Cut> {
         return None;
     };
     let producer_is_plain = |command: &Command| match command {
-        Command::Simple(simple) => filter_name(simple).is_none() && !may_never_end(simple),
+        Command::Simple(simple) => !may_never_end(simple),
         _ => false,
     };
-    if producers.is_empty() || !producers.iter().all(producer_is_plain) {
+    let feeding = match producers.last()? {
+        Command::Simple(simple) => filter_name(simple),
+        _ => None,
+    };
+    if feeding.is_some() || !producers.iter().all(producer_is_plain) {
         return None;
     }
     let (name, args) = head_or_tail_words(filter)?;
@@ -171,7 +231,7 @@ fn trailing_head_or_tail(source: &Source, commands: &[Command]) -> Option<Cut> {
         .chain(arg_values.iter().copied())
         .collect::<Vec<_>>()
         .join(" ");
-    source.cut_through(name_index - 1, last_index, text)
+    source.cut_through(name_index - 1..=last_index, None, text)
 }
 
 /// The name and argument words of a `head`/`tail` with no assignments and no redirections.
@@ -180,7 +240,10 @@ fn head_or_tail_words(command: &SimpleCommand) -> Option<(&Word, Vec<&Word>)> {
     if command.prefix.is_some() {
         return None;
     }
-    let items = command.suffix.as_ref().map_or(&[][..], |suffix| suffix.0.as_slice());
+    let items = command
+        .suffix
+        .as_ref()
+        .map_or(&[][..], |suffix| suffix.0.as_slice());
     let args = items
         .iter()
         .map(|item| match item {
@@ -216,7 +279,9 @@ fn only_counts_and_flags(args: &[&str]) -> bool {
                 _ => return false,
             },
             attached => {
-                let count = attached.strip_prefix("-n").or_else(|| attached.strip_prefix("--lines="));
+                let count = attached
+                    .strip_prefix("-n")
+                    .or_else(|| attached.strip_prefix("--lines="));
                 if !count.is_some_and(is_count) {
                     return false;
                 }
@@ -236,7 +301,10 @@ fn is_count(text: &str) -> bool {
 /// bounded command into one that runs until the timeout. False positives only keep a head/tail.
 fn may_never_end(command: &SimpleCommand) -> bool {
     let rendered = command.to_string();
-    let is_tail = command.word_or_name.as_ref().is_some_and(|name| name.value == "tail");
+    let is_tail = command
+        .word_or_name
+        .as_ref()
+        .is_some_and(|name| name.value == "tail");
     rendered.split_whitespace().any(|word| {
         let base = word.rsplit('/').next().unwrap_or(word);
         ENDLESS_COMMANDS.contains(&base)
@@ -247,9 +315,8 @@ fn may_never_end(command: &SimpleCommand) -> bool {
 
 /// `-f`, `--follow[=…]`, `--watch`, and for `tail` any short-flag cluster with `f`/`F`.
 fn is_follow_flag(word: &str, is_tail: bool) -> bool {
-    let short_cluster_with_follow = word.starts_with('-')
-        && !word.starts_with("--")
-        && word.contains(['f', 'F']);
+    let short_cluster_with_follow =
+        word.starts_with('-') && !word.starts_with("--") && word.contains(['f', 'F']);
     word == "-f"
         || word == "--follow"
         || word.starts_with("--follow=")
@@ -258,7 +325,11 @@ fn is_follow_flag(word: &str, is_tail: bool) -> bool {
 }
 
 /// The cut for a literal trailing `2>&1` that is the command's only redirection.
-fn redundant_stderr_duplication(source: &Source, command: &SimpleCommand) -> Option<Cut> {
+fn redundant_stderr_duplication(
+    source: &Source,
+    command: &SimpleCommand,
+    removed_after: Option<&Cut>,
+) -> Option<Cut> {
     command.word_or_name.as_ref()?;
     let items = &command.suffix.as_ref()?.0;
     let (last, earlier) = items.split_last()?;
@@ -270,7 +341,10 @@ fn redundant_stderr_duplication(source: &Source, command: &SimpleCommand) -> Opt
     else {
         return None;
     };
-    let prefix_items = command.prefix.as_ref().map_or(&[][..], |prefix| prefix.0.as_slice());
+    let prefix_items = command
+        .prefix
+        .as_ref()
+        .map_or(&[][..], |prefix| prefix.0.as_slice());
     let other_redirect = earlier
         .iter()
         .chain(prefix_items)
@@ -280,12 +354,21 @@ fn redundant_stderr_duplication(source: &Source, command: &SimpleCommand) -> Opt
     }
     let target_index = source.verified_token(target)?;
     let fd_index = target_index.checked_sub(2)?;
-    let (fd, target_token) = (source.tokens.get(fd_index)?, source.tokens.get(target_index)?);
+    let (fd, target_token) = (
+        source.tokens.get(fd_index)?,
+        source.tokens.get(target_index)?,
+    );
     let written = source.slice(fd.location().start.index, target_token.location().end.index)?;
-    if written != "2>&1" || !matches!(source.tokens.get(fd_index.checked_sub(1)?)?, Token::Word(..)) {
+    if written != "2>&1"
+        || !matches!(
+            source.tokens.get(fd_index.checked_sub(1)?)?,
+            Token::Word(..)
+        )
+    {
         return None;
     }
-    source.cut_through(fd_index, target_index, "2>&1".to_string())
+    let removed_after = removed_after.map(|cut| cut.first_token);
+    source.cut_through(fd_index..=target_index, removed_after, "2>&1".to_string())
 }
 
 impl<'a> Source<'a> {
@@ -296,7 +379,12 @@ impl<'a> Source<'a> {
             .chain(std::iter::once(text.len()))
             .collect();
         let mentions_exec = tokens.iter().any(|token| token.to_str() == "exec");
-        Self { text, tokens, byte_offsets, mentions_exec }
+        Self {
+            text,
+            tokens,
+            byte_offsets,
+            mentions_exec,
+        }
     }
 
     /// The byte range of the characters `start..end` (brush-parser spans count characters).
@@ -319,16 +407,26 @@ impl<'a> Source<'a> {
             .position(|token| token.location().start.index == span.start.index)?;
         let token = &self.tokens[index];
         let written = self.slice(span.start.index, span.end.index)?;
-        (token.location().end.index == span.end.index && token.to_str() == word.value && written == word.value)
+        (token.location().end.index == span.end.index
+            && token.to_str() == word.value
+            && written == word.value)
             .then_some(index)
     }
 
-    /// Cuts tokens `first..=last` plus the whitespace before them, if they end their pipeline
-    /// and only whitespace separates them from the token before.
-    fn cut_through(&self, first: usize, last: usize, text: String) -> Option<Cut> {
+    /// Cuts `tokens` plus the whitespace before them, if they end their pipeline (or are
+    /// followed by the already removed token `removed_after`) and only whitespace separates
+    /// them from the token before.
+    fn cut_through(
+        &self,
+        tokens: std::ops::RangeInclusive<usize>,
+        removed_after: Option<usize>,
+        text: String,
+    ) -> Option<Cut> {
+        let (first, last) = tokens.into_inner();
         let before = self.tokens.get(first.checked_sub(1)?)?;
         if let Some(after) = self.tokens.get(last + 1)
             && !PIPELINE_TERMINATORS.contains(&after.to_str())
+            && removed_after != Some(last + 1)
         {
             return None;
         }
@@ -337,7 +435,11 @@ impl<'a> Source<'a> {
         let end = self.tokens.get(last)?.location().end.index;
         let gap = self.slice(start, piece_start)?;
         let bytes = self.byte_range(start, end)?;
-        (gap.chars().all(char::is_whitespace) && !bytes.is_empty()).then_some(Cut { bytes, text })
+        (gap.chars().all(char::is_whitespace) && !bytes.is_empty()).then_some(Cut {
+            bytes,
+            text,
+            first_token: first,
+        })
     }
 }
 
@@ -363,7 +465,11 @@ mod tests {
     /// (input, rewritten command, stripped pieces in removal order).
     const STRIPPED: &[(&str, &str, &[&str])] = &[
         // The DESIGN examples.
-        ("cargo build 2>&1 | head -50", "cargo build", &["| head -50", "2>&1"]),
+        (
+            "cargo build 2>&1 | head -50",
+            "cargo build",
+            &["| head -50", "2>&1"],
+        ),
         ("ls | head -n 5", "ls", &["| head -n 5"]),
         ("ls | head -5", "ls", &["| head -5"]),
         ("ls | head --lines=5", "ls", &["| head --lines=5"]),
@@ -384,7 +490,11 @@ mod tests {
         ("ls | head --silent", "ls", &["| head --silent"]),
         ("ls | head -n 5 -n 7", "ls", &["| head -n 5 -n 7"]),
         ("ls | head -n 007", "ls", &["| head -n 007"]),
-        ("ls | head -n 100000000000000000000", "ls", &["| head -n 100000000000000000000"]),
+        (
+            "ls | head -n 100000000000000000000",
+            "ls",
+            &["| head -n 100000000000000000000"],
+        ),
         // Spacing: only the whitespace before a removed piece goes with it.
         ("ls|head -5", "ls", &["| head -5"]),
         ("ls   |   head    -n   5", "ls", &["| head -n 5"]),
@@ -392,40 +502,99 @@ mod tests {
         ("ls | head -5   ", "ls   ", &["| head -5"]),
         ("ls | head -5\n", "ls\n", &["| head -5"]),
         ("  ls | head -5", "  ls", &["| head -5"]),
-        ("ls | head -5 # first five", "ls # first five", &["| head -5"]),
+        (
+            "ls | head -5 # first five",
+            "ls # first five",
+            &["| head -5"],
+        ),
         ("ls | head -5;", "ls;", &["| head -5"]),
         ("ls | head -5 ;", "ls ;", &["| head -5"]),
         ("make 2>&1;", "make;", &["2>&1"]),
         ("make   2>&1  ", "make  ", &["2>&1"]),
         // Pipelines with more stages, `|&`, time.
-        ("git log --oneline | grep fix | head -20", "git log --oneline | grep fix", &["| head -20"]),
+        (
+            "git log --oneline | grep fix | head -20",
+            "git log --oneline | grep fix",
+            &["| head -20"],
+        ),
         ("make |& tail -30", "make", &["|& tail -30"]),
         ("time make | tail -5", "time make", &["| tail -5"]),
-        ("time -p make 2>&1 | tail -5", "time -p make", &["| tail -5", "2>&1"]),
+        (
+            "time -p make 2>&1 | tail -5",
+            "time -p make",
+            &["| tail -5", "2>&1"],
+        ),
         ("time make 2>&1", "time make", &["2>&1"]),
         ("FOO=1 make | head -5", "FOO=1 make", &["| head -5"]),
-        ("grep -r 'a | b' src | head -5", "grep -r 'a | b' src", &["| head -5"]),
-        ("echo \"$(date)\" | head -1", "echo \"$(date)\"", &["| head -1"]),
+        (
+            "tail -n 100 app.log | grep ERROR | head -5",
+            "tail -n 100 app.log | grep ERROR",
+            &["| head -5"],
+        ),
+        (
+            "grep -r 'a | b' src | head -5",
+            "grep -r 'a | b' src",
+            &["| head -5"],
+        ),
+        (
+            "echo \"$(date)\" | head -1",
+            "echo \"$(date)\"",
+            &["| head -1"],
+        ),
         ("cat < in.txt | head -3", "cat < in.txt", &["| head -3"]),
-        ("./run.sh > out.log | head -3", "./run.sh > out.log", &["| head -3"]),
-        // Lists: `;` lists lose every filter, `&&`/`||` lists only the last pipeline's.
-        ("a | head -5; b | tail -3", "a; b", &["| head -5", "| tail -3"]),
-        ("a | head -5 && b | tail -3", "a | head -5 && b", &["| tail -3"]),
+        (
+            "./run.sh > out.log | head -3",
+            "./run.sh > out.log",
+            &["| head -3"],
+        ),
+        // Lists: only the last pipeline loses its filter; every single command its `2>&1`.
+        ("a | head -5; b | tail -3", "a | head -5; b", &["| tail -3"]),
+        ("a | head -5;b|tail -3;", "a | head -5;b;", &["| tail -3"]),
+        (
+            "a 2>&1; b 2>&1 | head -5",
+            "a; b",
+            &["2>&1", "| head -5", "2>&1"],
+        ),
+        ("make 2>&1|head -5", "make", &["| head -5", "2>&1"]),
+        (
+            "a | head -5 && b | tail -3",
+            "a | head -5 && b",
+            &["| tail -3"],
+        ),
         ("a || b | head -5", "a || b", &["| head -5"]),
         ("a 2>&1 && b 2>&1", "a && b", &["2>&1", "2>&1"]),
-        ("cd src && cargo test 2>&1 | tail -40", "cd src && cargo test", &["| tail -40", "2>&1"]),
+        (
+            "cd src && cargo test 2>&1 | tail -40",
+            "cd src && cargo test",
+            &["| tail -40", "2>&1"],
+        ),
         ("a 2>&1 & b | head -5", "a & b", &["2>&1", "| head -5"]),
         ("! make 2>&1", "! make", &["2>&1"]),
         // Unicode before, inside and after the cut.
-        ("echo héllo wörld | head -n 1", "echo héllo wörld", &["| head -n 1"]),
-        ("echo 日本語 2>&1 | head -2 # ✓", "echo 日本語 # ✓", &["| head -2", "2>&1"]),
-        ("echo '🦀' | tail -1; echo ok", "echo '🦀'; echo ok", &["| tail -1"]),
+        (
+            "echo héllo wörld | head -n 1",
+            "echo héllo wörld",
+            &["| head -n 1"],
+        ),
+        (
+            "echo 日本語 2>&1 | head -2 # ✓",
+            "echo 日本語 # ✓",
+            &["| head -2", "2>&1"],
+        ),
+        (
+            "echo ok; echo '🦀' | tail -1",
+            "echo ok; echo '🦀'",
+            &["| tail -1"],
+        ),
     ];
 
     /// Inputs that must come back byte-for-byte with nothing stripped.
     const KEPT: &[&str] = &[
         // Following, offsets, negative or zero counts, other flags.
         "tail -f log | head -5",
+        "tail -f log | grep x | head -5",
+        "tail -Fn 100 log | grep x | head -5",
+        "tail -n 100 log | head -5 | tail -2",
         "cat log | tail -f",
         "cat log | tail -F",
         "cat log | tail --follow=name",
@@ -492,6 +661,10 @@ mod tests {
         "make | tail -5 || echo failed",
         "! grep x f | head -1",
         "make | tail -5 &",
+        "echo '🦀' | tail -1; echo ok",
+        "make | tail -5; echo $?",
+        "set -e; make | tail -5; echo built",
+        "make | tail -5 & wait",
         // Compound commands, at top level or as the producer.
         "(ls | head -5)",
         "{ ls | head -5; }",
@@ -538,7 +711,10 @@ mod tests {
     #[test]
     fn keeps_anything_that_would_change_meaning() {
         for &input in KEPT {
-            let expected = Fixups { command: input.to_string(), stripped: Vec::new() };
+            let expected = Fixups {
+                command: input.to_string(),
+                stripped: Vec::new(),
+            };
             assert_eq!(apply_bash_fixups(input), expected, "input: {input:?}");
         }
     }
@@ -552,11 +728,42 @@ mod tests {
 
     #[test]
     fn survives_deep_nesting_at_the_size_limit() {
-        for open in ["(", "$(", "{ ", "\"$(", "`", "[[ ", "$((", "${"] {
+        let openers = [
+            "(",
+            "((",
+            "( ((",
+            "case a in a) ",
+            "$(",
+            "{ ",
+            "\"$(",
+            "`",
+            "[[ ( ",
+            "$((",
+            "${",
+            "$[",
+            "\"${",
+            "${a:-",
+        ];
+        for open in openers {
             let depth = MAX_INPUT_BYTES / open.len();
             let nested = open.repeat(depth);
             let fixups = apply_bash_fixups(&nested);
             assert_eq!(fixups.command, nested, "opener {open:?}");
+        }
+    }
+
+    #[test]
+    fn parses_quickly_at_the_backtracking_limit() {
+        let worst = ["(", "((", "( ((", "case a in a) ", "( case a in a) "];
+        for open in worst {
+            let input = format!("{} ls | head -5", open.repeat(MAX_BACKTRACKING_OPENERS));
+            let started = std::time::Instant::now();
+            let fixups = apply_bash_fixups(&input);
+            assert_eq!(fixups.command, input, "opener {open:?}");
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(2),
+                "opener {open:?}"
+            );
         }
     }
 
@@ -581,6 +788,27 @@ mod tests {
             } else {
                 prop_assert!(fixups.command.len() < input.len());
             }
+        }
+
+        #[test]
+        fn strips_generated_filters_exactly(
+            // Words starting with `x` are never keywords, `exec` or never-ending markers.
+            words in proptest::collection::vec("x[a-z0-9._/=-]{0,8}", 0..6),
+            filter in "head|tail",
+            count in 1u32..100_000,
+            form in 0usize..4,
+            duplicate_stderr in any::<bool>(),
+        ) {
+            let producer = std::iter::once("run".to_string()).chain(words).collect::<Vec<_>>();
+            let producer = producer.join(" ");
+            let args = [format!("-{count}"), format!("-n {count}"), format!("-n{count}"),
+                format!("--lines={count}")];
+            let removed = format!("| {filter} {}", args[form]);
+            let redirect = if duplicate_stderr { " 2>&1" } else { "" };
+            let input = format!("{producer}{redirect} {removed}");
+            let mut stripped = vec![removed];
+            stripped.extend(duplicate_stderr.then(|| "2>&1".to_string()));
+            prop_assert_eq!(apply_bash_fixups(&input), Fixups { command: producer, stripped });
         }
 
         #[test]

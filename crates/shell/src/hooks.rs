@@ -63,7 +63,7 @@ pub struct HooksGuard {
 }
 
 impl HooksGuard {
-    pub fn new() -> Self {
+    pub fn register() -> Self {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         SESSIONS
             .lock()

@@ -25,6 +25,9 @@ pub const DRAIN_CAP: Duration = Duration::from_secs(2);
 const PIPE_CAPACITY: libc::c_int = 1 << 20;
 const READ_BUFFER: usize = 1 << 20;
 
+/// Receives each decoded chunk of a run's output, in order.
+pub type ChunkHandler = Box<dyn FnMut(String) + Send>;
+
 /// The reading side of a run's output, running on its own thread.
 pub struct OutputReader {
     wake: Option<PipeWriter>,
@@ -33,9 +36,7 @@ pub struct OutputReader {
 
 /// Creates the pipe and starts the reader; returns the reader handle and the write end that
 /// becomes the run's stdout and stderr.
-pub fn spawn_reader(
-    on_chunk: Box<dyn FnMut(String) + Send>,
-) -> std::io::Result<(OutputReader, PipeWriter)> {
+pub fn spawn_reader(on_chunk: ChunkHandler) -> std::io::Result<(OutputReader, PipeWriter)> {
     let (data_rx, data_tx) = std::io::pipe()?;
     let (wake_rx, wake_tx) = std::io::pipe()?;
     enlarge(&data_tx);
@@ -74,11 +75,7 @@ fn enlarge(pipe: &PipeWriter) {
 #[cfg(not(target_os = "linux"))]
 fn enlarge(_pipe: &PipeWriter) {}
 
-fn read_until_drained(
-    mut data: PipeReader,
-    wake: PipeReader,
-    mut on_chunk: Box<dyn FnMut(String) + Send>,
-) {
+fn read_until_drained(mut data: PipeReader, wake: PipeReader, mut on_chunk: ChunkHandler) {
     let mut decoder = Utf8Decoder::new();
     let mut buf = vec![0u8; READ_BUFFER];
     let mut draining_since: Option<Instant> = None;
@@ -172,7 +169,7 @@ mod tests {
     use std::io::Write;
     use std::sync::{Arc, Mutex};
 
-    fn collector() -> (Arc<Mutex<String>>, Box<dyn FnMut(String) + Send>) {
+    fn collector() -> (Arc<Mutex<String>>, ChunkHandler) {
         let out = Arc::new(Mutex::new(String::new()));
         let sink = Arc::clone(&out);
         (

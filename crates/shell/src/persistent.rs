@@ -8,6 +8,7 @@ use shellwright_proc::{CancelReason, CancelToken};
 use tokio::sync::{oneshot, watch};
 
 use crate::error::ShellError;
+use crate::output::ChunkHandler;
 use crate::session::{RunRequest, RunResult, Session, SessionOptions};
 
 /// A shell whose cwd, variables and functions survive between runs (DESIGN §3.1).
@@ -55,7 +56,7 @@ impl PersistentShell {
     pub fn run(
         &self,
         request: RunRequest,
-        on_chunk: Box<dyn FnMut(String) + Send>,
+        on_chunk: ChunkHandler,
     ) -> impl Future<Output = Result<RunResult, ShellError>> + Send + use<> {
         let (my_turn_done, next_turn) = oneshot::channel::<()>();
         let previous = lock(&self.inner.queue_tail).replace(next_turn);
@@ -112,7 +113,7 @@ async fn run_in(
     slot: &mut Option<Session>,
     options: &SessionOptions,
     request: &RunRequest,
-    on_chunk: Box<dyn FnMut(String) + Send>,
+    on_chunk: ChunkHandler,
 ) -> Result<RunResult, ShellError> {
     if let Some(reason) = request.cancel.reason() {
         return Ok(stopped(reason));
@@ -132,7 +133,7 @@ async fn run_in(
 pub async fn execute_once(
     options: SessionOptions,
     request: RunRequest,
-    on_chunk: Box<dyn FnMut(String) + Send>,
+    on_chunk: ChunkHandler,
 ) -> Result<RunResult, ShellError> {
     run_in(&mut None, &options, &request, on_chunk).await
 }

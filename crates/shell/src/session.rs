@@ -15,7 +15,7 @@ use shellwright_proc::{CancelReason, CancelToken};
 use crate::env::{host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
-use crate::output;
+use crate::output::{self, ChunkHandler};
 
 /// SIGKILL follows SIGTERM this long after a cancellation (DESIGN §3.1: within 200 ms).
 const KILL_GRACE: Duration = Duration::from_millis(150);
@@ -102,7 +102,7 @@ impl Session {
             .build()
             .await
             .map_err(|e| ShellError::Init(e.to_string()))?;
-        let hooks = HooksGuard::new();
+        let hooks = HooksGuard::register();
         hooks.install(&mut shell);
         let mut session = Self { shell, hooks };
         if let Some(path) = &options.snapshot_path {
@@ -131,7 +131,7 @@ impl Session {
     pub async fn run(
         &mut self,
         request: &RunRequest,
-        on_chunk: Box<dyn FnMut(String) + Send>,
+        on_chunk: ChunkHandler,
     ) -> Result<RunOutcome, ShellError> {
         if let Some(reason) = request.cancel.reason() {
             return Ok(RunOutcome {
