@@ -835,7 +835,10 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Process = nativeBinding.Process
+module.exports.PtySession = nativeBinding.PtySession
 module.exports.Shell = nativeBinding.Shell
+module.exports.VirtualTerminal = nativeBinding.VirtualTerminal
 module.exports.applyBashFixups = nativeBinding.applyBashFixups
 module.exports.executeShell = nativeBinding.executeShell
 module.exports.KeyEventType = nativeBinding.KeyEventType
@@ -844,3 +847,4 @@ module.exports.matchesKittySequence = nativeBinding.matchesKittySequence
 module.exports.matchesLegacySequence = nativeBinding.matchesLegacySequence
 module.exports.parseKey = nativeBinding.parseKey
 module.exports.parseKittySequence = nativeBinding.parseKittySequence
+module.exports.ProcessStatus = nativeBinding.ProcessStatus

@@ -21,3 +21,27 @@ export interface ShellRunOptions {
 }
 
 export interface ShellExecuteOptions extends ShellRunOptions, ShellOptions {}
+
+export interface PtyStartOptions {
+  /** Required unless interactive. */
+  command?: string
+  /** Default "sh"; cmd/cmd.exe → /c, powershell/pwsh → -Command, else -c. */
+  shell?: string
+  /** -lc instead of -c (default false). */
+  login?: boolean
+  /** Start the shell itself as an interactive session (bash gets OSC 133 hooks). */
+  interactive?: boolean
+  cwd?: string
+  /** Overlaid on the host environment. */
+  env?: Record<string, string>
+  /** Default 120, clamped to 20..400. */
+  cols?: number
+  /** Default 40, clamped to 5..200. */
+  rows?: number
+  timeoutMs?: number
+  signal?: AbortSignal
+  /** Emulator scrollback lines, default 10000. */
+  scrollback?: number
+  /** Default true. */
+  answerQueries?: boolean
+}

@@ -7,4 +7,6 @@
 mod abort;
 mod delivery;
 mod options;
+mod process;
+mod pty;
 mod shell;

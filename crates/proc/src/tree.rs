@@ -92,6 +92,12 @@ impl ProcessTable {
     }
 }
 
+/// The current row for `pid`, read without enumerating every process; `None` when no such pid
+/// exists. The caller compares [`ProcessInfo::id`] to tell a reused pid from the process it means.
+pub fn process_info(pid: u32) -> Option<ProcessInfo> {
+    platform::read(pid)
+}
+
 /// Whether the process with this identity still exists and has not exited (a zombie has exited).
 pub fn is_alive(id: ProcessId) -> bool {
     platform::read(id.pid).is_some_and(|info| info.id == id && !info.zombie)
@@ -352,7 +358,7 @@ mod tests {
             .build()
             .expect("runtime");
         let gone = rt.block_on(terminate_all(
-            &[child_info.clone()],
+            std::slice::from_ref(&child_info),
             Duration::from_millis(500),
             Duration::from_secs(2),
         ));

@@ -1,1 +1,38 @@
-//! placeholder
+//! shellwright-pty: commands in pseudo-terminals that never lose output and always clean up.
+//!
+//! Owns the PTY runtime: spawning a shell command in a new pseudo-terminal (portable-pty), the
+//! I/O thread that reads the terminal to its end and writes queued input, resizing, and
+//! cancellation of everything the run started (the terminal's foreground process group and the
+//! child's process tree, SIGTERM then SIGKILL). It does not interpret the bytes: a terminal
+//! emulator (shellwright-term) and the consumer both sit behind [`PtyOutput`], which sees every
+//! byte in order on the I/O thread.
+//!
+//! Behaviour follows DESIGN §3.2: output is read until EIO (every holder of the slave side closed
+//! it), with [`ORPHAN_DRAIN`] for processes that outlive the child; a cancel gives
+//! [`CANCEL_GRACE`] before SIGKILL; sizes are clamped to 20..400 × 5..200. POSIX terminal
+//! semantics: `tcgetpgrp(3)`, `pty(7)`. Unix only for now (Windows ConPTY is not wired).
+
+mod command;
+#[cfg(unix)]
+mod run;
+
+pub use command::{PtyCommand, TermSize};
+#[cfg(unix)]
+pub use run::{CANCEL_GRACE, ORPHAN_DRAIN, PtyControl, PtyExit, PtyOutput, PtyRun, run, spawn};
+
+/// Why a PTY run could not start or an operation on it failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PtyError {
+    #[error("Failed to set cwd: {path}: {reason}")]
+    Cwd { path: String, reason: String },
+    #[error("Failed to open a pseudo-terminal: {0}")]
+    Open(String),
+    #[error("Failed to spawn {program}: {reason}")]
+    Spawn { program: String, reason: String },
+    #[error("Failed to resize the pseudo-terminal: {0}")]
+    Resize(String),
+    #[error("PTY session is not running")]
+    NotRunning,
+    #[error("PTY I/O failed: {0}")]
+    Io(String),
+}

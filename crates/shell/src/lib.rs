@@ -23,7 +23,6 @@ pub mod hooks;
 pub mod output;
 mod persistent;
 mod session;
-pub mod utf8;
 
 pub use error::ShellError;
 pub use fixups::{Fixups, apply_bash_fixups};

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use crate::utf8::Utf8Decoder;
+use shellwright_term::utf8::Utf8Decoder;
 
 /// How long the pipe may stay silent after the foreground command ended.
 pub const DRAIN_IDLE: Duration = Duration::from_millis(250);

@@ -1,0 +1,170 @@
+// PTY benchmarks (DESIGN §4): PtySession against node-pty in the same process — throughput of a
+// 100 MB text stream (with the byte counts each delivered: node-pty is known to lose the tail of
+// fast output at exit) and the echo round trip through `stty -echo; exec cat`.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { report, sample, stats } from './lib.mjs'
+
+const require = createRequire(import.meta.url)
+const { PtySession } = require('../index.js')
+const nodePty = require('node-pty')
+
+const STREAM_BYTES = Number(process.env.SW_PTY_BENCH_BYTES ?? 100_000_000)
+const ROUNDS = 3
+/** How long node-pty gets after its exit event for late data (ours needs none: it resolves last). */
+const NODE_PTY_LATE_MS = 200
+
+const scratch = mkdtempSync(join(tmpdir(), 'shellwright-pty-bench-'))
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }))
+
+/** A text file of exactly `size` bytes: numbered log lines. */
+function textFile(size) {
+  const parts = []
+  let length = 0
+  for (let i = 0; length < size; i++) {
+    const line = `${String(i).padStart(9, '0')} INFO build step ${i % 97} finished in ${i % 1000} ms ok\n`
+    parts.push(line)
+    length += line.length
+  }
+  const text = parts.join('').slice(0, size)
+  const file = join(scratch, 'stream.txt')
+  writeFileSync(file, text)
+  return file
+}
+
+// `stty raw -echo` keeps the line discipline from rewriting \n as \r\n, so byte counts compare.
+const streamCommand = (file) => `stty raw -echo; cat '${file}'`
+
+async function streamShellwright(file) {
+  let bytes = 0
+  const start = performance.now()
+  const result = await new PtySession().start({ command: streamCommand(file) }, (chunk) => {
+    bytes += chunk.length // ASCII: one byte per character
+  })
+  const ms = performance.now() - start
+  if (result.exitCode !== 0) throw new Error(`shellwright stream failed: ${JSON.stringify(result)}`)
+  return { ms, bytesAtEnd: bytes, bytesLate: bytes }
+}
+
+function streamNodePty(file) {
+  return new Promise((resolve) => {
+    let bytes = 0
+    const start = performance.now()
+    const child = nodePty.spawn('sh', ['-c', streamCommand(file)], { cols: 120, rows: 40, env: process.env })
+    child.onData((chunk) => {
+      bytes += chunk.length
+    })
+    child.onExit(() => {
+      const ms = performance.now() - start
+      const bytesAtEnd = bytes
+      setTimeout(() => resolve({ ms, bytesAtEnd, bytesLate: bytes }), NODE_PTY_LATE_MS)
+    })
+  })
+}
+
+async function throughput() {
+  const file = textFile(STREAM_BYTES)
+  const runs = { shellwright: [], 'node-pty': [] }
+  for (let round = 0; round < ROUNDS; round++) {
+    runs.shellwright.push(await streamShellwright(file))
+    runs['node-pty'].push(await streamNodePty(file))
+  }
+  const median = (list, key) => stats(list.map((r) => r[key])).p50
+  const mbPerSecond = (list) => STREAM_BYTES / 1e6 / (median(list, 'ms') / 1000)
+  const delivered = (list) => list.map((r) => r.bytesAtEnd)
+  report({
+    bench: `PtySession throughput, ${STREAM_BYTES / 1e6} MB text`,
+    unit: 'MB/s',
+    better: 'higher',
+    subject: 'shellwright',
+    results: { shellwright: mbPerSecond(runs.shellwright), 'node-pty': mbPerSecond(runs['node-pty']) },
+    notes: {
+      expectedBytes: STREAM_BYTES,
+      shellwrightBytesWhenResolved: delivered(runs.shellwright),
+      nodePtyBytesAtExitEvent: delivered(runs['node-pty']),
+      [`nodePtyBytes${NODE_PTY_LATE_MS}msAfterExit`]: runs['node-pty'].map((r) => r.bytesLate),
+      emulator: 'not yet in the read loop (terminal model lands separately)',
+    },
+  })
+}
+
+/** A running `stty -echo; exec cat` with a function that writes a line and awaits its echo. */
+function echoRoundTrip(write, subscribe) {
+  let buffer = ''
+  let waiting = null
+  subscribe((chunk) => {
+    buffer += chunk
+    if (waiting && buffer.includes(waiting.line)) {
+      const { resolve } = waiting
+      waiting = null
+      buffer = ''
+      resolve()
+    }
+  })
+  let n = 0
+  return () =>
+    new Promise((resolve) => {
+      const line = `ping ${n++}`
+      waiting = { line: `${line}\r\n`, resolve }
+      write(`${line}\n`)
+    })
+}
+
+async function readyWhen(text, getBuffer) {
+  const deadline = Date.now() + 5000
+  while (!getBuffer().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`no ${JSON.stringify(text)} from the terminal`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
+async function latency() {
+  const command = 'stty -echo; echo ready; exec cat'
+  const options = { iterations: 500, warmup: 50 }
+
+  const session = new PtySession()
+  let ours = ''
+  const listeners = []
+  const done = session.start({ command }, (chunk) => {
+    ours += chunk
+    for (const l of listeners) l(chunk)
+  })
+  await readyWhen('ready', () => ours)
+  const shellwrightSamples = await sample(
+    echoRoundTrip((d) => session.write(d), (l) => listeners.push(l)),
+    options,
+  )
+  session.kill()
+  await done
+
+  const child = nodePty.spawn('sh', ['-c', command], { cols: 120, rows: 40, env: process.env })
+  let theirs = ''
+  const theirListeners = []
+  child.onData((chunk) => {
+    theirs += chunk
+    for (const l of theirListeners) l(chunk)
+  })
+  await readyWhen('ready', () => theirs)
+  const nodePtySamples = await sample(
+    echoRoundTrip((d) => child.write(d), (l) => theirListeners.push(l)),
+    options,
+  )
+  const exited = new Promise((resolve) => child.onExit(resolve))
+  child.kill('SIGKILL')
+  await exited
+
+  report({
+    bench: 'PTY echo round trip (p50)',
+    unit: 'ms',
+    better: 'lower',
+    subject: 'shellwright',
+    results: { shellwright: stats(shellwrightSamples).p50, 'node-pty': stats(nodePtySamples).p50 },
+    notes: { shellwrightMean: stats(shellwrightSamples).mean, nodePtyMean: stats(nodePtySamples).mean },
+  })
+}
+
+await throughput()
+await latency()

@@ -1,0 +1,232 @@
+//! What to run in a pseudo-terminal: the shell command line, working directory, environment and
+//! terminal size.
+
+use std::path::{Path, PathBuf};
+
+use crate::PtyError;
+
+/// A terminal size in character cells, always within [`TermSize::COLS`] × [`TermSize::ROWS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TermSize {
+    cols: u16,
+    rows: u16,
+}
+
+impl Default for TermSize {
+    fn default() -> Self {
+        Self {
+            cols: 120,
+            rows: 40,
+        }
+    }
+}
+
+impl TermSize {
+    /// The allowed column range.
+    pub const COLS: (u16, u16) = (20, 400);
+    /// The allowed row range.
+    pub const ROWS: (u16, u16) = (5, 200);
+
+    /// A size clamped into the allowed ranges (so any integer is acceptable).
+    pub fn clamped(cols: i64, rows: i64) -> Self {
+        let clamp =
+            |value: i64, (low, high): (u16, u16)| value.clamp(low.into(), high.into()) as u16;
+        Self {
+            cols: clamp(cols, Self::COLS),
+            rows: clamp(rows, Self::ROWS),
+        }
+    }
+
+    pub fn cols(&self) -> u16 {
+        self.cols
+    }
+
+    pub fn rows(&self) -> u16 {
+        self.rows
+    }
+}
+
+/// A command run through a shell in a pseudo-terminal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PtyCommand {
+    /// The command line handed to the shell.
+    pub command: String,
+    /// The shell program (default `sh`), resolved through `PATH`.
+    pub shell: String,
+    /// Run as a login shell (`-lc` instead of `-c`; POSIX-style shells only).
+    pub login: bool,
+    /// The working directory; `None` is the host process's current directory.
+    pub cwd: Option<PathBuf>,
+    /// Variables overlaid on the host environment.
+    pub env: Vec<(String, String)>,
+    pub size: TermSize,
+}
+
+impl PtyCommand {
+    pub fn new(command: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            shell: "sh".to_string(),
+            login: false,
+            cwd: None,
+            env: Vec::new(),
+            size: TermSize::default(),
+        }
+    }
+
+    /// The program and its arguments: `cmd /c`, `powershell -Command`, else `-c` (`-lc` for a
+    /// login shell).
+    pub fn argv(&self) -> Vec<String> {
+        let flag = match shell_kind(&self.shell) {
+            ShellKind::Cmd => "/c",
+            ShellKind::PowerShell => "-Command",
+            ShellKind::Posix if self.login => "-lc",
+            ShellKind::Posix => "-c",
+        };
+        vec![self.shell.clone(), flag.to_string(), self.command.clone()]
+    }
+
+    /// The directory the child starts in, checked to exist and be a directory: it is never
+    /// silently replaced by another one.
+    pub fn working_dir(&self) -> Result<PathBuf, PtyError> {
+        let dir = match &self.cwd {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir()
+                .map_err(|err| cwd_error(Path::new("."), &err.to_string()))?,
+        };
+        match std::fs::metadata(&dir) {
+            Ok(meta) if meta.is_dir() => Ok(dir),
+            Ok(_) => Err(cwd_error(&dir, "not a directory")),
+            Err(err) => Err(cwd_error(&dir, &io_reason(&err))),
+        }
+    }
+}
+
+fn cwd_error(dir: &Path, reason: &str) -> PtyError {
+    PtyError::Cwd {
+        path: dir.display().to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// An `io::Error`'s text without the "(os error N)" suffix.
+fn io_reason(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum ShellKind {
+    Cmd,
+    PowerShell,
+    Posix,
+}
+
+fn shell_kind(shell: &str) -> ShellKind {
+    let name = shell
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(shell)
+        .to_ascii_lowercase();
+    let name = name.strip_suffix(".exe").unwrap_or(&name);
+    match name {
+        "cmd" => ShellKind::Cmd,
+        "powershell" | "pwsh" => ShellKind::PowerShell,
+        _ => ShellKind::Posix,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_the_shell_command_line() {
+        let table = [
+            ("sh", false, vec!["sh", "-c", "echo hi"]),
+            ("sh", true, vec!["sh", "-lc", "echo hi"]),
+            ("/bin/bash", true, vec!["/bin/bash", "-lc", "echo hi"]),
+            ("cmd", false, vec!["cmd", "/c", "echo hi"]),
+            (
+                "C:\\Windows\\System32\\CMD.EXE",
+                true,
+                vec!["C:\\Windows\\System32\\CMD.EXE", "/c", "echo hi"],
+            ),
+            (
+                "powershell",
+                false,
+                vec!["powershell", "-Command", "echo hi"],
+            ),
+            ("pwsh.exe", true, vec!["pwsh.exe", "-Command", "echo hi"]),
+            (
+                "/usr/bin/pwsh",
+                false,
+                vec!["/usr/bin/pwsh", "-Command", "echo hi"],
+            ),
+            ("zsh", false, vec!["zsh", "-c", "echo hi"]),
+        ];
+        for (shell, login, want) in table {
+            let command = PtyCommand {
+                shell: shell.to_string(),
+                login,
+                ..PtyCommand::new("echo hi")
+            };
+            assert_eq!(command.argv(), want, "{shell} login={login}");
+        }
+    }
+
+    #[test]
+    fn clamps_sizes() {
+        let table = [
+            ((120, 40), (120, 40)),
+            ((0, 0), (20, 5)),
+            ((-5, -1), (20, 5)),
+            ((19, 4), (20, 5)),
+            ((20, 5), (20, 5)),
+            ((400, 200), (400, 200)),
+            ((401, 201), (400, 200)),
+            ((i64::MAX, i64::MIN), (400, 5)),
+        ];
+        for ((cols, rows), (want_cols, want_rows)) in table {
+            let size = TermSize::clamped(cols, rows);
+            assert_eq!(
+                (size.cols(), size.rows()),
+                (want_cols, want_rows),
+                "{cols}x{rows}"
+            );
+        }
+        assert_eq!(TermSize::default(), TermSize::clamped(120, 40));
+    }
+
+    #[test]
+    fn checks_the_working_directory() {
+        let missing = PtyCommand {
+            cwd: Some("/definitely/not/here".into()),
+            ..PtyCommand::new("true")
+        };
+        assert_eq!(
+            missing.working_dir().map_err(|e| e.to_string()),
+            Err("Failed to set cwd: /definitely/not/here: No such file or directory".to_string())
+        );
+        let file = PtyCommand {
+            cwd: Some("/etc/hostname".into()),
+            ..PtyCommand::new("true")
+        };
+        assert_eq!(
+            file.working_dir().map_err(|e| e.to_string()),
+            Err("Failed to set cwd: /etc/hostname: not a directory".to_string())
+        );
+        let tmp = PtyCommand {
+            cwd: Some("/tmp".into()),
+            ..PtyCommand::new("true")
+        };
+        assert_eq!(tmp.working_dir().ok(), Some(PathBuf::from("/tmp")));
+        assert_eq!(
+            PtyCommand::new("true").working_dir().ok(),
+            std::env::current_dir().ok()
+        );
+    }
+}

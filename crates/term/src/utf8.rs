@@ -1,0 +1,146 @@
+//! Incremental UTF-8 decoding of a byte stream that arrives in arbitrary pieces.
+//!
+//! A sequence split across reads is joined; each maximal invalid subpart becomes one U+FFFD (the
+//! rule of [`String::from_utf8_lossy`], Unicode §3.9); nothing is dropped. Only the (at most three)
+//! bytes of a cut-off sequence are carried over, so a chunk is never copied just to be decoded.
+
+/// Decodes a byte stream chunk by chunk.
+#[derive(Debug, Default)]
+pub struct Utf8Decoder {
+    /// The start of a sequence the previous chunk cut off (at most 3 bytes).
+    pending: Vec<u8>,
+}
+
+impl Utf8Decoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes `bytes`, keeping an incomplete trailing sequence for the next call.
+    pub fn decode(&mut self, mut bytes: &[u8]) -> String {
+        let mut out = String::with_capacity(bytes.len() + 4);
+        // Complete the carried-over sequence one byte at a time: it needs at most 3 more.
+        while !self.pending.is_empty() {
+            let Some((&next, rest)) = bytes.split_first() else {
+                return out;
+            };
+            self.pending.push(next);
+            match std::str::from_utf8(&self.pending) {
+                Ok(text) => {
+                    out.push_str(text);
+                    self.pending.clear();
+                    bytes = rest;
+                }
+                Err(err) if err.error_len().is_none() => bytes = rest,
+                Err(_) => {
+                    // The carried bytes were a valid prefix, so `next` broke the sequence: the
+                    // prefix is one maximal invalid subpart, and `next` starts afresh.
+                    out.push(char::REPLACEMENT_CHARACTER);
+                    self.pending.clear();
+                }
+            }
+        }
+        self.decode_fresh(bytes, &mut out);
+        out
+    }
+
+    /// Ends the stream: an incomplete trailing sequence becomes U+FFFD.
+    pub fn finish(&mut self) -> String {
+        if self.pending.is_empty() {
+            String::new()
+        } else {
+            self.pending.clear();
+            char::REPLACEMENT_CHARACTER.to_string()
+        }
+    }
+
+    fn decode_fresh(&mut self, mut bytes: &[u8], out: &mut String) {
+        loop {
+            match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    out.push_str(text);
+                    return;
+                }
+                Err(err) => {
+                    let (valid, after) = bytes.split_at(err.valid_up_to());
+                    // `valid_up_to` guarantees this prefix is valid UTF-8.
+                    out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    match err.error_len() {
+                        Some(bad) => {
+                            out.push(char::REPLACEMENT_CHARACTER);
+                            bytes = &after[bad..];
+                        }
+                        None => {
+                            self.pending.extend_from_slice(after);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_in_pieces(bytes: &[u8], cuts: &[usize]) -> String {
+        let mut decoder = Utf8Decoder::new();
+        let mut out = String::new();
+        let mut start = 0;
+        for &cut in cuts.iter().chain(std::iter::once(&bytes.len())) {
+            out += &decoder.decode(&bytes[start..cut]);
+            start = cut;
+        }
+        out + &decoder.finish()
+    }
+
+    #[test]
+    fn joins_sequences_split_anywhere() {
+        let text = "a€b😀c日本";
+        let bytes = text.as_bytes();
+        for i in 0..=bytes.len() {
+            for j in i..=bytes.len() {
+                assert_eq!(decode_in_pieces(bytes, &[i, j]), text, "cuts {i},{j}");
+            }
+        }
+        // One byte per read.
+        let cuts: Vec<usize> = (1..bytes.len()).collect();
+        assert_eq!(decode_in_pieces(bytes, &cuts), text);
+    }
+
+    #[test]
+    fn invalid_bytes_match_from_utf8_lossy_however_they_are_cut() {
+        let cases: [&[u8]; 8] = [
+            b"\xff",
+            b"a\xffb",
+            b"\xe2\x82",
+            b"\xe2\x82x",
+            b"\xf0\x9f\x98",
+            b"\xf0\x9f\x98\xe2\x82\xac",
+            b"\xc3\xc3\xa9",
+            b"\xed\xa0\x80z",
+        ];
+        for bytes in cases {
+            let want = String::from_utf8_lossy(bytes).into_owned();
+            for i in 0..=bytes.len() {
+                for j in i..=bytes.len() {
+                    assert_eq!(
+                        decode_in_pieces(bytes, &[i, j]),
+                        want,
+                        "{bytes:?} cut {i},{j}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn incomplete_tail_becomes_one_replacement_at_finish() {
+        let mut decoder = Utf8Decoder::new();
+        assert_eq!(decoder.decode(b"ok\xe2\x82"), "ok");
+        assert_eq!(decoder.finish(), "\u{fffd}");
+        assert_eq!(decoder.finish(), "");
+    }
+}

@@ -1,0 +1,269 @@
+import { getEventListeners } from 'node:events'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { Process, PtySession } from '../index.js'
+import { collector, expectTypeError, isRunning, waitUntil } from './helpers.js'
+
+const scratch = mkdtempSync(join(tmpdir(), 'shellwright-pty-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+/** Runs one command to its end in a fresh session. */
+async function runPty(options: Parameters<PtySession['start']>[0]) {
+  const out = collector()
+  const result = await new PtySession().start(options, out.push)
+  return { result, text: out.text }
+}
+
+/** Asserts that `fn` throws an Error whose message is exactly `message`. */
+function expectError(fn: () => unknown, message: string) {
+  expect(fn).toThrowError(new RegExp(`^${escape(message)}$`))
+}
+
+/** Asserts that `promise` rejects with an Error whose message is exactly `message`. */
+async function expectRejection(promise: Promise<unknown>, message: string) {
+  await expect(promise).rejects.toThrowError(new RegExp(`^${escape(message)}$`))
+}
+
+function escape(text: string) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+describe('PtySession runs', () => {
+  it('streams output and reports the exit code', async () => {
+    const { result, text } = await runPty({ command: 'printf hello; exit 3' })
+    expect(text).toBe('hello')
+    expect(result).toEqual({ exitCode: 3, cancelled: false, timedOut: false })
+  })
+
+  it('reports a death by signal as 128+N with the signal name', async () => {
+    const { result } = await runPty({ command: 'kill -KILL $$' })
+    expect(result).toEqual({ exitCode: 137, signal: 'SIGKILL', cancelled: false, timedOut: false })
+  })
+
+  it('runs through sh -c by default, another shell, and -lc for a login shell', async () => {
+    expect((await runPty({ command: 'echo $0' })).text).toBe('sh\r\n')
+    expect((await runPty({ command: 'echo ${BASH_VERSION:+bash}', shell: 'bash' })).text).toBe('bash\r\n')
+    const login = await runPty({ command: 'shopt -q login_shell && echo login-shell', shell: 'bash', login: true })
+    expect(login.text.endsWith('login-shell\r\n')).toBe(true)
+    expect(login.result.exitCode).toBe(0)
+  })
+
+  it('overlays env on the host environment and runs in cwd', async () => {
+    const { text } = await runPty({
+      command: 'printf "%s|%s|%s" "$SW_PTY_VAR" "$PWD" "${PATH:+has-path}"',
+      env: { SW_PTY_VAR: 'from env' },
+      cwd: scratch,
+    })
+    expect(text).toBe(`from env|${scratch}|has-path`)
+  })
+
+  it('rejects a missing or non-directory cwd after start returned', async () => {
+    const session = new PtySession()
+    await expectRejection(
+      session.start({ command: 'true', cwd: '/no/such/dir' }),
+      'Failed to set cwd: /no/such/dir: No such file or directory',
+    )
+    const file = join(scratch, 'plain-file')
+    writeFileSync(file, 'x')
+    await expectRejection(session.start({ command: 'true', cwd: file }), `Failed to set cwd: ${file}: not a directory`)
+    await expect(session.start({ command: 'true', shell: 'no-such-shell-sw' })).rejects.toThrowError(
+      /^Failed to spawn no-such-shell-sw: /,
+    )
+    expect(await session.start({ command: 'exit 4' })).toEqual({ exitCode: 4, cancelled: false, timedOut: false })
+  })
+
+  it('defaults to 120×40 and clamps sizes on start and resize', async () => {
+    expect((await runPty({ command: 'stty size' })).text).toBe('40 120\r\n')
+    expect((await runPty({ command: 'stty size', cols: 1000, rows: 1 })).text).toBe('5 400\r\n')
+    expect((await runPty({ command: 'stty size', cols: 3, rows: 999 })).text).toBe('200 20\r\n')
+
+    const session = new PtySession()
+    const out = collector()
+    const done = session.start({ command: 'stty -echo; stty size; read _; stty size; read _; stty size' }, out.push)
+    await waitUntil(() => out.text === '40 120\r\n', 5000, 'first size')
+    session.resize(80, 24)
+    session.write('\n')
+    await waitUntil(() => out.text === '40 120\r\n24 80\r\n', 5000, 'second size')
+    session.resize(5000, 0)
+    session.write('\n')
+    expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(out.text).toBe('40 120\r\n24 80\r\n5 400\r\n')
+  })
+
+  it('decodes UTF-8 split across reads and replaces invalid bytes', async () => {
+    const { text } = await runPty({ command: "stty raw; printf '\\342\\202'; sleep 0.05; printf '\\254\\377ok'" })
+    expect(text).toBe('€\uFFFDok')
+  })
+})
+
+describe('PtySession lifecycle', () => {
+  it('write, resize and kill work as soon as start returned, and throw when idle', async () => {
+    const session = new PtySession()
+    expectError(() => session.write('x'), 'PTY session is not running')
+    expectError(() => session.resize(80, 24), 'PTY session is not running')
+    expectError(() => session.kill(), 'PTY session is not running')
+
+    const out = collector()
+    // The line discipline echoes input on arrival, whenever the shell gets to read it.
+    const done = session.start({ command: 'read line; echo "got:$line"' }, out.push)
+    session.write('hello\n')
+    expectError(() => session.start({ command: 'true' }), 'PTY session already running')
+    expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(out.text).toBe('hello\r\ngot:hello\r\n')
+
+    expectError(() => session.write('x'), 'PTY session is not running')
+    const again = collector()
+    expect(await session.start({ command: 'echo again' }, again.push)).toEqual({
+      exitCode: 0,
+      cancelled: false,
+      timedOut: false,
+    })
+    expect(again.text).toBe('again\r\n')
+  })
+
+  it('delivers 20 MB byte-exact before the promise resolves', async () => {
+    const line = (i: number) => `${String(i).padStart(8, '0')} €uro ${'x'.repeat(i % 50)}\n`
+    const parts: string[] = []
+    let size = 0
+    for (let i = 0; size < 20_000_000; i++) {
+      const l = line(i)
+      parts.push(l)
+      size += Buffer.byteLength(l)
+    }
+    const expected = Buffer.from(parts.join(''))
+    const file = join(scratch, 'twenty-mb')
+    writeFileSync(file, expected)
+
+    const out = collector()
+    let resolvedWith = -1
+    const result = await new PtySession()
+      .start({ command: `stty raw -echo; cat '${file}'` }, out.push)
+      .then((r) => {
+        resolvedWith = out.text.length
+        return r
+      })
+    expect(result).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(resolvedWith).toBe(out.text.length)
+    const got = Buffer.from(out.text)
+    expect(got.length).toBe(expected.length)
+    expect(got.equals(expected)).toBe(true)
+    expect(out.chunks).toBeGreaterThan(1)
+  }, 60_000)
+
+  it('gives processes that keep the terminal open at most 1 s after the child exits', async () => {
+    // The leader drops its controlling terminal (TIOCNOTTY, 0x5422) so that its exit does not hang
+    // the terminal up; the background sleep (SIGHUP ignored) keeps the slave side open.
+    const t0 = Date.now()
+    const { result, text } = await runPty({
+      command: "trap '' HUP; sleep 8 & echo \"orphan=$!\"; exec perl -e 'ioctl(STDIN, 0x5422, 0) or die $!'",
+    })
+    const elapsed = Date.now() - t0
+    const orphan = Number(/orphan=(\d+)/.exec(text)?.[1])
+    try {
+      expect(result).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+      expect(elapsed).toBeGreaterThanOrEqual(950)
+      expect(elapsed).toBeLessThan(2500)
+      expect(isRunning(orphan)).toBe(true)
+    } finally {
+      if (orphan > 0) process.kill(orphan, 'SIGKILL')
+    }
+  })
+
+  it('can be started 200 times in sequence without leaking fds or processes', async () => {
+    const fds = () => readdirSync('/proc/self/fd').length
+    const children = () => Process.fromPid(process.pid)!.children().length
+    const session = new PtySession()
+    await session.start({ command: 'true' })
+    const before = { fds: fds(), children: children() }
+    for (let i = 0; i < 200; i++) {
+      const result = await session.start(
+        i % 10 === 0 ? { command: 'sleep 5', timeoutMs: 20 } : { command: 'printf ok' },
+        () => {},
+      )
+      expect(result.timedOut).toBe(i % 10 === 0)
+    }
+    expect({ fds: fds(), children: children() }).toEqual(before)
+  }, 60_000)
+})
+
+describe('PtySession cancellation', () => {
+  it('times out, reporting timedOut without an exit code', async () => {
+    const t0 = Date.now()
+    const { result } = await runPty({ command: 'sleep 30', timeoutMs: 150 })
+    expect(result).toEqual({ cancelled: false, timedOut: true })
+    expect(Date.now() - t0).toBeLessThan(1500)
+  })
+
+  it('resolves promptly after a timeout even with a disowned background job', async () => {
+    const t0 = Date.now()
+    const { result, text } = await runPty({
+      shell: 'bash',
+      command: 'set -m; sleep 30 & echo "bg=$!"; disown; sleep 30',
+      timeoutMs: 150,
+    })
+    expect(result).toEqual({ cancelled: false, timedOut: true })
+    expect(Date.now() - t0).toBeLessThan(1500)
+    const bg = Number(/bg=(\d+)/.exec(text)?.[1])
+    expect(bg).toBeGreaterThan(0)
+    expect(isRunning(bg)).toBe(false)
+  })
+
+  it('kill() sends SIGTERM, then SIGKILL after at most 500 ms', async () => {
+    const session = new PtySession()
+    const out = collector()
+    const done = session.start({ command: "trap '' TERM; echo ready; while :; do sleep 1; done" }, out.push)
+    await waitUntil(() => out.text.includes('ready'), 5000, 'ready')
+    const t0 = Date.now()
+    session.kill()
+    expect(await done).toEqual({ cancelled: true, timedOut: false })
+    const elapsed = Date.now() - t0
+    expect(elapsed).toBeGreaterThanOrEqual(450)
+    expect(elapsed).toBeLessThan(2000)
+    expect(out.text).toBe('ready\r\n')
+  })
+
+  it('an AbortSignal cancels a run, and an aborted one starts nothing', async () => {
+    const marker = join(scratch, 'should-not-exist')
+    const result = await new PtySession().start({ command: `touch '${marker}'`, signal: AbortSignal.abort() })
+    expect(result).toEqual({ cancelled: true, timedOut: false })
+    expect(existsSync(marker)).toBe(false)
+
+    const controller = new AbortController()
+    const out = collector()
+    const done = new PtySession().start({ command: 'echo before; sleep 30', signal: controller.signal }, out.push)
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+    await waitUntil(() => out.text.includes('before'), 5000, 'output')
+    controller.abort()
+    expect(await done).toEqual({ cancelled: true, timedOut: false })
+    expect(out.text).toBe('before\r\n')
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+  })
+})
+
+describe('PtySession argument checks', () => {
+  it('throws TypeErrors naming the field', async () => {
+    const session = new PtySession()
+    expectTypeError(() => session.start(undefined as never), 'options must be an object')
+    expectTypeError(() => session.start({} as never), 'options.command must be a string')
+    expectTypeError(() => session.start({ command: 5 } as never), 'options.command must be a string')
+    expectTypeError(() => session.start({ command: 'x', shell: 1 } as never), 'options.shell must be a string')
+    expectTypeError(() => session.start({ command: 'x', login: 'yes' } as never), 'options.login must be a boolean')
+    expectTypeError(() => session.start({ command: 'x', cwd: 1 } as never), 'options.cwd must be a string')
+    expectTypeError(() => session.start({ command: 'x', env: { A: 1 } } as never), 'options.env.A must be a string')
+    expectTypeError(() => session.start({ command: 'x', cols: '80' } as never), 'options.cols must be a number')
+    expectTypeError(() => session.start({ command: 'x', rows: NaN }), 'options.rows must be a finite number')
+    expectTypeError(() => session.start({ command: 'x', timeoutMs: -5 }), 'options.timeoutMs must be a non-negative number')
+    expectTypeError(() => session.start({ command: 'x', signal: {} } as never), 'options.signal must be an AbortSignal')
+    expectTypeError(() => session.start({ command: 'x', scrollback: -1 }), 'options.scrollback must be a non-negative number')
+    expectTypeError(() => session.start({ command: 'x', answerQueries: 1 } as never), 'options.answerQueries must be a boolean')
+
+    const done = session.start({ command: 'stty -echo; read _' })
+    expectTypeError(() => session.write(5 as never), 'data must be a string')
+    expectTypeError(() => session.resize('80' as never, 24), 'cols must be a finite number')
+    expectTypeError(() => session.resize(80, Infinity), 'rows must be a finite number')
+    session.write('\n')
+    expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+  })
+})
