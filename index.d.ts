@@ -22,6 +22,30 @@ export interface ShellRunOptions {
 
 export interface ShellExecuteOptions extends ShellRunOptions, ShellOptions {}
 
+export interface PtyStartOptions {
+  /** Required unless interactive. */
+  command?: string
+  /** Default "sh"; cmd/cmd.exe → /c, powershell/pwsh → -Command, else -c. */
+  shell?: string
+  /** -lc instead of -c (default false). */
+  login?: boolean
+  /** Start the shell itself as an interactive session (bash gets OSC 133 hooks). */
+  interactive?: boolean
+  cwd?: string
+  /** Overlaid on the host environment. */
+  env?: Record<string, string>
+  /** Default 120, clamped to 20..400. */
+  cols?: number
+  /** Default 40, clamped to 5..200. */
+  rows?: number
+  timeoutMs?: number
+  signal?: AbortSignal
+  /** Emulator scrollback lines, default 10000. */
+  scrollback?: number
+  /** Default true. */
+  answerQueries?: boolean
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -29,6 +53,59 @@ export interface ShellExecuteOptions extends ShellRunOptions, ShellOptions {}
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/**
+ * A process pinned to its identity (pid + start time): once it has exited, or its pid has been
+ * reused by another process, it reports `exited` and signals nothing.
+ */
+export declare class Process {
+  /** The process that currently has `pid`, or null when there is none. */
+  static fromPid(pid: number): Process | null
+  /** Processes whose executable (`/proc/<pid>/exe`) is exactly `path`. */
+  static fromPath(path: string): Array<Process>
+  get pid(): number
+  get ppid(): number | null
+  /** The command line; empty once the process has exited. */
+  args(): Array<string>
+  /**
+   * Signals every descendant (children first), the process itself, then its process group when
+   * it leads one. Default SIGKILL. Returns how many processes were signalled (the group signal
+   * is not counted).
+   */
+  killTree(signal?: number): number
+  /**
+   * SIGTERM, `gracefulMs` (default 1000; negative skips the wait), SIGKILL, then up to
+   * `timeoutMs` (default 5000). Resolves true when the root and every descendant it found have
+   * exited. `group: true` also signals the process group the root leads.
+   */
+  terminate(options?: { group?: boolean; gracefulMs?: number; timeoutMs?: number; signal?: AbortSignal }): Promise<boolean>
+  /**
+   * Resolves true once the process has exited, false when `timeoutMs` passes first (no
+   * timeout waits forever). Rejects with `Aborted: Signal` when `signal` fires.
+   */
+  waitForExit(options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<boolean>
+  /** The process group id; null once the process has exited. */
+  groupId(): number | null
+  /** The running direct children. */
+  children(): Array<Process>
+  status(): ProcessStatus
+}
+
+/** A pseudo-terminal session that runs one command at a time. */
+export declare class PtySession {
+  constructor()
+  /**
+   * Runs a command in a new pseudo-terminal, streaming its output to `onChunk`. Resolves after
+   * every chunk was delivered. Throws `PTY session already running` while a run is live.
+   */
+  start(options: PtyStartOptions, onChunk?: (chunk: string) => void): Promise<PtyResult>
+  /** Sends `data` to the terminal's input. */
+  write(data: string): void
+  /** Resizes the terminal; sizes are clamped to 20..400 columns and 5..200 rows. */
+  resize(cols: number, rows: number): void
+  /** Cancels the run: the promise resolves with `cancelled: true`. */
+  kill(): void
+}
 
 /**
  * A persistent, in-process bash-compatible shell: cwd, variables and functions survive between
@@ -42,6 +119,20 @@ export declare class Shell {
   abort(): Promise<void>
 }
 
+/** A terminal emulator without a process: feed it output, read the screen, snapshot and commands. */
+export declare class VirtualTerminal {
+  constructor(options?: { cols?: number; rows?: number; scrollback?: number; answerQueries?: boolean })
+  /** Feeds program output; returns the replies owed to the program ("" if none). */
+  write(data: string | Uint8Array): string
+  /** Changes the size (clamped to 2..1000 columns, 1..1000 rows); the primary screen reflows. */
+  resize(cols: number, rows: number): void
+  screen(): TerminalScreen
+  /** Self-contained ANSI that repaints scrollback, screen, cursor, title and modes. */
+  snapshot(): string
+  /** Completed commands seen through OSC 133 (or the prompt fallback), oldest first. */
+  commands(): Array<CommandRecord>
+}
+
 /**
  * Removes output-limiting noise that agents append to commands (`| head -n 5`, a redundant
  * `2>&1`) without ever changing what the command does.
@@ -52,6 +143,21 @@ export declare function applyBashFixups(command: string): BashFixups
 export interface BashFixups {
   command: string
   stripped: Array<string>
+}
+
+/** One command seen through OSC 133 (or the prompt fallback) (DESIGN §2.2). */
+export interface CommandRecord {
+  /** The command line as entered. */
+  command: string
+  /** What it printed, as plain text (escape sequences removed). */
+  output: string
+  /** From OSC 133;D, absent when unknown (prompt fallback). */
+  exitCode?: number
+  /** From OSC 7 / 633;P;Cwd when the shell reports it. */
+  cwd?: string
+  /** ms since epoch. */
+  startedAt: number
+  finishedAt?: number
 }
 
 /** Runs one command in a fresh session. */
@@ -82,6 +188,22 @@ export declare function parseKey(data: string, kittyProtocolActive: boolean): st
 /** The raw fields of one Kitty key event, or null. */
 export declare function parseKittySequence(data: string): { codepoint: number; shiftedKey?: number; baseLayoutKey?: number; modifier: number; eventType?: KeyEventType } | null
 
+/** Whether a process is still running. */
+export declare const enum ProcessStatus {
+  Running = 'running',
+  Exited = 'exited',
+}
+
+/** How a PTY run ended. */
+export interface PtyResult {
+  /** Absent when cancelled or timed out; 128+N for a death by signal N. */
+  exitCode?: number
+  /** E.g. "SIGKILL" when the child died by a signal. */
+  signal?: string
+  cancelled: boolean
+  timedOut: boolean
+}
+
 /** How a run ended. */
 export interface ShellResult {
   /** Absent when cancelled or timed out. */
@@ -90,4 +212,22 @@ export interface ShellResult {
   cancelled: boolean
   /** True after `timeoutMs`; false after an abort. */
   timedOut: boolean
+}
+
+export interface TerminalCursor {
+  row: number
+  col: number
+  visible: boolean
+}
+
+/** What the screen shows (DESIGN §2.2). */
+export interface TerminalScreen {
+  cols: number
+  rows: number
+  /** One entry per visible row (length === rows), each row's trailing blanks trimmed. */
+  lines: Array<string>
+  /** 0-based. */
+  cursor: { row: number; col: number; visible: boolean }
+  title: string
+  altScreen: boolean
 }

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use napi::ValueType;
 use napi::bindgen_prelude::{Env, Function, Result, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
 use tokio::sync::Notify;
 
 use crate::options::type_error;
@@ -39,10 +41,15 @@ impl ChunkSink {
     /// Wraps `callback`; `None` gives a sink that drops every chunk.
     pub fn new(callback: Option<ChunkCallback<'_>>) -> Result<Self> {
         let tsfn = match callback {
-            Some(callback) => Some(Arc::new(callback.build_threadsafe_function::<String>().build()?)),
+            Some(callback) => Some(Arc::new(
+                callback.build_threadsafe_function::<String>().build()?,
+            )),
             None => None,
         };
-        Ok(Self { tsfn, counters: Arc::default() })
+        Ok(Self {
+            tsfn,
+            counters: Arc::default(),
+        })
     }
 
     /// Wraps an optional JS argument named `name`: undefined/null give a silent sink; anything
@@ -67,12 +74,16 @@ impl ChunkSink {
         }
         self.counters.sent.fetch_add(1, Ordering::AcqRel);
         let counters = Arc::clone(&self.counters);
-        let status = tsfn.call_with_return_value(chunk, ThreadsafeFunctionCallMode::NonBlocking, move |ret, _env| {
-            counters.delivered.fetch_add(1, Ordering::AcqRel);
-            counters.progress.notify_waiters();
-            // A throwing callback becomes an uncaught exception, as a throwing event listener does.
-            ret.map(|_| ())
-        });
+        let status = tsfn.call_with_return_value(
+            chunk,
+            ThreadsafeFunctionCallMode::NonBlocking,
+            move |ret, _env| {
+                counters.delivered.fetch_add(1, Ordering::AcqRel);
+                counters.progress.notify_waiters();
+                // A throwing callback becomes an uncaught exception, as a throwing event listener does.
+                ret.map(|_| ())
+            },
+        );
         if status != napi::Status::Ok {
             // The environment is shutting down: nobody is left to deliver to.
             self.counters.delivered.fetch_add(1, Ordering::AcqRel);
@@ -83,7 +94,9 @@ impl ChunkSink {
     pub async fn flush(&self) {
         loop {
             let progressed = self.counters.progress.notified();
-            if self.counters.delivered.load(Ordering::Acquire) >= self.counters.sent.load(Ordering::Acquire) {
+            if self.counters.delivered.load(Ordering::Acquire)
+                >= self.counters.sent.load(Ordering::Acquire)
+            {
                 return;
             }
             progressed.await;

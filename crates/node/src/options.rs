@@ -26,7 +26,12 @@ pub struct OptionReader<'a, 'env> {
 
 impl<'a, 'env> OptionReader<'a, 'env> {
     /// `value` must be an object, or undefined/null when `optional`.
-    pub fn new(env: &'a Env, value: Option<Unknown<'env>>, name: &'static str, optional: bool) -> Result<Self> {
+    pub fn new(
+        env: &'a Env,
+        value: Option<Unknown<'env>>,
+        name: &'static str,
+        optional: bool,
+    ) -> Result<Self> {
         let object = match value {
             Some(value) if value.get_type()? == ValueType::Object => {
                 // SAFETY: the value was just checked to be an object.
@@ -42,7 +47,9 @@ impl<'a, 'env> OptionReader<'a, 'env> {
     }
 
     fn field(&self, field: &str) -> Result<Option<Unknown<'env>>> {
-        let Some(object) = &self.object else { return Ok(None) };
+        let Some(object) = &self.object else {
+            return Ok(None);
+        };
         let value: Unknown = object.get_named_property(field)?;
         Ok(match value.get_type()? {
             ValueType::Undefined | ValueType::Null => None,
@@ -51,7 +58,10 @@ impl<'a, 'env> OptionReader<'a, 'env> {
     }
 
     fn fail(&self, field: &str, expected: &str) -> Error {
-        type_error(self.env, format!("{}.{field} must be {expected}", self.name))
+        type_error(
+            self.env,
+            format!("{}.{field} must be {expected}", self.name),
+        )
     }
 
     /// The raw object, for fields read elsewhere (e.g. an AbortSignal).
@@ -59,7 +69,9 @@ impl<'a, 'env> OptionReader<'a, 'env> {
         match self.field(field)? {
             None => Ok(None),
             // SAFETY: checked to be an object.
-            Some(v) if v.get_type()? == ValueType::Object => Ok(Some(unsafe { v.cast::<Object>()? })),
+            Some(v) if v.get_type()? == ValueType::Object => {
+                Ok(Some(unsafe { v.cast::<Object>()? }))
+            }
             Some(_) => Err(self.fail(field, expected)),
         }
     }
@@ -69,21 +81,26 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             None => Ok(None),
             Some(v) if v.get_type()? == ValueType::String => {
                 // SAFETY: checked to be a string.
-                Ok(Some(unsafe { String::from_napi_value(self.env.raw(), v.raw())? }))
+                Ok(Some(unsafe {
+                    String::from_napi_value(self.env.raw(), v.raw())?
+                }))
             }
             Some(_) => Err(self.fail(field, "a string")),
         }
     }
 
     pub fn required_string(&self, field: &str) -> Result<String> {
-        self.string(field)?.ok_or_else(|| self.fail(field, "a string"))
+        self.string(field)?
+            .ok_or_else(|| self.fail(field, "a string"))
     }
 
     pub fn bool(&self, field: &str) -> Result<Option<bool>> {
         match self.field(field)? {
             None => Ok(None),
             // SAFETY: checked to be a boolean.
-            Some(v) if v.get_type()? == ValueType::Boolean => Ok(Some(unsafe { bool::from_napi_value(self.env.raw(), v.raw())? })),
+            Some(v) if v.get_type()? == ValueType::Boolean => Ok(Some(unsafe {
+                bool::from_napi_value(self.env.raw(), v.raw())?
+            })),
             Some(_) => Err(self.fail(field, "a boolean")),
         }
     }
@@ -95,7 +112,11 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             Some(v) if v.get_type()? == ValueType::Number => {
                 // SAFETY: checked to be a number.
                 let n = unsafe { f64::from_napi_value(self.env.raw(), v.raw())? };
-                if n.is_finite() { Ok(Some(n)) } else { Err(self.fail(field, "a finite number")) }
+                if n.is_finite() {
+                    Ok(Some(n))
+                } else {
+                    Err(self.fail(field, "a finite number"))
+                }
             }
             Some(_) => Err(self.fail(field, "a number")),
         }
@@ -112,16 +133,21 @@ impl<'a, 'env> OptionReader<'a, 'env> {
 
     /// A `Record<string, string>`.
     pub fn string_record(&self, field: &str) -> Result<Option<Vec<(String, String)>>> {
-        let Some(object) = self.object(field, "an object of strings")? else { return Ok(None) };
+        let Some(object) = self.object(field, "an object of strings")? else {
+            return Ok(None);
+        };
         // SAFETY: `object` is a live object value of this environment.
-        let map: HashMap<String, Unknown> = unsafe { HashMap::from_napi_value(self.env.raw(), object.raw())? };
+        let map: HashMap<String, Unknown> =
+            unsafe { HashMap::from_napi_value(self.env.raw(), object.raw())? };
         let mut pairs = Vec::with_capacity(map.len());
         for (key, value) in map {
             if value.get_type()? != ValueType::String {
                 return Err(self.fail(&format!("{field}.{key}"), "a string"));
             }
             // SAFETY: checked to be a string.
-            pairs.push((key, unsafe { String::from_napi_value(self.env.raw(), value.raw())? }));
+            pairs.push((key, unsafe {
+                String::from_napi_value(self.env.raw(), value.raw())?
+            }));
         }
         pairs.sort();
         Ok(Some(pairs))
@@ -129,9 +155,18 @@ impl<'a, 'env> OptionReader<'a, 'env> {
 
     /// An `AbortSignal` (anything with `aborted` and `addEventListener`).
     pub fn signal(&self, field: &str) -> Result<Option<Object<'env>>> {
-        let Some(object) = self.object(field, "an AbortSignal")? else { return Ok(None) };
+        let Some(object) = self.object(field, "an AbortSignal")? else {
+            return Ok(None);
+        };
         let looks_right = object.has_named_property("aborted")?
-            && object.get_named_property::<Unknown>("addEventListener")?.get_type()? == ValueType::Function;
-        if looks_right { Ok(Some(object)) } else { Err(self.fail(field, "an AbortSignal")) }
+            && object
+                .get_named_property::<Unknown>("addEventListener")?
+                .get_type()?
+                == ValueType::Function;
+        if looks_right {
+            Ok(Some(object))
+        } else {
+            Err(self.fail(field, "an AbortSignal"))
+        }
     }
 }

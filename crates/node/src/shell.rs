@@ -24,7 +24,11 @@ pub struct ShellResult {
 
 impl From<RunResult> for ShellResult {
     fn from(r: RunResult) -> Self {
-        Self { exit_code: r.exit_code, cancelled: r.cancelled, timed_out: r.timed_out }
+        Self {
+            exit_code: r.exit_code,
+            cancelled: r.cancelled,
+            timed_out: r.timed_out,
+        }
     }
 }
 
@@ -40,12 +44,22 @@ impl Shell {
     #[napi(constructor, ts_args_type = "options?: ShellOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         let reader = OptionReader::new(&env, options, "options", true)?;
-        Ok(Self { inner: PersistentShell::new(session_options(&reader)?) })
+        Ok(Self {
+            inner: PersistentShell::new(session_options(&reader)?),
+        })
     }
 
     /// Runs a command in the session, streaming its output to `onChunk`.
-    #[napi(ts_args_type = "options: ShellRunOptions, onChunk?: (chunk: string) => void", ts_return_type = "Promise<ShellResult>")]
-    pub fn run<'env>(&self, env: &'env Env, options: Unknown<'env>, on_chunk: Option<Unknown<'env>>) -> Result<PromiseRaw<'env, ShellResult>> {
+    #[napi(
+        ts_args_type = "options: ShellRunOptions, onChunk?: (chunk: string) => void",
+        ts_return_type = "Promise<ShellResult>"
+    )]
+    pub fn run<'env>(
+        &self,
+        env: &'env Env,
+        options: Unknown<'env>,
+        on_chunk: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, ShellResult>> {
         let reader = OptionReader::new(env, Some(options), "options", false)?;
         let call = RunCall::prepare(env, &reader, on_chunk)?;
         call.spawn(env, |request, sink| self.inner.run(request, sink))
@@ -60,12 +74,21 @@ impl Shell {
 }
 
 /// Runs one command in a fresh session.
-#[napi(ts_args_type = "options: ShellExecuteOptions, onChunk?: (chunk: string) => void", ts_return_type = "Promise<ShellResult>")]
-pub fn execute_shell<'env>(env: &'env Env, options: Unknown<'env>, on_chunk: Option<Unknown<'env>>) -> Result<PromiseRaw<'env, ShellResult>> {
+#[napi(
+    ts_args_type = "options: ShellExecuteOptions, onChunk?: (chunk: string) => void",
+    ts_return_type = "Promise<ShellResult>"
+)]
+pub fn execute_shell<'env>(
+    env: &'env Env,
+    options: Unknown<'env>,
+    on_chunk: Option<Unknown<'env>>,
+) -> Result<PromiseRaw<'env, ShellResult>> {
     let reader = OptionReader::new(env, Some(options), "options", false)?;
     let session = session_options(&reader)?;
     let call = RunCall::prepare(env, &reader, on_chunk)?;
-    call.spawn(env, move |request, sink| shellwright_shell::execute_once(session, request, sink))
+    call.spawn(env, move |request, sink| {
+        shellwright_shell::execute_once(session, request, sink)
+    })
 }
 
 /// The result of `applyBashFixups`.
@@ -80,7 +103,10 @@ pub struct BashFixups {
 #[napi]
 pub fn apply_bash_fixups(command: String) -> BashFixups {
     let fixed = shellwright_shell::apply_bash_fixups(&command);
-    BashFixups { command: fixed.command, stripped: fixed.stripped }
+    BashFixups {
+        command: fixed.command,
+        stripped: fixed.stripped,
+    }
 }
 
 fn session_options(reader: &OptionReader) -> Result<SessionOptions> {
@@ -110,7 +136,11 @@ impl RunCall {
         let signal: Option<Object> = reader.signal("signal")?;
         let sink = ChunkSink::from_arg(env, on_chunk, "onChunk")?;
         let abort = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
-        Ok(Self { request, sink, abort })
+        Ok(Self {
+            request,
+            sink,
+            abort,
+        })
     }
 
     /// Starts the run (`run` is called at once) on the runtime; the promise settles after every chunk reached `onChunk`,
@@ -118,9 +148,15 @@ impl RunCall {
     fn spawn<'env, F, Fut>(self, env: &'env Env, run: F) -> Result<PromiseRaw<'env, ShellResult>>
     where
         F: FnOnce(RunRequest, Box<dyn FnMut(String) + Send>) -> Fut,
-        Fut: std::future::Future<Output = std::result::Result<RunResult, ShellError>> + Send + 'static,
+        Fut: std::future::Future<Output = std::result::Result<RunResult, ShellError>>
+            + Send
+            + 'static,
     {
-        let Self { request, sink, abort } = self;
+        let Self {
+            request,
+            sink,
+            abort,
+        } = self;
         let chunk_sink = sink.clone();
         // Called here, on the JS thread, so a persistent shell queues the run in call order.
         let run = run(request, Box::new(move |chunk| chunk_sink.send(chunk)));
@@ -133,7 +169,9 @@ impl RunCall {
             if let Some(abort) = abort {
                 abort.detach(env)?;
             }
-            outcome.map(ShellResult::from).map_err(|e| napi::Error::from_reason(e.to_string()))
+            outcome
+                .map(ShellResult::from)
+                .map_err(|e| napi::Error::from_reason(e.to_string()))
         })
     }
 }

@@ -5,5 +5,8 @@
 //! scrollback, snapshots, query responder and OSC 133/633 command tracking.
 //! It does not own processes or pseudo-terminals (that is `shellwright-pty`).
 
+pub mod keys;
 pub mod utf8;
 
+pub mod terminal;
+pub use terminal::{CommandRecord, CursorState, Feed, Terminal, TerminalOptions, TerminalScreen};

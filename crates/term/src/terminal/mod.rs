@@ -1,0 +1,457 @@
+//! The terminal model: an emulator with scrollback, snapshots, a query responder and command
+//! tracking, driven by the bytes a program writes to its terminal.
+//!
+//! [`Terminal::feed`] takes each chunk read from a pseudo-terminal and returns the bytes to pass on
+//! to viewers (the chunk itself, borrowed, unless an answered query was cut out of it or the tail of
+//! a possibly-query sequence is being held for the next chunk) and the replies owed to the program.
+//! Everything else is read back on demand: [`Terminal::screen`], [`Terminal::snapshot`],
+//! [`Terminal::commands`], [`Terminal::prompt_showing`].
+
+mod commands;
+mod engine;
+mod queries;
+mod scanner;
+mod snapshot;
+
+use std::borrow::Cow;
+
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::{Column, Line};
+use alacritty_terminal::term::TermMode;
+
+pub use commands::{CommandRecord, MAX_OUTPUT_BYTES, MAX_RECORDS};
+pub use queries::{PRIMARY_ATTRIBUTES, SECONDARY_ATTRIBUTES, TERTIARY_ATTRIBUTES};
+
+use commands::{CommandTracker, Mark, looks_like_prompt, parse_mark};
+use engine::{Engine, row_text};
+use queries::{Query, ReplyContext, classify, may_be_query};
+use scanner::{Event, Origin, Scanner, Sequence};
+
+/// Size limits applied by [`TerminalOptions`] and [`Terminal::resize`].
+pub const MIN_COLS: u16 = 2;
+pub const MAX_COLS: u16 = 1000;
+pub const MIN_ROWS: u16 = 1;
+pub const MAX_ROWS: u16 = 1000;
+pub const MAX_SCROLLBACK: usize = 1_000_000;
+pub const DEFAULT_SCROLLBACK: usize = 10_000;
+/// Longest unfinished sequence held back from viewers while it may still be a query.
+pub const HOLD_LIMIT: usize = 1024;
+
+/// How to build a [`Terminal`]; sizes are clamped to the limits above.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TerminalOptions {
+    pub cols: u16,
+    pub rows: u16,
+    /// Lines of scrollback kept for the primary screen.
+    pub scrollback: usize,
+    /// Answer terminal queries (and cut them out of the passthrough stream).
+    pub answer_queries: bool,
+}
+
+impl Default for TerminalOptions {
+    fn default() -> Self {
+        Self {
+            cols: 80,
+            rows: 24,
+            scrollback: DEFAULT_SCROLLBACK,
+            answer_queries: true,
+        }
+    }
+}
+
+/// What one [`Terminal::feed`] produced.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Feed<'a> {
+    /// The bytes for viewers: the input minus answered queries, minus the held-back tail of an
+    /// unfinished sequence that may still be a query (it follows in a later feed's passthrough).
+    pub passthrough: Cow<'a, [u8]>,
+    /// Replies owed to the program (to be written to the pseudo-terminal), in query order.
+    pub replies: Vec<u8>,
+}
+
+/// The cursor, 0-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CursorState {
+    pub row: u16,
+    pub col: u16,
+    pub visible: bool,
+}
+
+/// What the screen shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TerminalScreen {
+    pub cols: u16,
+    pub rows: u16,
+    /// One entry per visible row (`len() == rows`), trailing blanks trimmed.
+    pub lines: Vec<String>,
+    pub cursor: CursorState,
+    pub title: String,
+    pub alt_screen: bool,
+}
+
+/// A terminal emulator with scrollback, query answers and command tracking. No I/O.
+pub struct Terminal {
+    engine: Engine,
+    scanner: Scanner,
+    tracker: CommandTracker,
+    answer_queries: bool,
+    /// DECSTBM region (1-based top and bottom), `None` for the whole screen. alacritty keeps its
+    /// own private, so it is tracked here for snapshots and CPR in origin mode.
+    scroll_region: Option<(u16, u16)>,
+}
+
+/// What to do about one sequence, decided while the scanner still borrows it.
+enum Action {
+    Nothing,
+    Answer(Query),
+    Mark(Mark),
+    ScrollRegion(u16, Option<u16>),
+    Reset,
+}
+
+impl Terminal {
+    pub fn new(options: TerminalOptions) -> Self {
+        let (cols, rows) = clamp_size(options.cols, options.rows);
+        let scrollback = options.scrollback.min(MAX_SCROLLBACK);
+        Self {
+            engine: Engine::new(cols, rows, scrollback),
+            scanner: Scanner::default(),
+            tracker: CommandTracker::default(),
+            answer_queries: options.answer_queries,
+            scroll_region: None,
+        }
+    }
+
+    /// Processes bytes written by the program. Never panics, whatever the bytes.
+    pub fn feed<'a>(&mut self, input: &'a [u8]) -> Feed<'a> {
+        let mut out = Passthrough::new(input);
+        let mut replies = Vec::new();
+        let mut pos = 0;
+        while let Some(event) = self.scanner.next(input, &mut pos) {
+            let action = match event {
+                Event::Text(text) => {
+                    self.tracker.text(text);
+                    continue;
+                }
+                Event::Released => {
+                    out.emit_extra(&mut self.engine, self.scanner.held());
+                    self.scanner.clear_held();
+                    continue;
+                }
+                Event::Sequence(sequence) => action(&sequence, self.answer_queries),
+            };
+            self.apply(action, pos, &mut out, &mut replies);
+        }
+        let hold_from = self.hold_point(input, &mut out);
+        out.emit_input(&mut self.engine, hold_from);
+        if hold_from < input.len() {
+            self.scanner.hold(&input[hold_from..]);
+        }
+        if !self.tracker.marks_seen() {
+            let showing = self.prompt_at_cursor();
+            self.tracker.prompt_check(showing);
+        }
+        Feed {
+            passthrough: out.finish(),
+            replies,
+        }
+    }
+
+    fn apply(
+        &mut self,
+        action: Action,
+        end: usize,
+        out: &mut Passthrough<'_>,
+        replies: &mut Vec<u8>,
+    ) {
+        let origin = self.scanner.origin();
+        if let Action::Answer(query) = action {
+            // Bring the emulator up to the query's point so the reply reflects the state there.
+            match origin {
+                Origin::Here(start) => out.emit_input(&mut self.engine, start),
+                Origin::Held => {}
+                Origin::Passed => out.emit_input(&mut self.engine, end),
+            }
+            let context = ReplyContext {
+                engine: &self.engine,
+                scroll_region: self.scroll_region,
+            };
+            queries::reply(&query, &context, replies);
+            if origin != Origin::Passed {
+                out.skip_to(end);
+                self.scanner.clear_held();
+            }
+            return;
+        }
+        if origin == Origin::Held {
+            out.emit_extra(&mut self.engine, self.scanner.held());
+            self.scanner.clear_held();
+        }
+        match action {
+            Action::Mark(mark) => self.tracker.mark(mark),
+            Action::ScrollRegion(top, bottom) => {
+                let rows = self.engine.rows();
+                let bottom = bottom.unwrap_or(rows).min(rows);
+                // Same rule as the engine: an empty region is ignored.
+                if top < bottom {
+                    self.scroll_region = (top > 1 || bottom < rows).then_some((top, bottom));
+                }
+            }
+            Action::Reset => self.scroll_region = None,
+            Action::Nothing | Action::Answer(_) => {}
+        }
+    }
+
+    /// Decides, at the end of a feed, whether the unfinished sequence (if any) is held back; returns
+    /// the index from which the input is held (the input length when nothing is).
+    fn hold_point(&mut self, input: &[u8], out: &mut Passthrough<'_>) -> usize {
+        if !self.scanner.in_sequence() {
+            return input.len();
+        }
+        let (kind, body) = self.scanner.partial();
+        let holdable = self.answer_queries
+            && may_be_query(kind, body)
+            && self.scanner.sequence_len() <= HOLD_LIMIT;
+        match self.scanner.origin() {
+            Origin::Here(start) if holdable => start,
+            Origin::Held if holdable => 0,
+            Origin::Held => {
+                out.emit_extra(&mut self.engine, self.scanner.held());
+                self.scanner.clear_held();
+                self.scanner.mark_passed();
+                input.len()
+            }
+            _ => {
+                self.scanner.mark_passed();
+                input.len()
+            }
+        }
+    }
+
+    /// Releases the bytes of an unfinished sequence held back for the next feed (see [`Feed`]), for
+    /// the end of the stream: a reader calls it at end of input so every byte reaches the viewers.
+    pub fn flush(&mut self) -> Vec<u8> {
+        let held = self.scanner.held().to_vec();
+        if !held.is_empty() {
+            self.engine.advance(&held);
+            self.scanner.clear_held();
+            self.scanner.mark_passed();
+        }
+        held
+    }
+
+    /// Changes the size (clamped); the primary screen reflows, the scroll region resets.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        let (cols, rows) = clamp_size(cols, rows);
+        self.engine.resize(cols, rows);
+        self.scroll_region = None;
+    }
+
+    /// (cols, rows).
+    pub fn size(&self) -> (u16, u16) {
+        (self.engine.cols(), self.engine.rows())
+    }
+
+    pub fn answers_queries(&self) -> bool {
+        self.answer_queries
+    }
+
+    pub fn screen(&self) -> TerminalScreen {
+        let grid = self.engine.grid();
+        let rows = self.engine.rows();
+        let lines = (0..i32::from(rows))
+            .map(|line| row_text(grid, line))
+            .collect();
+        let (row, col) = self.engine.cursor();
+        let modes = self.engine.mode();
+        TerminalScreen {
+            cols: self.engine.cols(),
+            rows,
+            lines,
+            cursor: CursorState {
+                row,
+                col,
+                visible: modes.contains(TermMode::SHOW_CURSOR),
+            },
+            title: self.engine.title(),
+            alt_screen: modes.contains(TermMode::ALT_SCREEN),
+        }
+    }
+
+    /// The primary screen's scrollback, oldest line first, trailing blanks trimmed.
+    pub fn scrollback_lines(&mut self) -> Vec<String> {
+        self.engine.with_primary_grid(|grid| {
+            (-(grid.history_size() as i32)..0)
+                .map(|line| row_text(grid, line))
+                .collect()
+        })
+    }
+
+    /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes (DESIGN §3.2).
+    /// Takes `&mut self` only to reach the primary screen while the alternate one is active; the
+    /// terminal's observable state does not change.
+    pub fn snapshot(&mut self) -> String {
+        let title = self.engine.title();
+        snapshot::snapshot(&mut self.engine, self.scroll_region, &title)
+    }
+
+    /// Completed commands, oldest first (at most [`MAX_RECORDS`]).
+    pub fn commands(&self) -> Vec<CommandRecord> {
+        self.tracker.records().cloned().collect()
+    }
+
+    /// How many commands have completed since the start (keeps counting past [`MAX_RECORDS`]), so a
+    /// caller can wait for "one more than before".
+    pub fn completed_commands(&self) -> u64 {
+        self.tracker.completed()
+    }
+
+    pub fn last_command(&self) -> Option<&CommandRecord> {
+        self.tracker.last()
+    }
+
+    /// True when the shell waits at a prompt: after OSC 133 A/B and before C when the shell sends
+    /// marks, otherwise when the cursor's row ends with a prompt character and a space.
+    pub fn prompt_showing(&self) -> bool {
+        if self.tracker.marks_seen() {
+            self.tracker.marked_prompt_showing()
+        } else {
+            self.prompt_at_cursor()
+        }
+    }
+
+    /// True once the shell sent OSC 133/633 marks (records then carry exit codes).
+    pub fn shell_integration(&self) -> bool {
+        self.tracker.marks_seen()
+    }
+
+    /// The working directory last reported through OSC 7 or OSC 633;P;Cwd.
+    pub fn cwd(&self) -> Option<&str> {
+        self.tracker.cwd()
+    }
+
+    fn prompt_at_cursor(&self) -> bool {
+        let modes = self.engine.mode();
+        if modes.contains(TermMode::ALT_SCREEN) {
+            return false;
+        }
+        let grid = self.engine.grid();
+        let (row, col) = self.engine.cursor();
+        let row = &grid[Line(i32::from(row))];
+        let col = usize::from(col).min(grid.columns());
+        let after_blank = (col..grid.columns()).all(|c| row[Column(c)].c == ' ');
+        let before: String = (0..col).map(|c| row[Column(c)].c).collect();
+        looks_like_prompt(&before, after_blank)
+    }
+}
+
+/// Decides what to do about a sequence (queries only count when they are answered).
+fn action(sequence: &Sequence<'_>, answer_queries: bool) -> Action {
+    if answer_queries && let Some(query) = classify(sequence) {
+        return Action::Answer(query);
+    }
+    match *sequence {
+        Sequence::Osc {
+            body,
+            overflowed: false,
+            ..
+        } => parse_mark(body).map_or(Action::Nothing, Action::Mark),
+        Sequence::Csi {
+            private: 0,
+            intermediate: 0,
+            final_byte: b'r',
+            params,
+            overflowed: false,
+        } => {
+            let mut fields = params.split(|&b| b == b';').map(parse_u16);
+            let top = fields.next().flatten().unwrap_or(1).max(1);
+            let bottom = fields.next().flatten().filter(|&b| b > 0);
+            Action::ScrollRegion(top, bottom)
+        }
+        Sequence::Esc {
+            intermediate: 0,
+            final_byte: b'c',
+        } => Action::Reset,
+        _ => Action::Nothing,
+    }
+}
+
+fn clamp_size(cols: u16, rows: u16) -> (u16, u16) {
+    (
+        cols.clamp(MIN_COLS, MAX_COLS),
+        rows.clamp(MIN_ROWS, MAX_ROWS),
+    )
+}
+
+fn parse_u16(digits: &[u8]) -> Option<u16> {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(digits.iter().fold(0u16, |n, d| {
+        n.saturating_mul(10).saturating_add(u16::from(d - b'0'))
+    }))
+}
+
+/// Builds the passthrough for one feed, borrowing the input while it is passed on unchanged.
+struct Passthrough<'a> {
+    input: &'a [u8],
+    /// Input bytes before this index have been passed on (or cut out).
+    done: usize,
+    /// Set once the output stops being a prefix of the input.
+    owned: Option<Vec<u8>>,
+}
+
+impl<'a> Passthrough<'a> {
+    fn new(input: &'a [u8]) -> Self {
+        Self {
+            input,
+            done: 0,
+            owned: None,
+        }
+    }
+
+    /// Passes on the input up to `end` (to the emulator and the viewers).
+    fn emit_input(&mut self, engine: &mut Engine, end: usize) {
+        if end <= self.done {
+            return;
+        }
+        let bytes = &self.input[self.done..end];
+        engine.advance(bytes);
+        if let Some(owned) = &mut self.owned {
+            owned.extend_from_slice(bytes);
+        }
+        self.done = end;
+    }
+
+    /// Passes on bytes held from an earlier feed; they precede everything of this input.
+    fn emit_extra(&mut self, engine: &mut Engine, bytes: &[u8]) {
+        engine.advance(bytes);
+        let owned = self.make_owned();
+        owned.extend_from_slice(bytes);
+    }
+
+    /// Cuts the input up to `end` out of the output.
+    fn skip_to(&mut self, end: usize) {
+        self.make_owned();
+        self.done = self.done.max(end);
+    }
+
+    fn make_owned(&mut self) -> &mut Vec<u8> {
+        let (input, done) = (self.input, self.done);
+        self.owned.get_or_insert_with(|| {
+            let mut owned = Vec::with_capacity(input.len());
+            owned.extend_from_slice(&input[..done]);
+            owned
+        })
+    }
+
+    fn finish(self) -> Cow<'a, [u8]> {
+        match self.owned {
+            Some(owned) => Cow::Owned(owned),
+            None => Cow::Borrowed(&self.input[..self.done]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

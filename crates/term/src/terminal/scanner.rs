@@ -1,0 +1,559 @@
+//! The stream scanner: a small escape-sequence state machine that runs beside the emulator and
+//! finds the sequences Shellwright itself acts on (queries to answer, OSC 133/633/7 marks, scroll
+//! regions) together with their byte positions, so answered queries can be cut out of the stream.
+//!
+//! The states follow the DEC ANSI parser model (Paul Williams, <https://vt100.net/emu/dec_ansi_parser>)
+//! as alacritty's `vte` does, reduced to what is needed to delimit sequences: ESC, CSI (ECMA-48 §5.4),
+//! OSC/DCS/SOS/PM/APC control strings ended by ST (`ESC \`) or, for OSC, BEL (xterm ctlseqs). CAN and
+//! SUB abort a sequence, ESC inside one starts a new one, and 8-bit C1 bytes are left to UTF-8 text.
+//! Every stored body is bounded: a longer sequence is still delimited but reported as `overflowed`.
+
+/// Longest CSI parameter string kept (`CSI ? 1049 ; … h` fits easily).
+const CSI_PARAMS_LIMIT: usize = 64;
+/// Longest OSC/DCS body kept; longer bodies (e.g. OSC 52 clipboard data) are delimited, not stored.
+pub(crate) const STRING_LIMIT: usize = 16 * 1024;
+
+const ESC: u8 = 0x1b;
+const BEL: u8 = 0x07;
+const CAN: u8 = 0x18;
+const SUB: u8 = 0x1a;
+
+/// How a control string ended; OSC replies use the query's own terminator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Terminator {
+    Bel,
+    St,
+}
+
+impl Terminator {
+    pub(crate) fn bytes(self) -> &'static [u8] {
+        match self {
+            Terminator::Bel => b"\x07",
+            Terminator::St => b"\x1b\\",
+        }
+    }
+}
+
+/// A complete sequence, borrowed from the scanner's body buffer.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Sequence<'a> {
+    /// `ESC [ private? params intermediate? final`; `private` and `intermediate` are 0 when absent.
+    Csi {
+        private: u8,
+        params: &'a [u8],
+        intermediate: u8,
+        final_byte: u8,
+        overflowed: bool,
+    },
+    /// `ESC ] body (BEL | ST)`.
+    Osc {
+        body: &'a [u8],
+        terminator: Terminator,
+        overflowed: bool,
+    },
+    /// `ESC P body ST` (the body starts with the DCS parameters and intermediates, e.g. `+q…`).
+    Dcs { body: &'a [u8], overflowed: bool },
+    /// `ESC intermediate? final`.
+    Esc { intermediate: u8, final_byte: u8 },
+    /// SOS, PM and APC strings: delimited and otherwise ignored.
+    Ignored,
+}
+
+/// What the scanner hands back for each step over the input.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Event<'a> {
+    /// A run of ground-state bytes (printable text and C0 controls), borrowed from the input.
+    Text(&'a [u8]),
+    /// A sequence ended at the current position.
+    Sequence(Sequence<'a>),
+    /// A sequence that began in an earlier feed and was held back has been abandoned (CAN, SUB, a new
+    /// ESC, or a byte no sequence allows); the held bytes must now go on to the emulator and viewers.
+    Released,
+}
+
+/// Where the bytes of the sequence under way started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// At this index of the current input.
+    Here(usize),
+    /// In an earlier feed; those bytes are held back in the scanner (not yet passed on).
+    Held,
+    /// In an earlier feed; those bytes were already passed on, so the sequence cannot be removed.
+    Passed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Ground,
+    Escape,
+    EscIntermediate,
+    Csi,
+    Osc,
+    OscEsc,
+    Dcs,
+    DcsEsc,
+    Ignored,
+    IgnoredEsc,
+}
+
+#[derive(Debug)]
+pub(crate) struct Scanner {
+    state: State,
+    origin: Origin,
+    /// Total bytes of the sequence under way, stored or not.
+    seq_len: usize,
+    body: Vec<u8>,
+    overflowed: bool,
+    private: u8,
+    intermediate: u8,
+    held: Vec<u8>,
+}
+
+impl Default for Scanner {
+    fn default() -> Self {
+        Self {
+            state: State::Ground,
+            origin: Origin::Passed,
+            seq_len: 0,
+            body: Vec::new(),
+            overflowed: false,
+            private: 0,
+            intermediate: 0,
+            held: Vec::new(),
+        }
+    }
+}
+
+impl Scanner {
+    /// True while a sequence is under way (at the end of a feed: it was split).
+    pub(crate) fn in_sequence(&self) -> bool {
+        self.state != State::Ground
+    }
+
+    pub(crate) fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    /// Bytes of the sequence under way so far.
+    pub(crate) fn sequence_len(&self) -> usize {
+        self.seq_len
+    }
+
+    pub(crate) fn held(&self) -> &[u8] {
+        &self.held
+    }
+
+    pub(crate) fn clear_held(&mut self) {
+        self.held.clear();
+    }
+
+    /// Keeps the unfinished tail of this input (from the sequence start) back for the next feed.
+    pub(crate) fn hold(&mut self, tail: &[u8]) {
+        self.held.extend_from_slice(tail);
+        self.origin = Origin::Held;
+    }
+
+    /// Marks the sequence under way as already passed on (its bytes can no longer be removed).
+    pub(crate) fn mark_passed(&mut self) {
+        self.origin = Origin::Passed;
+    }
+
+    /// Which sequence is under way, for deciding whether it is worth holding back: the kind
+    /// (`[`, `]`, `P`, or 0 for others) and the body so far.
+    pub(crate) fn partial(&self) -> (u8, &[u8]) {
+        match self.state {
+            State::Csi => (b'[', &self.body),
+            State::Osc | State::OscEsc => (b']', &self.body),
+            State::Dcs | State::DcsEsc => (b'P', &self.body),
+            State::Escape => (ESC, &[]),
+            _ => (0, &[]),
+        }
+    }
+
+    /// Advances over `input` from `*pos` to the next event; `None` when the input is used up.
+    pub(crate) fn next<'s>(&'s mut self, input: &'s [u8], pos: &mut usize) -> Option<Event<'s>> {
+        while *pos < input.len() {
+            if self.state == State::Ground {
+                let start = *pos;
+                match memchr::memchr(ESC, &input[start..]) {
+                    Some(0) => {}
+                    Some(offset) => {
+                        *pos = start + offset;
+                        return Some(Event::Text(&input[start..*pos]));
+                    }
+                    None => {
+                        *pos = input.len();
+                        return Some(Event::Text(&input[start..]));
+                    }
+                }
+            }
+            let index = *pos;
+            let byte = input[index];
+            *pos += 1;
+            match self.step(byte, index) {
+                Step::Continue => {}
+                Step::Done => return Some(Event::Sequence(self.sequence())),
+                Step::Released => return Some(Event::Released),
+            }
+        }
+        None
+    }
+
+    fn begin(&mut self, index: usize) -> Step {
+        // A new ESC abandons whatever was under way; held bytes of it must be released first.
+        let released = self.state != State::Ground && self.origin == Origin::Held;
+        self.state = State::Escape;
+        self.origin = Origin::Here(index);
+        self.seq_len = 1;
+        self.body.clear();
+        self.overflowed = false;
+        self.private = 0;
+        self.intermediate = 0;
+        if released {
+            Step::Released
+        } else {
+            Step::Continue
+        }
+    }
+
+    fn abort(&mut self) -> Step {
+        let released = self.origin == Origin::Held;
+        self.state = State::Ground;
+        self.origin = Origin::Passed;
+        if released {
+            Step::Released
+        } else {
+            Step::Continue
+        }
+    }
+
+    fn store(&mut self, byte: u8, limit: usize) {
+        if self.body.len() < limit {
+            self.body.push(byte);
+        } else {
+            self.overflowed = true;
+        }
+    }
+
+    fn step(&mut self, byte: u8, index: usize) -> Step {
+        if byte == ESC && !matches!(self.state, State::Osc | State::Dcs | State::Ignored) {
+            return self.begin(index);
+        }
+        self.seq_len = self.seq_len.saturating_add(1);
+        if byte == CAN || byte == SUB {
+            return self.abort();
+        }
+        match self.state {
+            State::Ground => self.begin(index),
+            State::Escape => match byte {
+                b'[' => self.enter(State::Csi),
+                b']' => self.enter(State::Osc),
+                b'P' => self.enter(State::Dcs),
+                b'X' | b'^' | b'_' => self.enter(State::Ignored),
+                0x20..=0x2f => {
+                    self.intermediate = byte;
+                    self.enter(State::EscIntermediate)
+                }
+                0x30..=0x7e => {
+                    self.body.push(byte);
+                    self.finish()
+                }
+                0x00..=0x1f => Step::Continue,
+                _ => self.abort(),
+            },
+            State::EscIntermediate => match byte {
+                0x20..=0x2f => Step::Continue,
+                0x30..=0x7e => {
+                    self.body.push(byte);
+                    self.finish()
+                }
+                0x00..=0x1f => Step::Continue,
+                _ => self.abort(),
+            },
+            State::Csi => self.csi_byte(byte),
+            State::Osc => match byte {
+                BEL => self.finish_string(Terminator::Bel),
+                ESC => self.enter(State::OscEsc),
+                0x00..=0x1f => Step::Continue,
+                _ => {
+                    self.store(byte, STRING_LIMIT);
+                    Step::Continue
+                }
+            },
+            State::OscEsc => {
+                if byte == b'\\' {
+                    self.finish_string(Terminator::St)
+                } else {
+                    // A lone ESC inside the string is kept as content; only ST or BEL end an OSC.
+                    self.store(ESC, STRING_LIMIT);
+                    self.store(byte, STRING_LIMIT);
+                    self.state = State::Osc;
+                    Step::Continue
+                }
+            }
+            State::Dcs => match byte {
+                ESC => self.enter(State::DcsEsc),
+                _ => {
+                    self.store(byte, STRING_LIMIT);
+                    Step::Continue
+                }
+            },
+            State::DcsEsc => {
+                if byte == b'\\' {
+                    self.finish()
+                } else {
+                    self.store(ESC, STRING_LIMIT);
+                    self.store(byte, STRING_LIMIT);
+                    self.state = State::Dcs;
+                    Step::Continue
+                }
+            }
+            State::Ignored => {
+                if byte == ESC {
+                    self.enter(State::IgnoredEsc)
+                } else {
+                    Step::Continue
+                }
+            }
+            State::IgnoredEsc => {
+                if byte == b'\\' {
+                    self.finish()
+                } else {
+                    self.state = State::Ignored;
+                    Step::Continue
+                }
+            }
+        }
+    }
+
+    fn csi_byte(&mut self, byte: u8) -> Step {
+        match byte {
+            0x3c..=0x3f if self.body.is_empty() && self.private == 0 && self.intermediate == 0 => {
+                self.private = byte;
+                Step::Continue
+            }
+            0x30..=0x3f => {
+                // Parameters after an intermediate, or a second private marker, make the sequence
+                // malformed; it is still delimited, and marked so nobody acts on it.
+                if self.intermediate != 0 || (0x3c..=0x3f).contains(&byte) {
+                    self.overflowed = true;
+                }
+                self.store(byte, CSI_PARAMS_LIMIT);
+                Step::Continue
+            }
+            0x20..=0x2f => {
+                if self.intermediate == 0 {
+                    self.intermediate = byte;
+                } else {
+                    self.overflowed = true;
+                }
+                Step::Continue
+            }
+            0x40..=0x7e => {
+                self.body.push(byte);
+                self.finish()
+            }
+            0x00..=0x1f => Step::Continue,
+            _ => self.abort(),
+        }
+    }
+
+    fn enter(&mut self, state: State) -> Step {
+        self.state = state;
+        Step::Continue
+    }
+
+    fn finish(&mut self) -> Step {
+        self.state = match self.state {
+            State::Escape | State::EscIntermediate => State::Escape,
+            State::Csi => State::Csi,
+            State::DcsEsc => State::Dcs,
+            _ => State::Ignored,
+        };
+        Step::Done
+    }
+
+    fn finish_string(&mut self, terminator: Terminator) -> Step {
+        self.state = match terminator {
+            Terminator::Bel => State::Osc,
+            Terminator::St => State::OscEsc,
+        };
+        Step::Done
+    }
+
+    /// Builds the finished sequence (the state still names its kind) and returns to ground.
+    fn sequence(&mut self) -> Sequence<'_> {
+        let kind = self.state;
+        self.state = State::Ground;
+        match kind {
+            State::Escape => Sequence::Esc {
+                intermediate: self.intermediate,
+                final_byte: self.body.last().copied().unwrap_or(0),
+            },
+            State::Csi => {
+                let (final_byte, params) = match self.body.split_last() {
+                    Some((last, rest)) => (*last, rest),
+                    None => (0, &[][..]),
+                };
+                Sequence::Csi {
+                    private: self.private,
+                    params,
+                    intermediate: self.intermediate,
+                    final_byte,
+                    overflowed: self.overflowed,
+                }
+            }
+            State::Osc => Sequence::Osc {
+                body: &self.body,
+                terminator: Terminator::Bel,
+                overflowed: self.overflowed,
+            },
+            State::OscEsc => Sequence::Osc {
+                body: &self.body,
+                terminator: Terminator::St,
+                overflowed: self.overflowed,
+            },
+            State::Dcs => Sequence::Dcs {
+                body: &self.body,
+                overflowed: self.overflowed,
+            },
+            _ => Sequence::Ignored,
+        }
+    }
+}
+
+enum Step {
+    Continue,
+    Done,
+    Released,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scans `input` in one feed and lists the events in a compact printable form.
+    fn events(input: &[u8]) -> Vec<String> {
+        let mut scanner = Scanner::default();
+        let mut pos = 0;
+        let mut out = Vec::new();
+        while let Some(event) = scanner.next(input, &mut pos) {
+            out.push(match event {
+                Event::Text(t) => format!("text {:?}", String::from_utf8_lossy(t)),
+                Event::Sequence(s) => format!("{s:?}"),
+                Event::Released => "released".to_string(),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn delimits_each_kind_of_sequence() {
+        let cases: &[(&[u8], &[&str])] = &[
+            (b"ab", &["text \"ab\""]),
+            (
+                b"a\x1b[1;2Hb",
+                &[
+                    "text \"a\"",
+                    "Csi { private: 0, params: [49, 59, 50], intermediate: 0, final_byte: 72, overflowed: false }",
+                    "text \"b\"",
+                ],
+            ),
+            (
+                b"\x1b[?1049h",
+                &[
+                    "Csi { private: 63, params: [49, 48, 52, 57], intermediate: 0, final_byte: 104, overflowed: false }",
+                ],
+            ),
+            (
+                b"\x1b[?1$p",
+                &[
+                    "Csi { private: 63, params: [49], intermediate: 36, final_byte: 112, overflowed: false }",
+                ],
+            ),
+            (
+                b"\x1b]0;hi\x07",
+                &["Osc { body: [48, 59, 104, 105], terminator: Bel, overflowed: false }"],
+            ),
+            (
+                b"\x1b]11;?\x1b\\",
+                &["Osc { body: [49, 49, 59, 63], terminator: St, overflowed: false }"],
+            ),
+            (
+                b"\x1bP+q544e\x1b\\",
+                &["Dcs { body: [43, 113, 53, 52, 52, 101], overflowed: false }"],
+            ),
+            (b"\x1bc", &["Esc { intermediate: 0, final_byte: 99 }"]),
+            (b"\x1b(B", &["Esc { intermediate: 40, final_byte: 66 }"]),
+            (b"\x1b_apc\x1b\\x", &["Ignored", "text \"x\""]),
+            // CAN aborts; the rest is text again.
+            (b"\x1b[12\x18z", &["text \"z\""]),
+            // ESC inside CSI starts a new sequence.
+            (
+                b"\x1b[1\x1b[2J",
+                &[
+                    "Csi { private: 0, params: [50], intermediate: 0, final_byte: 74, overflowed: false }",
+                ],
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(
+                events(input),
+                *expected,
+                "input {:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+
+    #[test]
+    fn long_bodies_are_delimited_but_marked() {
+        let mut input = b"\x1b]52;c;".to_vec();
+        input.extend(std::iter::repeat_n(b'A', STRING_LIMIT + 10));
+        input.extend_from_slice(b"\x07after");
+        let got = events(&input);
+        assert_eq!(got.len(), 2);
+        assert!(got[0].ends_with("terminator: Bel, overflowed: true }"));
+        assert_eq!(got[1], "text \"after\"");
+    }
+
+    #[test]
+    fn origin_tracks_where_a_sequence_began() {
+        let mut scanner = Scanner::default();
+        let mut pos = 0;
+        let input = b"ab\x1b[6";
+        assert_eq!(scanner.next(input, &mut pos), Some(Event::Text(b"ab")));
+        assert_eq!(scanner.next(input, &mut pos), None);
+        assert!(scanner.in_sequence());
+        assert_eq!(scanner.origin(), Origin::Here(2));
+        assert_eq!(scanner.sequence_len(), 3);
+        scanner.hold(&input[2..]);
+        let mut pos = 0;
+        let next = b"n";
+        assert!(matches!(
+            scanner.next(next, &mut pos),
+            Some(Event::Sequence(Sequence::Csi {
+                final_byte: b'n',
+                ..
+            }))
+        ));
+        assert_eq!(scanner.origin(), Origin::Held);
+        assert_eq!(scanner.held(), b"\x1b[6");
+    }
+
+    #[test]
+    fn abandoning_a_held_sequence_releases_it() {
+        let mut scanner = Scanner::default();
+        let mut pos = 0;
+        assert_eq!(scanner.next(b"\x1b[6", &mut pos), None);
+        scanner.hold(b"\x1b[6");
+        let mut pos = 0;
+        assert_eq!(scanner.next(b"\x18rest", &mut pos), Some(Event::Released));
+        assert_eq!(scanner.held(), b"\x1b[6");
+        scanner.clear_held();
+        assert_eq!(
+            scanner.next(b"\x18rest", &mut pos),
+            Some(Event::Text(b"rest"))
+        );
+    }
+}

@@ -1,0 +1,287 @@
+//! The snapshot: one self-contained ANSI string that repaints a fresh terminal of the same size
+//! with the same scrollback text, screen, attributes, cursor, title and input modes.
+//!
+//! Layout: RIS; the primary screen's scrollback rows then its visible rows, printed top to bottom so
+//! the rows past the screen height scroll into the viewer's scrollback (rows that wrapped are printed
+//! to the last column and left to wrap, so reflow still joins them); then, when the alternate screen
+//! is on, the primary cursor, `CSI ? 1049 h` and the alternate rows; then the scroll region, cursor,
+//! pen, cursor visibility, input modes and title. SGR per ECMA-48 §8.3.117 with xterm's 256-colour
+//! and direct-colour forms.
+
+use std::fmt::Write;
+
+use alacritty_terminal::Grid;
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::{Column, Line};
+use alacritty_terminal::term::TermMode;
+use alacritty_terminal::term::cell::{Cell, Flags};
+use alacritty_terminal::vte::ansi::{Color, NamedColor};
+
+use super::engine::{Engine, row_wraps};
+
+/// Cell flags that change how a cell is drawn (and so go into SGR).
+const STYLE: Flags = Flags::BOLD
+    .union(Flags::DIM)
+    .union(Flags::ITALIC)
+    .union(Flags::ALL_UNDERLINES)
+    .union(Flags::INVERSE)
+    .union(Flags::HIDDEN)
+    .union(Flags::STRIKEOUT);
+
+/// The graphic rendition currently in effect in the output.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Pen {
+    fg: Color,
+    bg: Color,
+    flags: Flags,
+    underline: Option<Color>,
+}
+
+impl Default for Pen {
+    fn default() -> Self {
+        Self {
+            fg: Color::Named(NamedColor::Foreground),
+            bg: Color::Named(NamedColor::Background),
+            flags: Flags::empty(),
+            underline: None,
+        }
+    }
+}
+
+impl Pen {
+    fn of(cell: &Cell) -> Self {
+        Self {
+            fg: cell.fg,
+            bg: cell.bg,
+            flags: cell.flags & STYLE,
+            underline: cell.underline_color(),
+        }
+    }
+
+    /// A blank that looks like the default background: safe to leave out at the end of a row.
+    fn is_plain_blank(cell: &Cell) -> bool {
+        cell.c == ' '
+            && cell.bg == Color::Named(NamedColor::Background)
+            && !cell
+                .flags
+                .intersects(Flags::INVERSE | Flags::ALL_UNDERLINES | Flags::STRIKEOUT)
+    }
+
+    fn write(&self, out: &mut String) {
+        out.push_str("\x1b[0");
+        let flags = self.flags;
+        let simple = [
+            (Flags::BOLD, ";1"),
+            (Flags::DIM, ";2"),
+            (Flags::ITALIC, ";3"),
+            (Flags::INVERSE, ";7"),
+            (Flags::HIDDEN, ";8"),
+            (Flags::STRIKEOUT, ";9"),
+        ];
+        for (flag, code) in simple {
+            if flags.contains(flag) {
+                out.push_str(code);
+            }
+        }
+        let underline = [
+            (Flags::UNDERLINE, ";4"),
+            (Flags::DOUBLE_UNDERLINE, ";4:2"),
+            (Flags::UNDERCURL, ";4:3"),
+            (Flags::DOTTED_UNDERLINE, ";4:4"),
+            (Flags::DASHED_UNDERLINE, ";4:5"),
+        ];
+        if let Some((_, code)) = underline.iter().find(|(flag, _)| flags.contains(*flag)) {
+            out.push_str(code);
+        }
+        write_color(out, self.fg, 30, 90, 38);
+        write_color(out, self.bg, 40, 100, 48);
+        if let Some(color) = self.underline {
+            write_color(out, color, 0, 0, 58);
+        }
+        out.push('m');
+    }
+}
+
+/// Appends `;code` for a colour: `base+n` for the 8 colours, `bright+n` for their bright forms,
+/// `extended;5;n` for the 256-colour palette and `extended;2;r;g;b` for direct colour.
+fn write_color(out: &mut String, color: Color, base: u8, bright: u8, extended: u8) {
+    // Writing to a String cannot fail.
+    let _ = match color {
+        Color::Named(named) => {
+            let index = named as usize;
+            match index {
+                0..=7 if base != 0 => write!(out, ";{}", usize::from(base) + index),
+                8..=15 if base != 0 => write!(out, ";{}", usize::from(bright) + index - 8),
+                0..=15 => write!(out, ";{extended};5;{index}"),
+                // Dim variants of the 8 colours map back to the colour; SGR 2 carries the dimness.
+                259..=266 if base != 0 => write!(out, ";{}", usize::from(base) + index - 259),
+                _ => Ok(()),
+            }
+        }
+        Color::Indexed(index) => write!(out, ";{extended};5;{index}"),
+        Color::Spec(rgb) => write!(out, ";{extended};2;{};{};{}", rgb.r, rgb.g, rgb.b),
+    };
+}
+
+/// Writes the rows `first..end` (grid line numbers, negative for scrollback) joined by `\r\n`,
+/// except after rows that wrap.
+fn write_rows(out: &mut String, grid: &Grid<Cell>, first: i32, end: i32, pen: &mut Pen) {
+    for line in first..end {
+        let wraps = row_wraps(grid, line);
+        write_row(out, grid, line, wraps, pen);
+        if line + 1 < end && !wraps {
+            if *pen != Pen::default() {
+                // Reset before the line feed: a coloured pen would paint the new line (BCE).
+                out.push_str("\x1b[0m");
+                *pen = Pen::default();
+            }
+            out.push_str("\r\n");
+        }
+    }
+}
+
+fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &mut Pen) {
+    let row = &grid[Line(line)];
+    let cols = grid.columns();
+    let end = if full {
+        cols
+    } else {
+        (0..cols)
+            .rev()
+            .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
+            .map_or(0, |c| c + 1)
+    };
+    for col in 0..end {
+        let cell = &row[Column(col)];
+        if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
+            continue;
+        }
+        let cell_pen = Pen::of(cell);
+        if cell_pen != *pen {
+            cell_pen.write(out);
+            *pen = cell_pen;
+        }
+        if cell.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) || cell.c == '\0' {
+            out.push(' ');
+            continue;
+        }
+        out.push(cell.c);
+        if let Some(marks) = cell.zerowidth() {
+            out.extend(marks);
+        }
+    }
+}
+
+/// Writes the whole grid (scrollback first when `with_scrollback`), returning the pen left in effect.
+fn write_grid(out: &mut String, grid: &Grid<Cell>, with_scrollback: bool) -> Pen {
+    let mut pen = Pen::default();
+    let history = if with_scrollback {
+        grid.history_size() as i32
+    } else {
+        0
+    };
+    let rows = grid.screen_lines() as i32;
+    // Without scrollback, rows below the last non-blank one need not be printed (nothing to push up).
+    let end = if history > 0 {
+        rows
+    } else {
+        (0..rows)
+            .rev()
+            .find(|&l| !row_is_blank(grid, l))
+            .map_or(0, |l| l + 1)
+    };
+    write_rows(out, grid, -history, end, &mut pen);
+    if pen != Pen::default() {
+        out.push_str("\x1b[0m");
+        pen = Pen::default();
+    }
+    pen
+}
+
+fn row_is_blank(grid: &Grid<Cell>, line: i32) -> bool {
+    let row = &grid[Line(line)];
+    (0..grid.columns()).all(|c| Pen::is_plain_blank(&row[Column(c)]))
+}
+
+fn write_cursor(out: &mut String, grid: &Grid<Cell>, origin_top: u16) {
+    let point = grid.cursor.point;
+    let row = (point.line.0.max(0) as u32 + 1)
+        .saturating_sub(u32::from(origin_top.saturating_sub(1)))
+        .max(1);
+    let _ = write!(out, "\x1b[{};{}H", row, point.column.0 + 1);
+}
+
+/// Builds the snapshot of `engine`; `scroll_region` is the DECSTBM region (1-based) when one is set.
+pub(crate) fn snapshot(
+    engine: &mut Engine,
+    scroll_region: Option<(u16, u16)>,
+    title: &str,
+) -> String {
+    let mut out = String::with_capacity(4096);
+    out.push_str("\x1bc");
+    let modes = engine.mode();
+    let alternate = modes.contains(TermMode::ALT_SCREEN);
+    engine.with_primary_grid(|grid| {
+        out.reserve((grid.history_size() + grid.screen_lines()) * (grid.columns() + 2));
+        write_grid(&mut out, grid, true);
+        if alternate {
+            write_cursor(&mut out, grid, 1);
+        }
+    });
+    if alternate {
+        out.push_str("\x1b[?1049h\x1b[H");
+        write_grid(&mut out, engine.grid(), false);
+    }
+    if let Some((top, bottom)) = scroll_region {
+        let _ = write!(out, "\x1b[{top};{bottom}r");
+    }
+    let mut origin_top = 1;
+    if modes.contains(TermMode::ORIGIN) {
+        out.push_str("\x1b[?6h");
+        origin_top = scroll_region.map_or(1, |(top, _)| top);
+    }
+    write_cursor(&mut out, engine.grid(), origin_top);
+    let pen = Pen::of(engine.cursor_template());
+    if pen != Pen::default() {
+        pen.write(&mut out);
+    }
+    write_modes(&mut out, modes);
+    let title: String = title.chars().filter(|c| !c.is_control()).collect();
+    if !title.is_empty() {
+        let _ = write!(out, "\x1b]2;{title}\x1b\\");
+    }
+    out
+}
+
+fn write_modes(out: &mut String, modes: TermMode) {
+    let private = [
+        (TermMode::APP_CURSOR, 1),
+        (TermMode::MOUSE_REPORT_CLICK, 1000),
+        (TermMode::MOUSE_DRAG, 1002),
+        (TermMode::MOUSE_MOTION, 1003),
+        (TermMode::FOCUS_IN_OUT, 1004),
+        (TermMode::UTF8_MOUSE, 1005),
+        (TermMode::SGR_MOUSE, 1006),
+        (TermMode::BRACKETED_PASTE, 2004),
+    ];
+    for (mode, number) in private {
+        if modes.contains(mode) {
+            let _ = write!(out, "\x1b[?{number}h");
+        }
+    }
+    if !modes.contains(TermMode::LINE_WRAP) {
+        out.push_str("\x1b[?7l");
+    }
+    if !modes.contains(TermMode::SHOW_CURSOR) {
+        out.push_str("\x1b[?25l");
+    }
+    if modes.contains(TermMode::APP_KEYPAD) {
+        out.push_str("\x1b=");
+    }
+    if modes.contains(TermMode::INSERT) {
+        out.push_str("\x1b[4h");
+    }
+    if modes.contains(TermMode::LINE_FEED_NEW_LINE) {
+        out.push_str("\x1b[20h");
+    }
+}
