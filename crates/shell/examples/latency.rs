@@ -1,16 +1,19 @@
-//! Measures where the time of one `PersistentShell::run` goes: `cargo run --release --example latency`.
+//! Where the time of one `PersistentShell::run` goes, without Node:
+//! `cargo run --release -p shellwright-shell --example latency`.
 
 use std::time::Instant;
 
+use shellwright_shell::output::OutputPump;
 use shellwright_shell::{PersistentShell, RunRequest, SessionOptions};
 
-fn per_call_us(n: u32, start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1e6 / f64::from(n)
+const CALLS: u32 = 2000;
+
+fn per_call_us(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e6 / f64::from(CALLS)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let n = 2000;
     let shell = PersistentShell::new(SessionOptions::default());
     for command in [":", "echo hi"] {
         let request = || RunRequest {
@@ -21,36 +24,36 @@ async fn main() {
             let _ = shell.run(request(), Box::new(|_| {})).await;
         }
         let start = Instant::now();
-        for _ in 0..n {
+        for _ in 0..CALLS {
             let _ = shell.run(request(), Box::new(|_| {})).await;
         }
         println!(
             "PersistentShell::run({command:?}): {:.1} us",
-            per_call_us(n, start)
+            per_call_us(start)
         );
     }
 
+    let pump = OutputPump::start().expect("output thread");
     let start = Instant::now();
-    for _ in 0..n {
-        let (reader, writer) =
-            shellwright_shell::output::spawn_reader(Box::new(|_| {})).expect("pipe");
+    for _ in 0..CALLS {
+        let (reader, writer) = pump.begin(Box::new(|_| {})).expect("pipe");
         drop(writer);
         reader.finish().await;
     }
-    println!(
-        "output reader spawn + finish: {:.1} us",
-        per_call_us(n, start)
-    );
+    println!("output pipe begin + finish: {:.1} us", per_call_us(start));
 
-    let mut brush = brush_core::Shell::builder().build().await.expect("brush");
+    let mut brush = brush_core::Shell::builder()
+        .builtins(brush_builtins::default_builtins(
+            brush_builtins::BuiltinSet::BashMode,
+        ))
+        .build()
+        .await
+        .expect("brush");
     let params = brush.default_exec_params();
     let source = brush_core::SourceInfo::default();
     let start = Instant::now();
-    for _ in 0..n {
+    for _ in 0..CALLS {
         let _ = brush.run_string(":", &source, &params).await;
     }
-    println!(
-        "bare brush run_string(\":\"): {:.1} us",
-        per_call_us(n, start)
-    );
+    println!("bare brush run_string(\":\"): {:.1} us", per_call_us(start));
 }

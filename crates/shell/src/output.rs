@@ -3,12 +3,13 @@
 //! DESIGN §3.1: after the foreground command ends, reading goes on until the pipe closes, 250 ms
 //! pass without output, or 2 s pass in all (background jobs may hold the pipe open).
 //!
-//! The reader is a thread rather than a task because brush's builtins write to the pipe with
-//! blocking writes from runtime threads: a reader that needed a runtime thread could deadlock
-//! behind them.
+//! The reader is a thread (one per session, see [`OutputPump`]) rather than a task because brush's
+//! builtins write to the pipe with blocking writes from runtime threads: a reader that needed a
+//! runtime thread could deadlock behind them.
 
 use std::io::{PipeReader, PipeWriter, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -23,37 +24,17 @@ pub const DRAIN_CAP: Duration = Duration::from_secs(2);
 /// Larger pipe buffers mean fewer, larger chunks when a command streams a lot.
 #[cfg(target_os = "linux")]
 const PIPE_CAPACITY: libc::c_int = 1 << 20;
-const READ_BUFFER: usize = 1 << 20;
+/// Up to this much is read, decoded and delivered as one chunk. Much larger chunks make V8 allocate
+/// each string in large-object space, which costs more than the extra callbacks save.
+const READ_BUFFER: usize = 256 << 10;
 
 /// Receives each decoded chunk of a run's output, in order.
 pub type ChunkHandler = Box<dyn FnMut(String) + Send>;
 
-/// The reading side of a run's output, running on its own thread.
+/// The reading side of one run, served by its session's [`OutputPump`].
 pub struct OutputReader {
     wake: Option<PipeWriter>,
     done: oneshot::Receiver<()>,
-}
-
-/// Creates the pipe and starts the reader; returns the reader handle and the write end that
-/// becomes the run's stdout and stderr.
-pub fn spawn_reader(on_chunk: ChunkHandler) -> std::io::Result<(OutputReader, PipeWriter)> {
-    let (data_rx, data_tx) = std::io::pipe()?;
-    let (wake_rx, wake_tx) = std::io::pipe()?;
-    enlarge(&data_tx);
-    let (done_tx, done) = oneshot::channel();
-    std::thread::Builder::new()
-        .name("shellwright-output".into())
-        .spawn(move || {
-            read_until_drained(data_rx, wake_rx, on_chunk);
-            let _ = done_tx.send(());
-        })?;
-    Ok((
-        OutputReader {
-            wake: Some(wake_tx),
-            done,
-        },
-        data_tx,
-    ))
 }
 
 impl OutputReader {
@@ -66,6 +47,61 @@ impl OutputReader {
     }
 }
 
+/// One run's pipes and where its output goes.
+struct ReadJob {
+    data: PipeReader,
+    wake: PipeReader,
+    on_chunk: ChunkHandler,
+    done: oneshot::Sender<()>,
+}
+
+/// A session's output thread: it serves one run at a time and lives as long as the session, so a
+/// run does not pay for starting a thread (that cost dominated a builtin's latency).
+pub struct OutputPump {
+    jobs: mpsc::Sender<ReadJob>,
+}
+
+impl OutputPump {
+    pub fn start() -> std::io::Result<Self> {
+        let (jobs, queue) = mpsc::channel::<ReadJob>();
+        std::thread::Builder::new()
+            .name("shellwright-output".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; READ_BUFFER];
+                // Ends when the session drops the pump (the sender).
+                for job in queue {
+                    read_until_drained(&job.data, &job.wake, job.on_chunk, &mut buf);
+                    let _ = job.done.send(());
+                }
+            })?;
+        Ok(Self { jobs })
+    }
+
+    /// Creates a run's pipe and hands its read end to the thread; returns the reader handle and
+    /// the write end that becomes the run's stdout and stderr.
+    pub fn begin(&self, on_chunk: ChunkHandler) -> std::io::Result<(OutputReader, PipeWriter)> {
+        let (data, data_tx) = std::io::pipe()?;
+        let (wake, wake_tx) = std::io::pipe()?;
+        enlarge(&data_tx);
+        let (done, done_rx) = oneshot::channel();
+        self.jobs
+            .send(ReadJob {
+                data,
+                wake,
+                on_chunk,
+                done,
+            })
+            .map_err(|_| std::io::Error::other("the output thread has stopped"))?;
+        Ok((
+            OutputReader {
+                wake: Some(wake_tx),
+                done: done_rx,
+            },
+            data_tx,
+        ))
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn enlarge(pipe: &PipeWriter) {
     // SAFETY: fcntl on an fd we own; failure only leaves the default size.
@@ -75,9 +111,13 @@ fn enlarge(pipe: &PipeWriter) {
 #[cfg(not(target_os = "linux"))]
 fn enlarge(_pipe: &PipeWriter) {}
 
-fn read_until_drained(mut data: PipeReader, wake: PipeReader, mut on_chunk: ChunkHandler) {
+fn read_until_drained(
+    mut data: &PipeReader,
+    wake: &PipeReader,
+    mut on_chunk: ChunkHandler,
+    buf: &mut [u8],
+) {
     let mut decoder = Utf8Decoder::new();
-    let mut buf = vec![0u8; READ_BUFFER];
     let mut draining_since: Option<Instant> = None;
     let mut last_output = Instant::now();
     loop {
@@ -102,7 +142,7 @@ fn read_until_drained(mut data: PipeReader, wake: PipeReader, mut on_chunk: Chun
             last_output = last_output.max(now);
         }
         if ready.data {
-            match data.read(&mut buf) {
+            match data.read(buf) {
                 Ok(0) => break,
                 Ok(n) => {
                     last_output = Instant::now();
@@ -181,7 +221,9 @@ mod tests {
     #[tokio::test]
     async fn reads_to_end_of_file_once_writers_close() {
         let (out, sink) = collector();
-        let (reader, mut writer) = spawn_reader(sink).expect("pipe");
+        let (reader, mut writer) = OutputPump::start()
+            .and_then(|p| p.begin(sink))
+            .expect("pipe");
         writer.write_all("héllo\n".as_bytes()).expect("write");
         drop(writer);
         let started = Instant::now();
@@ -196,7 +238,9 @@ mod tests {
     #[tokio::test]
     async fn stops_after_the_idle_window_when_a_writer_lingers() {
         let (out, sink) = collector();
-        let (reader, mut writer) = spawn_reader(sink).expect("pipe");
+        let (reader, mut writer) = OutputPump::start()
+            .and_then(|p| p.begin(sink))
+            .expect("pipe");
         writer.write_all(b"x").expect("write");
         let started = Instant::now();
         reader.finish().await;

@@ -15,7 +15,7 @@ use shellwright_proc::{CancelReason, CancelToken};
 use crate::env::{host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
-use crate::output::{self, ChunkHandler};
+use crate::output::{ChunkHandler, OutputPump};
 
 /// SIGKILL follows SIGTERM this long after a cancellation (DESIGN §3.1: within 200 ms).
 const KILL_GRACE: Duration = Duration::from_millis(150);
@@ -79,6 +79,7 @@ pub(crate) struct RunOutcome {
 pub(crate) struct Session {
     shell: Shell,
     hooks: HooksGuard,
+    output: OutputPump,
 }
 
 impl Session {
@@ -104,7 +105,13 @@ impl Session {
             .map_err(|e| ShellError::Init(e.to_string()))?;
         let hooks = HooksGuard::register();
         hooks.install(&mut shell);
-        let mut session = Self { shell, hooks };
+        let output = OutputPump::start()
+            .map_err(|e| ShellError::Init(format!("cannot start the output thread: {e}")))?;
+        let mut session = Self {
+            shell,
+            hooks,
+            output,
+        };
         if let Some(path) = &options.snapshot_path {
             session.source_snapshot(path).await?;
         }
@@ -147,7 +154,9 @@ impl Session {
         let _timer = request.timeout.map(|t| request.cancel.cancel_after(t));
         let tag = hooks::new_run_tag();
         self.enter_command_scope(&request.env, &tag)?;
-        let (reader, writer) = output::spawn_reader(on_chunk)
+        let (reader, writer) = self
+            .output
+            .begin(on_chunk)
             .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
         let params = self.run_params(writer)?;
 
