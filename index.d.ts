@@ -101,8 +101,37 @@ export declare class PtySession {
   start(options: PtyStartOptions, onChunk?: (chunk: string) => void): Promise<PtyResult>
   /** Sends `data` to the terminal's input. */
   write(data: string): void
-  /** Resizes the terminal; sizes are clamped to 20..400 columns and 5..200 rows. */
+  /**
+   * Resizes the terminal and reflows its emulator; sizes are clamped to 20..400 columns and
+   * 5..200 rows.
+   */
   resize(cols: number, rows: number): void
+  /**
+   * What the terminal shows. Valid while running and after exit, until the next `start`;
+   * throws `PTY session is not running` before the first `start`.
+   */
+  screen(): TerminalScreen
+  /**
+   * Self-contained ANSI that repaints scrollback, screen, cursor, title and modes. Valid while
+   * running and after exit, until the next `start`; throws `PTY session is not running` before
+   * the first `start`.
+   */
+  snapshot(): string
+  /**
+   * Completed commands seen through OSC 133 (or the prompt fallback), oldest first. Valid while
+   * running and after exit, until the next `start`; throws `PTY session is not running` before
+   * the first `start`.
+   */
+  commands(): Array<CommandRecord>
+  /**
+   * Waits for the shell's prompt (if none is showing yet), types `command` and Enter, and
+   * resolves with its record once its end is seen (OSC 133;D, or the next prompt in the
+   * fallback). On timeout or abort it sends Ctrl+C (if the command was typed) and rejects with
+   * `exec timed out after N ms` / `exec aborted`; it rejects with `exec failed: the session
+   * ended before the command finished` when the run ends first. Calls run one at a time, in
+   * call order. Throws `PTY session is not running` when no run is live.
+   */
+  exec(command: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<CommandRecord>
   /** Cancels the run: the promise resolves with `cancelled: true`. */
   kill(): void
 }

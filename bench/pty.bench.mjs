@@ -1,6 +1,9 @@
 // PTY benchmarks (DESIGN §4): PtySession against node-pty in the same process — throughput of a
-// 100 MB text stream (with the byte counts each delivered: node-pty is known to lose the tail of
-// fast output at exit) and the echo round trip through `stty -echo; exec cat`.
+// 100 MB text stream with the terminal emulator on (every PtySession feeds its emulator; node-pty
+// has none), with the byte counts each delivered (node-pty is known to lose the tail of fast output
+// at exit), and the echo round trip through `stty -echo; exec cat`. Then the memory check: 1 GB
+// streamed through one session in a separate process (bench/pty-memory.mjs), reporting peak RSS.
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -86,7 +89,7 @@ async function throughput() {
       shellwrightBytesWhenResolved: delivered(runs.shellwright),
       nodePtyBytesAtExitEvent: delivered(runs['node-pty']),
       [`nodePtyBytes${NODE_PTY_LATE_MS}msAfterExit`]: runs['node-pty'].map((r) => r.bytesLate),
-      emulator: 'not yet in the read loop (terminal model lands separately)',
+      emulator: 'shellwright: on (every byte fed to the terminal model); node-pty: none',
     },
   })
 }
@@ -166,5 +169,32 @@ async function latency() {
   })
 }
 
+/** Streams 1 GB through one session in a fresh process and reports its peak RSS. */
+function memory() {
+  const bytes = Number(process.env.SW_PTY_MEMORY_BYTES ?? 1 << 30)
+  const child = spawnSync(process.execPath, [new URL('./pty-memory.mjs', import.meta.url).pathname], {
+    encoding: 'utf8',
+    env: { ...process.env, SW_PTY_MEMORY_BYTES: String(bytes) },
+    timeout: 600_000,
+  })
+  if (child.status !== 0) throw new Error(`memory check failed: ${child.error ?? child.stderr}`)
+  const figures = JSON.parse(child.stdout.trim().split('\n').pop())
+  if (figures.bytes !== bytes) throw new Error(`memory check delivered ${figures.bytes} of ${bytes} bytes`)
+  report({
+    bench: `PtySession peak RSS while streaming ${Math.round(bytes / 2 ** 20)} MiB (emulator on, scrollback 10000)`,
+    unit: 'MB',
+    better: 'lower',
+    subject: 'shellwright',
+    results: { shellwright: figures.peakRssMb },
+    notes: {
+      baselineRssMb: figures.baselineRssMb,
+      growthMb: figures.peakRssMb - figures.baselineRssMb,
+      bytesDelivered: figures.bytes,
+      seconds: figures.seconds,
+    },
+  })
+}
+
 await throughput()
 await latency()
+memory()

@@ -4,6 +4,11 @@
 //! `resize` and `kill` act on that run as soon as `start` has returned (input written before the
 //! child exists is queued). The promise settles on the JS thread after every chunk reached
 //! `onChunk`, and the session is idle again by the time it does.
+//!
+//! Every run has a terminal model (`shellwright_pty::SessionTerminal`) in its read loop: the
+//! bytes reach `onChunk` only after passing through it, minus the queries it answered. The model
+//! outlives the run, so `screen`, `snapshot` and `commands` read it after exit until the next
+//! `start`; `exec` types into the run and awaits the model's command records.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -11,12 +16,17 @@ use napi::bindgen_prelude::{Env, PromiseRaw, Result, Unknown};
 use napi::{Error, Status, ValueType};
 use napi_derive::napi;
 use shellwright_proc::{CancelReason, CancelToken};
-use shellwright_pty::{PtyCommand, PtyControl, PtyError, PtyExit, PtyOutput, TermSize};
+use shellwright_pty::{
+    ExecError, PtyCommand, PtyControl, PtyError, PtyExit, PtyOutput, SessionTerminal, TermSize,
+};
+use shellwright_term::TerminalOptions;
+use shellwright_term::terminal::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
 use shellwright_term::utf8::Utf8Decoder;
 
 use crate::abort::AbortWatch;
 use crate::delivery::{ChunkCallback, ChunkSink};
 use crate::options::{OptionReader, type_error};
+use crate::terminal::{CommandRecord, TerminalScreen};
 
 const NOT_RUNNING: &str = "PTY session is not running";
 const ALREADY_RUNNING: &str = "PTY session already running";
@@ -54,8 +64,9 @@ struct SessionState {
     /// Counts starts, so a finished run never clears the state of a newer one.
     generation: u64,
     running: Option<LiveRun>,
-    // The terminal model (screen, snapshot, commands, exec) joins here: it outlives the run,
-    // "valid while running and after exit, until the next start".
+    /// The terminal model of the latest run: it outlives the run ("valid while running and after
+    /// exit, until the next start"). `None` before the first start.
+    terminal: Option<SessionTerminal>,
 }
 
 /// The handles of the run in progress.
@@ -89,11 +100,12 @@ impl PtySession {
             return Err(Error::new(Status::GenericFailure, ALREADY_RUNNING));
         }
         let reader = OptionReader::new(env, Some(options), "options", false)?;
-        let start = StartOptions::read(&reader)?;
+        let start = StartOptions::read(env, &reader)?;
         let cancel = CancelToken::new();
         let abort = AbortWatch::attach(env, reader.signal("signal")?.as_ref(), &cancel)?;
         let sink = ChunkSink::new(on_chunk)?;
         let control = PtyControl::new(start.command.size);
+        let terminal = SessionTerminal::new(start.terminal);
         let generation = {
             let mut state = self.lock();
             state.generation += 1;
@@ -101,15 +113,21 @@ impl PtySession {
                 control: control.clone(),
                 cancel: cancel.clone(),
             });
+            state.terminal = Some(terminal.clone());
             state.generation
         };
-        let output = JsOutput {
-            decoder: Utf8Decoder::new(),
-            sink: sink.clone(),
-        };
+        let output = terminal.output(
+            control.clone(),
+            JsOutput {
+                decoder: Utf8Decoder::new(),
+                sink: sink.clone(),
+            },
+        );
         let work = async move {
             let _timer = start.timeout.map(|after| cancel.cancel_after(after));
             let exit = shellwright_pty::run(start.command, control, output, &cancel).await;
+            // Already done at end of input; this covers runs that never spawned.
+            terminal.mark_ended();
             sink.flush().await;
             Ok(exit)
         };
@@ -140,12 +158,93 @@ impl PtySession {
         ignore_ended(control.write(data.as_bytes()))
     }
 
-    /// Resizes the terminal; sizes are clamped to 20..400 columns and 5..200 rows.
+    /// Resizes the terminal and reflows its emulator; sizes are clamped to 20..400 columns and
+    /// 5..200 rows.
     #[napi(ts_args_type = "cols: number, rows: number")]
     pub fn resize(&self, env: Env, cols: Unknown, rows: Unknown) -> Result<()> {
         let control = self.live_control()?;
         let size = TermSize::clamped(cells(&env, cols, "cols")?, cells(&env, rows, "rows")?);
+        // The emulator first, so output the child draws for the new size meets the new size.
+        if let Some(terminal) = &self.lock().terminal {
+            terminal.lock().resize(size.cols(), size.rows());
+        }
         ignore_ended(control.resize(size))
+    }
+
+    /// What the terminal shows. Valid while running and after exit, until the next `start`;
+    /// throws `PTY session is not running` before the first `start`.
+    #[napi]
+    pub fn screen(&self) -> Result<TerminalScreen> {
+        Ok(self.terminal()?.lock().screen().into())
+    }
+
+    /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes. Valid while
+    /// running and after exit, until the next `start`; throws `PTY session is not running` before
+    /// the first `start`.
+    #[napi]
+    pub fn snapshot(&self) -> Result<String> {
+        Ok(self.terminal()?.lock().snapshot())
+    }
+
+    /// Completed commands seen through OSC 133 (or the prompt fallback), oldest first. Valid while
+    /// running and after exit, until the next `start`; throws `PTY session is not running` before
+    /// the first `start`.
+    #[napi]
+    pub fn commands(&self) -> Result<Vec<CommandRecord>> {
+        Ok(self
+            .terminal()?
+            .lock()
+            .commands()
+            .into_iter()
+            .map(CommandRecord::from)
+            .collect())
+    }
+
+    /// Waits for the shell's prompt (if none is showing yet), types `command` and Enter, and
+    /// resolves with its record once its end is seen (OSC 133;D, or the next prompt in the
+    /// fallback). On timeout or abort it sends Ctrl+C (if the command was typed) and rejects with
+    /// `exec timed out after N ms` / `exec aborted`; it rejects with `exec failed: the session
+    /// ended before the command finished` when the run ends first. Calls run one at a time, in
+    /// call order. Throws `PTY session is not running` when no run is live.
+    #[napi(
+        ts_args_type = "command: string, options?: { timeoutMs?: number; signal?: AbortSignal }",
+        ts_return_type = "Promise<CommandRecord>"
+    )]
+    pub fn exec<'env>(
+        &self,
+        env: &'env Env,
+        command: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, CommandRecord>> {
+        if command.get_type()? != ValueType::String {
+            return Err(type_error(env, "command must be a string"));
+        }
+        // SAFETY: checked to be a string.
+        let command: String = unsafe { command.cast()? };
+        let reader = OptionReader::new(env, options, "options", true)?;
+        let timeout = reader.duration_ms("timeoutMs")?;
+        let signal = reader.signal("signal")?;
+        let (control, terminal) = {
+            let state = self.lock();
+            match (&state.running, &state.terminal) {
+                (Some(run), Some(terminal)) => (run.control.clone(), terminal.clone()),
+                _ => return Err(Error::new(Status::GenericFailure, NOT_RUNNING)),
+            }
+        };
+        let cancel = CancelToken::new();
+        let abort = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
+        let work = async move {
+            let _timer = timeout.map(|after| cancel.cancel_after(after));
+            Ok(terminal.exec(&control, &command, &cancel).await)
+        };
+        env.spawn_future_with_callback(work, move |env, record| {
+            if let Some(abort) = abort {
+                abort.detach(env)?;
+            }
+            record
+                .map(CommandRecord::from)
+                .map_err(|err| exec_error(err, timeout))
+        })
     }
 
     /// Cancels the run: the promise resolves with `cancelled: true`.
@@ -162,6 +261,13 @@ impl PtySession {
 
     fn lock(&self) -> MutexGuard<'_, SessionState> {
         lock(&self.state)
+    }
+
+    fn terminal(&self) -> Result<SessionTerminal> {
+        self.lock()
+            .terminal
+            .clone()
+            .ok_or_else(|| Error::new(Status::GenericFailure, NOT_RUNNING))
     }
 
     fn live_control(&self) -> Result<PtyControl> {
@@ -196,6 +302,15 @@ fn start_error(err: PtyError) -> Error {
     Error::from_reason(err.to_string())
 }
 
+fn exec_error(err: ExecError, timeout: Option<std::time::Duration>) -> Error {
+    match (err, timeout) {
+        (ExecError::TimedOut, Some(after)) => {
+            Error::from_reason(format!("exec timed out after {} ms", after.as_millis()))
+        }
+        (err, _) => Error::from_reason(err.to_string()),
+    }
+}
+
 /// A column or row count: any finite number (clamped later).
 fn cells(env: &Env, value: Unknown, name: &str) -> Result<i64> {
     if value.get_type()? == ValueType::Number {
@@ -212,10 +327,11 @@ fn cells(env: &Env, value: Unknown, name: &str) -> Result<i64> {
 struct StartOptions {
     command: PtyCommand,
     timeout: Option<std::time::Duration>,
+    terminal: TerminalOptions,
 }
 
 impl StartOptions {
-    fn read(reader: &OptionReader) -> Result<Self> {
+    fn read(env: &Env, reader: &OptionReader) -> Result<Self> {
         let defaults = TermSize::default();
         let cols = reader
             .number("cols")?
@@ -223,24 +339,48 @@ impl StartOptions {
         let rows = reader
             .number("rows")?
             .map_or(defaults.rows().into(), |n| n.round() as i64);
+        let interactive = reader.bool("interactive")?.unwrap_or(false);
+        let command = if interactive {
+            reader.string("command")?.unwrap_or_default()
+        } else {
+            reader.required_string("command")?
+        };
         let command = PtyCommand {
-            command: reader.required_string("command")?,
+            command,
             shell: reader.string("shell")?.unwrap_or_else(|| "sh".to_string()),
             login: reader.bool("login")?.unwrap_or(false),
+            interactive,
             cwd: reader.string("cwd")?.map(Into::into),
             env: reader.string_record("env")?.unwrap_or_default(),
             size: TermSize::clamped(cols, rows),
         };
         let timeout = reader.duration_ms("timeoutMs")?;
-        // Emulator options, validated now and used by the terminal model.
-        reader.duration_ms("scrollback")?;
-        reader.bool("answerQueries")?;
-        Ok(Self { command, timeout })
+        let scrollback = match reader.number("scrollback")? {
+            None => DEFAULT_SCROLLBACK,
+            Some(lines) if lines >= 0.0 => lines.min(MAX_SCROLLBACK as f64) as usize,
+            Some(_) => {
+                return Err(type_error(
+                    env,
+                    "options.scrollback must be a non-negative number",
+                ));
+            }
+        };
+        let terminal = TerminalOptions {
+            cols: command.size.cols(),
+            rows: command.size.rows(),
+            scrollback,
+            answer_queries: reader.bool("answerQueries")?.unwrap_or(true),
+        };
+        Ok(Self {
+            command,
+            timeout,
+            terminal,
+        })
     }
 }
 
-/// Where the terminal's bytes go, on the PTY I/O thread: decoded to text for `onChunk`.
-/// (The terminal emulator is fed here first, once there is one.)
+/// Where the terminal's bytes go on the PTY I/O thread once the emulator has seen them (and cut
+/// out the queries it answered): decoded to text for `onChunk`.
 struct JsOutput {
     decoder: Utf8Decoder,
     sink: ChunkSink,

@@ -49,12 +49,15 @@ impl TermSize {
 /// A command run through a shell in a pseudo-terminal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PtyCommand {
-    /// The command line handed to the shell.
+    /// The command line handed to the shell (unused when `interactive`).
     pub command: String,
     /// The shell program (default `sh`), resolved through `PATH`.
     pub shell: String,
     /// Run as a login shell (`-lc` instead of `-c`; POSIX-style shells only).
     pub login: bool,
+    /// Start the shell itself as an interactive session instead of running `command`; bash gets
+    /// shell-integration hooks (see [`PtyCommand::wants_bash_hooks`]).
+    pub interactive: bool,
     /// The working directory; `None` is the host process's current directory.
     pub cwd: Option<PathBuf>,
     /// Variables overlaid on the host environment.
@@ -68,6 +71,7 @@ impl PtyCommand {
             command: command.into(),
             shell: "sh".to_string(),
             login: false,
+            interactive: false,
             cwd: None,
             env: Vec::new(),
             size: TermSize::default(),
@@ -75,15 +79,34 @@ impl PtyCommand {
     }
 
     /// The program and its arguments: `cmd /c`, `powershell -Command`, else `-c` (`-lc` for a
-    /// login shell).
+    /// login shell). Interactive: the shell alone (`-i`, plus `-l` for a login shell, for
+    /// POSIX-style shells); bash with hooks is started by the spawner with its rcfile instead.
     pub fn argv(&self) -> Vec<String> {
-        let flag = match shell_kind(&self.shell) {
+        let kind = shell_kind(&self.shell);
+        let mut argv = vec![self.shell.clone()];
+        if self.interactive {
+            if matches!(kind, ShellKind::Bash | ShellKind::Posix) {
+                argv.push("-i".to_string());
+                if self.login {
+                    argv.push("-l".to_string());
+                }
+            }
+            return argv;
+        }
+        let flag = match kind {
             ShellKind::Cmd => "/c",
             ShellKind::PowerShell => "-Command",
-            ShellKind::Posix if self.login => "-lc",
-            ShellKind::Posix => "-c",
+            ShellKind::Bash | ShellKind::Posix if self.login => "-lc",
+            ShellKind::Bash | ShellKind::Posix => "-c",
         };
-        vec![self.shell.clone(), flag.to_string(), self.command.clone()]
+        argv.extend([flag.to_string(), self.command.clone()]);
+        argv
+    }
+
+    /// Whether the run starts bash interactively, which gets the generated rcfile with OSC 133
+    /// hooks (`bash --rcfile <file> -i`).
+    pub fn wants_bash_hooks(&self) -> bool {
+        self.interactive && shell_kind(&self.shell) == ShellKind::Bash
     }
 
     /// The directory the child starts in, checked to exist and be a directory: it is never
@@ -120,6 +143,7 @@ fn io_reason(err: &std::io::Error) -> String {
 
 #[derive(Debug, PartialEq, Eq)]
 enum ShellKind {
+    Bash,
     Cmd,
     PowerShell,
     Posix,
@@ -133,6 +157,7 @@ fn shell_kind(shell: &str) -> ShellKind {
         .to_ascii_lowercase();
     let name = name.strip_suffix(".exe").unwrap_or(&name);
     match name {
+        "bash" => ShellKind::Bash,
         "cmd" => ShellKind::Cmd,
         "powershell" | "pwsh" => ShellKind::PowerShell,
         _ => ShellKind::Posix,
@@ -176,6 +201,29 @@ mod tests {
             };
             assert_eq!(command.argv(), want, "{shell} login={login}");
         }
+    }
+
+    #[test]
+    fn builds_interactive_shell_command_lines() {
+        let table = [
+            ("sh", false, vec!["sh", "-i"], false),
+            ("zsh", true, vec!["zsh", "-i", "-l"], false),
+            ("/bin/bash", false, vec!["/bin/bash", "-i"], true),
+            ("bash", true, vec!["bash", "-i", "-l"], true),
+            ("cmd.exe", false, vec!["cmd.exe"], false),
+            ("pwsh", true, vec!["pwsh"], false),
+        ];
+        for (shell, login, want, hooks) in table {
+            let command = PtyCommand {
+                shell: shell.to_string(),
+                login,
+                interactive: true,
+                ..PtyCommand::new("ignored")
+            };
+            assert_eq!(command.argv(), want, "{shell} login={login}");
+            assert_eq!(command.wants_bash_hooks(), hooks, "{shell}");
+        }
+        assert!(!PtyCommand::new("x").wants_bash_hooks());
     }
 
     #[test]

@@ -5,7 +5,11 @@
 //! cancellation of everything the run started (the terminal's foreground process group and the
 //! child's process tree, SIGTERM then SIGKILL). It does not interpret the bytes: a terminal
 //! emulator (shellwright-term) and the consumer both sit behind [`PtyOutput`], which sees every
-//! byte in order on the I/O thread.
+//! byte in order on the I/O thread. [`SessionTerminal`] is that emulator for one run: its
+//! [`EmulatedOutput`] feeds every byte to a `shellwright_term::Terminal`, writes the terminal's
+//! query replies back to the child, passes the rest on, and wakes [`SessionTerminal::exec`]
+//! waiters when a prompt shows or a command completes. Interactive bash gets OSC 133/633 hooks
+//! through a generated rcfile (`hooks`).
 //!
 //! Behaviour follows DESIGN §3.2: output is read until EIO (every holder of the slave side closed
 //! it), with [`ORPHAN_DRAIN`] for processes that outlive the child; a cancel gives
@@ -14,9 +18,15 @@
 
 mod command;
 #[cfg(unix)]
+mod emulator;
+#[cfg(unix)]
+mod hooks;
+#[cfg(unix)]
 mod run;
 
 pub use command::{PtyCommand, TermSize};
+#[cfg(unix)]
+pub use emulator::{EmulatedOutput, ExecError, SessionTerminal};
 #[cfg(unix)]
 pub use run::{CANCEL_GRACE, ORPHAN_DRAIN, PtyControl, PtyExit, PtyOutput, PtyRun, run, spawn};
 

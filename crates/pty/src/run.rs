@@ -21,6 +21,7 @@ use shellwright_proc::{
 };
 use tokio::sync::oneshot;
 
+use crate::hooks::BashHooks;
 use crate::{PtyCommand, PtyError, TermSize};
 
 /// How long processes that outlive the child may keep the terminal open before the read ends.
@@ -203,7 +204,19 @@ pub fn spawn(
     let pair = native_pty_system()
         .openpty(pty_size(size))
         .map_err(|err| PtyError::Open(err.to_string()))?;
-    let argv = command.argv();
+    // The rcfile must outlive bash's startup; the I/O thread keeps it until the run ends.
+    let hooks = if command.wants_bash_hooks() {
+        let hooks = BashHooks::write(command.login).map_err(|err| PtyError::Spawn {
+            program: command.shell.clone(),
+            reason: format!("cannot write the shell-integration rcfile: {err}"),
+        })?;
+        Some(hooks)
+    } else {
+        None
+    };
+    let argv = hooks
+        .as_ref()
+        .map_or_else(|| command.argv(), |hooks| hooks.argv(&command.shell));
     let mut builder = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
     builder.cwd(&cwd);
     let user_sets_term = command.env.iter().any(|(key, _)| key == "TERM");
@@ -235,6 +248,10 @@ pub fn spawn(
     let pidfd = open_pidfd(pid);
     {
         let mut terminal = control.lock();
+        // A resize that came while the terminal was being opened found no master to apply to.
+        if terminal.size != size {
+            let _ = master.resize(pty_size(terminal.size));
+        }
         terminal.master = Some(master);
         terminal.wake = Some(wake_write);
         terminal.flush_input();
@@ -249,6 +266,7 @@ pub fn spawn(
         output: Box::new(output),
         exit: None,
         drain_deadline: None,
+        _hooks: hooks,
     };
     let io_thread = std::thread::Builder::new()
         .name("shellwright-pty-io".into())
@@ -444,6 +462,8 @@ struct IoLoop {
     exit: Option<ChildExit>,
     /// Set when the child exits: the read ends by then even if orphans keep the slave open.
     drain_deadline: Option<Instant>,
+    /// The interactive bash's generated rcfile, removed when the run ends.
+    _hooks: Option<BashHooks>,
 }
 
 enum ReadState {

@@ -1,0 +1,217 @@
+//! The terminal model inside a PTY run (DESIGN §3.2): every byte the child writes goes through a
+//! `shellwright_term::Terminal` on the I/O thread, the same way tmux sits between a program and
+//! its viewers.
+//!
+//! [`EmulatedOutput`] is the [`PtyOutput`] that does it: it feeds each chunk to the terminal,
+//! writes the terminal's query replies back to the child through [`PtyControl`] (without blocking),
+//! and hands the rest — the chunk itself, borrowed, unless an answered query was cut out — to the
+//! next output. At end of input it releases whatever the terminal held back as a possible query,
+//! so nothing is lost. [`SessionTerminal`] is the shared handle readers use (screen, snapshot,
+//! commands) and [`SessionTerminal::exec`] waits on: the read loop publishes a small progress value
+//! (commands completed, prompt showing, run ended) and wakes waiters only when it changes.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use shellwright_proc::{CancelReason, CancelToken};
+use shellwright_term::{CommandRecord, Terminal, TerminalOptions};
+use tokio::sync::watch;
+
+use crate::{PtyControl, PtyOutput};
+
+/// Why [`SessionTerminal::exec`] gave up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    #[error("exec timed out")]
+    TimedOut,
+    #[error("exec aborted")]
+    Aborted,
+    #[error("exec failed: the session ended before the command finished")]
+    Ended,
+}
+
+impl From<CancelReason> for ExecError {
+    fn from(reason: CancelReason) -> Self {
+        match reason {
+            CancelReason::TimedOut => Self::TimedOut,
+            CancelReason::Aborted => Self::Aborted,
+        }
+    }
+}
+
+/// What `exec` waits on; republished after every feed, but only a change wakes anyone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Progress {
+    completed: u64,
+    prompt: bool,
+    ended: bool,
+}
+
+impl Progress {
+    fn of(terminal: &Terminal, ended: bool) -> Self {
+        Self {
+            completed: terminal.completed_commands(),
+            prompt: terminal.prompt_showing(),
+            ended,
+        }
+    }
+}
+
+/// The terminal model of one run, shared by the I/O thread that feeds it and its readers.
+/// Cloning gives another handle to the same terminal.
+#[derive(Clone)]
+pub struct SessionTerminal {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    terminal: Mutex<Terminal>,
+    progress: watch::Sender<Progress>,
+    /// Serialises `exec` calls: one command is typed and awaited at a time.
+    exec_turn: tokio::sync::Mutex<()>,
+}
+
+impl SessionTerminal {
+    pub fn new(options: TerminalOptions) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                terminal: Mutex::new(Terminal::new(options)),
+                progress: watch::Sender::new(Progress::default()),
+                exec_turn: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The terminal, for reading its screen, snapshot and commands, or resizing it. Hold the
+    /// guard briefly: the I/O thread waits for it.
+    pub fn lock(&self) -> MutexGuard<'_, Terminal> {
+        // A panic while feeding cannot leave the lock's data unusable for readers.
+        self.shared
+            .terminal
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// The output to give [`crate::spawn`]/[`crate::run`]: feeds this terminal, answers queries
+    /// through `control`, and passes the rest on to `downstream`.
+    pub fn output<O: PtyOutput>(&self, control: PtyControl, downstream: O) -> EmulatedOutput<O> {
+        EmulatedOutput {
+            terminal: self.clone(),
+            control,
+            downstream,
+        }
+    }
+
+    /// Marks the run over: pending and later [`exec`](Self::exec) calls fail with
+    /// [`ExecError::Ended`]. The output does it at end of input; a run that never started needs
+    /// it from its owner.
+    pub fn mark_ended(&self) {
+        let terminal = self.lock();
+        self.publish(&terminal, true);
+    }
+
+    fn publish(&self, terminal: &Terminal, ended: bool) {
+        let next = Progress::of(terminal, ended);
+        self.shared.progress.send_if_modified(|progress| {
+            // Once ended, always ended (a late reader must not revive the run).
+            let next = Progress {
+                ended: next.ended || progress.ended,
+                ..next
+            };
+            let changed = *progress != next;
+            *progress = next;
+            changed
+        });
+    }
+
+    /// Types `command` and Enter into the shell once it shows a prompt, and returns the command's
+    /// record once its end is seen (OSC 133;D, or the next prompt in the fallback). When `cancel`
+    /// fires after the command was typed, sends Ctrl+C and fails with the cancel's reason.
+    pub async fn exec(
+        &self,
+        control: &PtyControl,
+        command: &str,
+        cancel: &CancelToken,
+    ) -> Result<CommandRecord, ExecError> {
+        let _turn = tokio::select! {
+            biased;
+            reason = cancel.cancelled() => return Err(reason.into()),
+            turn = self.shared.exec_turn.lock() => turn,
+        };
+        let mut progress = self.shared.progress.subscribe();
+        let ready = self
+            .wait_for(&mut progress, cancel, |p| p.prompt || p.ended)
+            .await?;
+        if ready.ended {
+            return Err(ExecError::Ended);
+        }
+        let before = self.lock().completed_commands();
+        let mut line = String::with_capacity(command.len() + 1);
+        line.push_str(command);
+        line.push('\r');
+        control
+            .write(line.as_bytes())
+            .map_err(|_| ExecError::Ended)?;
+        if let Err(err) = self
+            .wait_for(&mut progress, cancel, |p| p.completed > before || p.ended)
+            .await
+        {
+            // Interrupt the command; the shell comes back to its prompt.
+            let _ = control.write(b"\x03");
+            return Err(err);
+        }
+        let terminal = self.lock();
+        if terminal.completed_commands() > before {
+            terminal.last_command().cloned().ok_or(ExecError::Ended)
+        } else {
+            Err(ExecError::Ended)
+        }
+    }
+
+    async fn wait_for(
+        &self,
+        progress: &mut watch::Receiver<Progress>,
+        cancel: &CancelToken,
+        done: impl Fn(&Progress) -> bool,
+    ) -> Result<Progress, ExecError> {
+        tokio::select! {
+            biased;
+            reason = cancel.cancelled() => Err(reason.into()),
+            // The sender lives in `self.shared`, so the channel cannot close while we wait.
+            reached = progress.wait_for(|p| done(p)) => reached.map(|p| *p).map_err(|_| ExecError::Ended),
+        }
+    }
+}
+
+/// A [`PtyOutput`] that runs every byte through a [`SessionTerminal`] first (see the module doc).
+pub struct EmulatedOutput<O> {
+    terminal: SessionTerminal,
+    control: PtyControl,
+    downstream: O,
+}
+
+impl<O: PtyOutput> PtyOutput for EmulatedOutput<O> {
+    fn bytes(&mut self, chunk: &[u8]) {
+        let feed = {
+            let mut terminal = self.terminal.lock();
+            let feed = terminal.feed(chunk);
+            self.terminal.publish(&terminal, false);
+            feed
+        };
+        if !feed.replies.is_empty() {
+            // Fails only once the terminal is closed, when nobody is left to read the reply.
+            let _ = self.control.write(&feed.replies);
+        }
+        if !feed.passthrough.is_empty() {
+            self.downstream.bytes(&feed.passthrough);
+        }
+    }
+
+    fn finish(&mut self) {
+        let held = self.terminal.lock().flush();
+        if !held.is_empty() {
+            self.downstream.bytes(&held);
+        }
+        self.downstream.finish();
+        self.terminal.mark_ended();
+    }
+}
