@@ -145,7 +145,7 @@ impl VirtualTerminal {
     }
 
     #[napi]
-    pub fn screen(&self) -> TerminalScreen {
+    pub fn screen(&mut self) -> TerminalScreen {
         self.terminal.screen().into()
     }
 

@@ -6,6 +6,12 @@
 //! report. Its gaps are covered here: synchronized updates (mode 2026) are disabled so the screen
 //! always reflects every byte fed, the title is captured from its events, and the primary screen is
 //! reachable while the alternate screen is active (see [`Engine::with_primary_grid`]).
+//!
+//! Plain text (printable ASCII, CR, LF) is not parsed as it arrives but kept in a backlog that is
+//! parsed when the screen is next looked at ([`Engine::settle`]) or other bytes arrive. Only the
+//! backlog's last `scrollback + 2 × rows` lines can still be seen afterwards, so the lines before
+//! them are dropped unparsed — the result is identical, and a program that streams megabytes of
+//! text costs a memchr over it instead of a full emulation of every line (see [`PlainBacklog`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -74,6 +80,81 @@ pub(crate) struct Engine {
     listener: TitleListener,
     /// Continuation bytes still missing from a UTF-8 character the last advance ended inside.
     utf8_needed: usize,
+    backlog: PlainBacklog,
+    scrollback: usize,
+    /// No scroll region is set (the crate tracks it; alacritty keeps it private).
+    full_scroll_region: bool,
+    /// Off only in tests, to compare against parsing every byte as it comes.
+    defer_plain_text: bool,
+}
+
+/// Plain text not yet parsed. Plain text cannot change modes, colours, the pen or the title, only
+/// the grid and the cursor, so everything else may be read while text waits here.
+///
+/// Why dropping is exact: the kept part starts right after a CR LF, so the cursor starts it in
+/// column 0 whatever came before; with no scroll region, the primary screen, and no insert or
+/// newline mode, `rows` line feeds bring the cursor to the bottom row, and every line feed there
+/// pushes one row into the scrollback. After `scrollback + 2 × rows` line feeds every visible row
+/// and every scrollback row therefore holds text of the kept part only.
+#[derive(Default)]
+struct PlainBacklog {
+    bytes: Vec<u8>,
+    line_feeds: usize,
+}
+
+impl PlainBacklog {
+    fn push(&mut self, bytes: &[u8], keep_lines: usize) {
+        self.bytes.extend_from_slice(bytes);
+        self.line_feeds += memchr::memchr_iter(b'\n', bytes).count();
+        // Trimming moves the kept part, so only trim once the backlog is twice what is kept.
+        if self.line_feeds > keep_lines.saturating_mul(2) {
+            self.drop_unseen_lines(keep_lines);
+        }
+    }
+
+    /// Drops the longest prefix ending in CR LF that leaves at least `keep_lines` line feeds.
+    fn drop_unseen_lines(&mut self, keep_lines: usize) {
+        let droppable = self.line_feeds - keep_lines;
+        let mut cut = None;
+        for (seen, at) in memchr::memchr_iter(b'\n', &self.bytes).enumerate() {
+            if seen >= droppable {
+                break;
+            }
+            if at > 0 && self.bytes[at - 1] == b'\r' {
+                cut = Some((at + 1, seen + 1));
+            }
+        }
+        if let Some((cut, dropped)) = cut {
+            self.bytes.drain(..cut);
+            self.line_feeds -= dropped;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        self.line_feeds = 0;
+        std::mem::take(&mut self.bytes)
+    }
+
+    /// The text the cursor's row holds and that precedes the cursor, when the backlog alone tells
+    /// (its last line is fresh: at least `rows` line feeds, no CR inside it, shorter than a row).
+    fn cursor_line(&self, rows: usize, cols: usize) -> Option<&[u8]> {
+        if self.line_feeds < rows {
+            return None;
+        }
+        let start = memchr::memrchr(b'\n', &self.bytes)? + 1;
+        let line = &self.bytes[start..];
+        (line.len() < cols && !line.contains(&b'\r')).then_some(line)
+    }
+}
+
+fn is_plain(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .all(|&b| matches!(b, 0x20..=0x7e | b'\r' | b'\n'))
 }
 
 impl Engine {
@@ -92,10 +173,68 @@ impl Engine {
             processor: Processor::new(),
             listener,
             utf8_needed: 0,
+            backlog: PlainBacklog::default(),
+            scrollback,
+            full_scroll_region: true,
+            defer_plain_text: true,
         }
     }
 
+    #[cfg(test)]
+    pub(crate) fn parse_every_byte(&mut self) {
+        self.settle();
+        self.defer_plain_text = false;
+    }
+
+    /// Tells the engine whether a scroll region is set (plain text is only deferred without one).
+    pub(crate) fn set_full_scroll_region(&mut self, full: bool) {
+        if !full {
+            self.settle();
+        }
+        self.full_scroll_region = full;
+    }
+
+    fn may_defer(&self, bytes: &[u8]) -> bool {
+        let modes = self.term.mode();
+        self.defer_plain_text
+            && self.utf8_needed == 0
+            && self.full_scroll_region
+            && !modes
+                .intersects(TermMode::ALT_SCREEN | TermMode::INSERT | TermMode::LINE_FEED_NEW_LINE)
+            && is_plain(bytes)
+    }
+
+    /// Parses the deferred plain text, so the grid and the cursor are current.
+    pub(crate) fn settle(&mut self) {
+        if !self.backlog.is_empty() {
+            let text = self.backlog.take();
+            self.processor.advance(&mut self.term, &text);
+        }
+    }
+
+    /// The text before the cursor on its row, and whether the row is blank after it; from the
+    /// backlog when it can tell, so checking for a prompt does not force parsing.
+    pub(crate) fn cursor_line(&mut self) -> (String, bool) {
+        let (rows, cols) = (self.term.screen_lines(), self.term.columns());
+        if let Some(line) = self.backlog.cursor_line(rows, cols) {
+            return (String::from_utf8_lossy(line).into_owned(), true);
+        }
+        self.settle();
+        let grid = self.term.grid();
+        let (row, col) = self.cursor();
+        let row = &grid[Line(i32::from(row))];
+        let col = usize::from(col).min(grid.columns());
+        let after_blank = (col..grid.columns()).all(|c| row[Column(c)].c == ' ');
+        ((0..col).map(|c| row[Column(c)].c).collect(), after_blank)
+    }
+
     pub(crate) fn advance(&mut self, mut bytes: &[u8]) {
+        if self.may_defer(bytes) {
+            let keep_lines = self.scrollback + 2 * self.term.screen_lines() + 1;
+            self.backlog.push(bytes, keep_lines);
+            return;
+        }
+        self.settle();
         // vte 0.15 drops the byte after a UTF-8 character completed across two `advance` calls when
         // the new call also ends inside a character ("é" split as C3 | A9 20 E6 loses the space).
         // Feeding the completing continuation bytes on their own keeps its buffer exact.
@@ -122,6 +261,7 @@ impl Engine {
     }
 
     pub(crate) fn resize(&mut self, cols: u16, rows: u16) {
+        self.settle();
         self.term.resize(Size {
             cols: cols.into(),
             rows: rows.into(),
@@ -148,8 +288,9 @@ impl Engine {
             .unwrap_or_default()
     }
 
-    /// 0-based cursor (row, col) on the visible screen.
+    /// 0-based cursor (row, col) on the visible screen. Call [`settle`](Self::settle) first.
     pub(crate) fn cursor(&self) -> (u16, u16) {
+        debug_assert!(self.backlog.is_empty(), "cursor read before settle");
         let point = self.term.grid().cursor.point;
         let row = u16::try_from(point.line.0.max(0)).unwrap_or(u16::MAX);
         let col = u16::try_from(point.column.0).unwrap_or(u16::MAX);
@@ -165,8 +306,10 @@ impl Engine {
         self.term.colors()[color]
     }
 
-    /// The active grid (the alternate one while the alternate screen is on).
+    /// The active grid (the alternate one while the alternate screen is on). Call
+    /// [`settle`](Self::settle) first.
     pub(crate) fn grid(&self) -> &Grid<Cell> {
+        debug_assert!(self.backlog.is_empty(), "grid read before settle");
         self.term.grid()
     }
 
@@ -178,6 +321,7 @@ impl Engine {
     /// scrollback, so cheap) is cloned and put back, and the primary's saved cursor already equals its
     /// cursor since entering the alternate screen did the same, so nothing observable changes.
     pub(crate) fn with_primary_grid<R>(&mut self, f: impl FnOnce(&Grid<Cell>) -> R) -> R {
+        self.settle();
         if !self.term.mode().contains(TermMode::ALT_SCREEN) {
             return f(self.term.grid());
         }

@@ -16,7 +16,6 @@ mod snapshot;
 use std::borrow::Cow;
 
 use alacritty_terminal::grid::Dimensions;
-use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::TermMode;
 
 pub use commands::{CommandRecord, MAX_OUTPUT_BYTES, MAX_RECORDS};
@@ -98,6 +97,9 @@ pub struct Terminal {
     /// DECSTBM region (1-based top and bottom), `None` for the whole screen. alacritty keeps its
     /// own private, so it is tracked here for snapshots and CPR in origin mode.
     scroll_region: Option<(u16, u16)>,
+    /// Whether the cursor's row looked like a prompt after the last feed or resize (the prompt
+    /// fallback; kept so that reading it needs no parsing).
+    prompt_at_cursor: bool,
 }
 
 /// What to do about one sequence, decided while the scanner still borrows it.
@@ -119,6 +121,7 @@ impl Terminal {
             tracker: CommandTracker::default(),
             answer_queries: options.answer_queries,
             scroll_region: None,
+            prompt_at_cursor: false,
         }
     }
 
@@ -148,8 +151,8 @@ impl Terminal {
             self.scanner.hold(&input[hold_from..]);
         }
         if !self.tracker.marks_seen() {
-            let showing = self.prompt_at_cursor();
-            self.tracker.prompt_check(showing);
+            self.prompt_at_cursor = self.check_prompt_at_cursor();
+            self.tracker.prompt_check(self.prompt_at_cursor);
         }
         Feed {
             passthrough: out.finish(),
@@ -172,6 +175,7 @@ impl Terminal {
                 Origin::Held => {}
                 Origin::Passed => out.emit_input(&mut self.engine, end),
             }
+            self.engine.settle();
             let context = ReplyContext {
                 engine: &self.engine,
                 scroll_region: self.scroll_region,
@@ -195,9 +199,14 @@ impl Terminal {
                 // Same rule as the engine: an empty region is ignored.
                 if top < bottom {
                     self.scroll_region = (top > 1 || bottom < rows).then_some((top, bottom));
+                    self.engine
+                        .set_full_scroll_region(self.scroll_region.is_none());
                 }
             }
-            Action::Reset => self.scroll_region = None,
+            Action::Reset => {
+                self.scroll_region = None;
+                self.engine.set_full_scroll_region(true);
+            }
             Action::Nothing | Action::Answer(_) => {}
         }
     }
@@ -245,6 +254,10 @@ impl Terminal {
         let (cols, rows) = clamp_size(cols, rows);
         self.engine.resize(cols, rows);
         self.scroll_region = None;
+        self.engine.set_full_scroll_region(true);
+        if !self.tracker.marks_seen() {
+            self.prompt_at_cursor = self.check_prompt_at_cursor();
+        }
     }
 
     /// (cols, rows).
@@ -256,7 +269,15 @@ impl Terminal {
         self.answer_queries
     }
 
-    pub fn screen(&self) -> TerminalScreen {
+    /// Turns plain-text deferral off, to compare against parsing every byte as it comes.
+    #[cfg(test)]
+    pub(crate) fn parse_every_byte(&mut self) {
+        self.engine.parse_every_byte();
+    }
+
+    /// The visible screen. Takes `&mut self` to parse deferred plain text first (see the engine).
+    pub fn screen(&mut self) -> TerminalScreen {
+        self.engine.settle();
         let grid = self.engine.grid();
         let rows = self.engine.rows();
         let lines = (0..i32::from(rows))
@@ -291,6 +312,7 @@ impl Terminal {
     /// Takes `&mut self` only to reach the primary screen while the alternate one is active; the
     /// terminal's observable state does not change.
     pub fn snapshot(&mut self) -> String {
+        self.engine.settle();
         let title = self.engine.title();
         snapshot::snapshot(&mut self.engine, self.scroll_region, &title)
     }
@@ -316,7 +338,7 @@ impl Terminal {
         if self.tracker.marks_seen() {
             self.tracker.marked_prompt_showing()
         } else {
-            self.prompt_at_cursor()
+            self.prompt_at_cursor
         }
     }
 
@@ -330,17 +352,11 @@ impl Terminal {
         self.tracker.cwd()
     }
 
-    fn prompt_at_cursor(&self) -> bool {
-        let modes = self.engine.mode();
-        if modes.contains(TermMode::ALT_SCREEN) {
+    fn check_prompt_at_cursor(&mut self) -> bool {
+        if self.engine.mode().contains(TermMode::ALT_SCREEN) {
             return false;
         }
-        let grid = self.engine.grid();
-        let (row, col) = self.engine.cursor();
-        let row = &grid[Line(i32::from(row))];
-        let col = usize::from(col).min(grid.columns());
-        let after_blank = (col..grid.columns()).all(|c| row[Column(c)].c == ' ');
-        let before: String = (0..col).map(|c| row[Column(c)].c).collect();
+        let (before, after_blank) = self.engine.cursor_line();
         looks_like_prompt(&before, after_blank)
     }
 }

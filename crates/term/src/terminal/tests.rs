@@ -19,7 +19,7 @@ fn feed(term: &mut Terminal, input: &[u8]) -> (String, String) {
     )
 }
 
-fn lines(term: &Terminal) -> Vec<String> {
+fn lines(term: &mut Terminal) -> Vec<String> {
     term.screen().lines
 }
 
@@ -65,11 +65,11 @@ fn sizes_are_clamped() {
 fn wide_characters_take_two_cells() {
     let mut term = terminal(10, 3);
     feed(&mut term, "日本語ab\r\n".as_bytes());
-    assert_eq!(lines(&term)[0], "日本語ab");
+    assert_eq!(lines(&mut term)[0], "日本語ab");
     feed(&mut term, "\x1b[2;1Hxx日本語日本".as_bytes());
     // 2 + 6 columns, then 日 and 本 do not fit: 日 fills columns 9-10 and 本 wraps.
-    assert_eq!(lines(&term)[1], "xx日本語日");
-    assert_eq!(lines(&term)[2], "本");
+    assert_eq!(lines(&mut term)[1], "xx日本語日");
+    assert_eq!(lines(&mut term)[2], "本");
 }
 
 #[test]
@@ -85,7 +85,7 @@ fn alternate_screen_keeps_primary_and_scrollback() {
     // Reading the primary screen did not disturb the alternate one.
     assert_eq!(term.screen(), screen);
     feed(&mut term, b"!\x1b[?1049l");
-    assert_eq!(lines(&term), vec!["two", "three", "four"]);
+    assert_eq!(lines(&mut term), vec!["two", "three", "four"]);
     assert_eq!(
         term.screen().cursor,
         CursorState {
@@ -100,7 +100,7 @@ fn alternate_screen_keeps_primary_and_scrollback() {
 fn scroll_regions_and_scrollback_ring() {
     let mut term = terminal(10, 4);
     feed(&mut term, b"a\r\nb\r\nc\r\nd\x1b[2;3r\x1b[3;1H\nX\x1b[r");
-    assert_eq!(lines(&term), vec!["a", "c", "X", "d"]);
+    assert_eq!(lines(&mut term), vec!["a", "c", "X", "d"]);
     assert!(term.scrollback_lines().is_empty());
     let mut term = Terminal::new(TerminalOptions {
         cols: 10,
@@ -112,7 +112,7 @@ fn scroll_regions_and_scrollback_ring() {
         feed(&mut term, format!("{i}\r\n").as_bytes());
     }
     assert_eq!(term.scrollback_lines(), vec!["6", "7", "8"]);
-    assert_eq!(lines(&term), vec!["9", ""]);
+    assert_eq!(lines(&mut term), vec!["9", ""]);
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn sgr_colours_are_accepted() {
         &mut term,
         b"\x1b[1;38;5;200mA\x1b[38;2;1;2;3;48;2;4;5;6mB\x1b[0mC",
     );
-    assert_eq!(lines(&term)[0], "ABC");
+    assert_eq!(lines(&mut term)[0], "ABC");
     let snapshot = term.snapshot();
     assert!(snapshot.contains("\x1b[0;1;38;5;200mA"), "{snapshot:?}");
     assert!(
@@ -350,7 +350,7 @@ fn cancelled_held_sequence_is_released_in_order() {
         feed(&mut term, b"mX"),
         ("\x1b[1mX".to_string(), String::new())
     );
-    assert_eq!(lines(&term)[0], "abX");
+    assert_eq!(lines(&mut term)[0], "abX");
 }
 
 fn round_trip(term: &mut Terminal) {
@@ -534,10 +534,10 @@ fn utf8_split_across_feeds() {
         let mut term2 = terminal(20, 3);
         term2.feed(&bytes[..split]);
         term2.feed(&bytes[split..]);
-        assert_eq!(lines(&term2)[0], "café 日本", "split at {split}");
+        assert_eq!(lines(&mut term2)[0], "café 日本", "split at {split}");
     }
     term.feed(bytes);
-    assert_eq!(lines(&term)[0], "café 日本");
+    assert_eq!(lines(&mut term)[0], "café 日本");
 }
 
 #[test]
@@ -554,4 +554,103 @@ fn flush_releases_a_held_tail_at_end_of_input() {
         feed(&mut term, b"n"),
         ("n".to_string(), "\x1b[?1;2;1R".to_string())
     );
+}
+
+/// Everything a viewer can observe about a terminal.
+fn observe(term: &mut Terminal) -> (TerminalScreen, Vec<String>, String) {
+    (term.screen(), term.scrollback_lines(), term.snapshot())
+}
+
+/// Feeds `chunks` twice: once as a program would (plain text deferred and trimmed), once parsing
+/// every byte as it comes; both must end identical.
+fn assert_deferral_is_invisible(cols: u16, rows: u16, scrollback: usize, chunks: &[Vec<u8>]) {
+    let options = TerminalOptions {
+        cols,
+        rows,
+        scrollback,
+        answer_queries: true,
+    };
+    let mut lazy = Terminal::new(options);
+    let mut eager = Terminal::new(options);
+    eager.parse_every_byte();
+    for chunk in chunks {
+        lazy.feed(chunk);
+        eager.feed(chunk);
+    }
+    assert_eq!(observe(&mut lazy), observe(&mut eager));
+    assert_eq!(lazy.prompt_showing(), eager.prompt_showing());
+}
+
+fn numbered_lines(count: usize, width: usize, ending: &str) -> Vec<u8> {
+    (0..count)
+        .map(|i| format!("{i:0width$}{ending}"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+#[test]
+fn deferred_plain_text_matches_parsing_every_byte() {
+    let mut chunks = vec![b"\x1b[1;31mred start\x1b[0m partial".to_vec()];
+    // Long enough to be trimmed many times over; some lines wrap, some overwrite with CR.
+    chunks.push(numbered_lines(500, 7, "\r\n"));
+    chunks.push(numbered_lines(300, 33, "\r\n"));
+    chunks.push(b"abcdef\rXY\r\n".repeat(200));
+    chunks.push(b"no carriage return\nnext\n".repeat(100));
+    chunks.push(numbered_lines(400, 5, "\r\n"));
+    chunks.push(b"$ ".to_vec());
+    assert_deferral_is_invisible(20, 5, 30, &chunks);
+    assert_deferral_is_invisible(20, 5, 0, &chunks);
+}
+
+#[test]
+fn plain_text_after_modes_that_forbid_deferral_matches() {
+    let cases: [&[u8]; 4] = [
+        b"\x1b[2;4r",   // scroll region
+        b"\x1b[?1049h", // alternate screen
+        b"\x1b[4h",     // insert mode
+        b"\x1b[20h",    // newline mode
+    ];
+    for setup in cases {
+        let chunks = vec![
+            setup.to_vec(),
+            numbered_lines(300, 6, "\r\n"),
+            b"tail".to_vec(),
+        ];
+        assert_deferral_is_invisible(20, 6, 25, &chunks);
+    }
+}
+
+#[test]
+fn queries_after_deferred_text_see_the_real_cursor() {
+    let mut term = terminal(20, 5);
+    term.feed(&numbered_lines(100, 3, "\r\n"));
+    term.feed(b"ab");
+    let (_, replies) = feed(&mut term, b"\x1b[6n");
+    assert_eq!(replies, "\x1b[5;3R");
+}
+
+proptest::proptest! {
+    #[test]
+    fn deferral_never_shows(
+        pieces in proptest::collection::vec(
+            proptest::prop_oneof![
+                "[a-z ]{0,30}\r\n",
+                "[a-z]{0,45}\n",
+                "[a-z]{0,10}\r",
+                proptest::strategy::Just("\x1b[7m".to_string()),
+                proptest::strategy::Just("\x1b[0m".to_string()),
+                proptest::strategy::Just("\x1b[2;3r".to_string()),
+                proptest::strategy::Just("\x1b[r".to_string()),
+                proptest::strategy::Just("\x1b[?1049h".to_string()),
+                proptest::strategy::Just("\x1b[?1049l".to_string()),
+                proptest::strategy::Just("é".to_string()),
+            ],
+            0..120,
+        ),
+        cut in 1usize..64,
+    ) {
+        let stream: Vec<u8> = pieces.concat().into_bytes();
+        let chunks: Vec<Vec<u8>> = stream.chunks(cut).map(<[u8]>::to_vec).collect();
+        assert_deferral_is_invisible(12, 4, 8, &chunks);
+    }
 }
