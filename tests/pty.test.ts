@@ -258,6 +258,7 @@ describe('PtySession argument checks', () => {
     expectTypeError(() => session.start({ command: 'x', signal: {} } as never), 'options.signal must be an AbortSignal')
     expectTypeError(() => session.start({ command: 'x', scrollback: -1 }), 'options.scrollback must be a non-negative number')
     expectTypeError(() => session.start({ command: 'x', answerQueries: 1 } as never), 'options.answerQueries must be a boolean')
+    expectTypeError(() => session.start({ command: 'x' }, 'log' as never), 'onChunk must be a function')
 
     const done = session.start({ command: 'stty -echo; read _' })
     expectTypeError(() => session.write(5 as never), 'data must be a string')

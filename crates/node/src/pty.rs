@@ -24,7 +24,7 @@ use shellwright_term::terminal::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
 use shellwright_term::utf8::Utf8Decoder;
 
 use crate::abort::AbortWatch;
-use crate::delivery::{ChunkCallback, ChunkSink};
+use crate::delivery::ChunkSink;
 use crate::options::{OptionReader, type_error};
 use crate::terminal::{CommandRecord, TerminalScreen};
 
@@ -94,7 +94,7 @@ impl PtySession {
         &self,
         env: &'env Env,
         options: Unknown<'env>,
-        on_chunk: Option<ChunkCallback<'env>>,
+        on_chunk: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, PtyResult>> {
         if self.lock().running.is_some() {
             return Err(Error::new(Status::GenericFailure, ALREADY_RUNNING));
@@ -103,7 +103,7 @@ impl PtySession {
         let start = StartOptions::read(env, &reader)?;
         let cancel = CancelToken::new();
         let abort = AbortWatch::attach(env, reader.signal("signal")?.as_ref(), &cancel)?;
-        let sink = ChunkSink::new(on_chunk)?;
+        let sink = ChunkSink::from_arg(env, on_chunk, "onChunk")?;
         let control = PtyControl::new(start.command.size);
         let terminal = SessionTerminal::new(start.terminal);
         let generation = {
