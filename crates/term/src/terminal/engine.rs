@@ -103,17 +103,22 @@ struct PlainBacklog {
 }
 
 impl PlainBacklog {
-    fn push(&mut self, bytes: &[u8], keep_lines: usize) {
+    /// Adds plain text. Returns false when the backlog should be parsed now: it grew past twice
+    /// what is kept and no prefix could be dropped (no CR LF to cut after, as in raw-mode output),
+    /// or it holds more than [`MAX_BACKLOG_BYTES`] (very long lines).
+    #[must_use]
+    fn push(&mut self, bytes: &[u8], keep_lines: usize) -> bool {
         self.bytes.extend_from_slice(bytes);
         self.line_feeds += memchr::memchr_iter(b'\n', bytes).count();
         // Trimming moves the kept part, so only trim once the backlog is twice what is kept.
-        if self.line_feeds > keep_lines.saturating_mul(2) {
-            self.drop_unseen_lines(keep_lines);
-        }
+        let stuck =
+            self.line_feeds > keep_lines.saturating_mul(2) && !self.drop_unseen_lines(keep_lines);
+        !stuck && self.bytes.len() <= MAX_BACKLOG_BYTES
     }
 
-    /// Drops the longest prefix ending in CR LF that leaves at least `keep_lines` line feeds.
-    fn drop_unseen_lines(&mut self, keep_lines: usize) {
+    /// Drops the longest prefix ending in CR LF that leaves at least `keep_lines` line feeds;
+    /// returns whether anything was dropped.
+    fn drop_unseen_lines(&mut self, keep_lines: usize) -> bool {
         let droppable = self.line_feeds - keep_lines;
         let mut cut = None;
         for (seen, at) in memchr::memchr_iter(b'\n', &self.bytes).enumerate() {
@@ -124,10 +129,12 @@ impl PlainBacklog {
                 cut = Some((at + 1, seen + 1));
             }
         }
-        if let Some((cut, dropped)) = cut {
-            self.bytes.drain(..cut);
-            self.line_feeds -= dropped;
-        }
+        let Some((cut, dropped)) = cut else {
+            return false;
+        };
+        self.bytes.drain(..cut);
+        self.line_feeds -= dropped;
+        true
     }
 
     fn is_empty(&self) -> bool {
@@ -139,17 +146,22 @@ impl PlainBacklog {
         std::mem::take(&mut self.bytes)
     }
 
-    /// The text the cursor's row holds and that precedes the cursor, when the backlog alone tells
-    /// (its last line is fresh: at least `rows` line feeds, no CR inside it, shorter than a row).
+    /// The text the cursor's row holds and that precedes the cursor, when the backlog alone tells:
+    /// its last line is fresh (at least `rows` line feeds before it), starts in column 0 (after a
+    /// CR LF), holds no CR and is shorter than a row.
     fn cursor_line(&self, rows: usize, cols: usize) -> Option<&[u8]> {
         if self.line_feeds < rows {
             return None;
         }
-        let start = memchr::memrchr(b'\n', &self.bytes)? + 1;
-        let line = &self.bytes[start..];
-        (line.len() < cols && !line.contains(&b'\r')).then_some(line)
+        let newline = memchr::memrchr(b'\n', &self.bytes)?;
+        let line = &self.bytes[newline + 1..];
+        let after_cr_lf = newline > 0 && self.bytes[newline - 1] == b'\r';
+        (after_cr_lf && line.len() < cols && !line.contains(&b'\r')).then_some(line)
     }
 }
+
+/// The most plain text held unparsed, whatever its line count.
+const MAX_BACKLOG_BYTES: usize = 8 << 20;
 
 fn is_plain(bytes: &[u8]) -> bool {
     bytes
@@ -178,6 +190,11 @@ impl Engine {
             full_scroll_region: true,
             defer_plain_text: true,
         }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn deferred_bytes(&self) -> usize {
+        self.backlog.bytes.len()
     }
 
     #[cfg(test)]
@@ -231,7 +248,9 @@ impl Engine {
     pub(crate) fn advance(&mut self, mut bytes: &[u8]) {
         if self.may_defer(bytes) {
             let keep_lines = self.scrollback + 2 * self.term.screen_lines() + 1;
-            self.backlog.push(bytes, keep_lines);
+            if !self.backlog.push(bytes, keep_lines) {
+                self.settle();
+            }
             return;
         }
         self.settle();

@@ -269,6 +269,11 @@ impl Terminal {
         self.answer_queries
     }
 
+    #[cfg(test)]
+    pub(crate) fn deferred_bytes(&self) -> usize {
+        self.engine.deferred_bytes()
+    }
+
     /// Turns plain-text deferral off, to compare against parsing every byte as it comes.
     #[cfg(test)]
     pub(crate) fn parse_every_byte(&mut self) {

@@ -654,3 +654,33 @@ proptest::proptest! {
         assert_deferral_is_invisible(12, 4, 8, &chunks);
     }
 }
+
+#[test]
+fn raw_mode_text_without_carriage_returns_matches_and_stays_bounded() {
+    // Bare line feeds keep the column: the output staircases, and no prefix may be dropped.
+    let mut chunks: Vec<Vec<u8>> = (0..40).map(|_| numbered_lines(50, 7, "\n")).collect();
+    chunks.push(b"$ ".to_vec());
+    assert_deferral_is_invisible(20, 5, 30, &chunks);
+
+    let mut term = Terminal::new(TerminalOptions {
+        cols: 20,
+        rows: 5,
+        scrollback: 30,
+        answer_queries: true,
+    });
+    for chunk in &chunks {
+        term.feed(chunk);
+        assert!(
+            term.deferred_bytes() <= 4 * 1024,
+            "backlog {} bytes",
+            term.deferred_bytes()
+        );
+    }
+}
+
+#[test]
+fn prompt_after_bare_line_feed_is_judged_from_the_real_cursor() {
+    // "abc\n$ " leaves "$ " at column 3, after "abc"'s column; the prompt check must see that.
+    let chunks = vec![numbered_lines(60, 4, "\r\n"), b"abc\n$ ".to_vec()];
+    assert_deferral_is_invisible(20, 5, 10, &chunks);
+}
