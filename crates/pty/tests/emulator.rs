@@ -2,36 +2,16 @@
 //! passthrough stream, end-of-input flushing, interactive bash with shell-integration hooks, and
 //! `exec` with marks and with the prompt fallback.
 
+mod common;
+
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+
 use std::time::Duration;
 
+use common::{Collected, runtime};
 use shellwright_proc::CancelToken;
 use shellwright_pty::{ExecError, PtyCommand, PtyControl, SessionTerminal, run, spawn};
 use shellwright_term::TerminalOptions;
-
-/// Collects what reached the downstream output.
-#[derive(Clone, Default)]
-struct Collected(Arc<Mutex<Vec<u8>>>);
-
-impl Collected {
-    fn output(&self) -> impl shellwright_pty::PtyOutput {
-        let bytes = Arc::clone(&self.0);
-        move |chunk: &[u8]| bytes.lock().expect("lock").extend_from_slice(chunk)
-    }
-
-    fn bytes(&self) -> Vec<u8> {
-        self.0.lock().expect("lock").clone()
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
 
 fn terminal_for(command: &PtyCommand, answer_queries: bool) -> SessionTerminal {
     SessionTerminal::new(TerminalOptions {

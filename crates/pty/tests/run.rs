@@ -1,37 +1,12 @@
 //! Runs real commands in real pseudo-terminals.
 
-use std::sync::{Arc, Mutex};
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::{Collected, runtime};
 use shellwright_proc::{CancelReason, CancelToken, Process, ProcessStatus};
 use shellwright_pty::{PtyCommand, PtyControl, PtyError, PtyExit, TermSize, run, spawn};
-
-/// Collects everything a run printed.
-#[derive(Clone, Default)]
-struct Collected(Arc<Mutex<Vec<u8>>>);
-
-impl Collected {
-    fn output(&self) -> impl shellwright_pty::PtyOutput {
-        let bytes = Arc::clone(&self.0);
-        move |chunk: &[u8]| bytes.lock().expect("lock").extend_from_slice(chunk)
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().expect("lock")).into_owned()
-    }
-
-    fn bytes(&self) -> Vec<u8> {
-        self.0.lock().expect("lock").clone()
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
 
 /// Runs `command` to its end and returns the result with what it printed.
 fn run_to_end(command: PtyCommand) -> (Result<PtyExit, PtyError>, Collected) {
