@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -75,10 +75,15 @@ describe('options', () => {
     expect(out.text).toBe(`${scratch}\n${scratch}\n`)
   })
 
-  it('rejects a missing cwd', async () => {
-    await expect(new Shell().run({ command: 'pwd', cwd: join(scratch, 'missing') })).rejects.toThrow(
+  it('rejects a missing cwd and keeps the session as it was', async () => {
+    const shell = new Shell()
+    await shell.run({ command: `cd ${scratch}; kept=1` })
+    await expect(shell.run({ command: 'pwd', cwd: join(scratch, 'missing') })).rejects.toThrow(
       `Failed to set cwd: ${join(scratch, 'missing')}`,
     )
+    const out = collector()
+    await shell.run({ command: 'echo "$kept $PWD"' }, out.push)
+    expect(out.text).toBe(`1 ${scratch}\n`)
   })
 
   it('env is visible to one run only', async () => {
@@ -106,6 +111,14 @@ describe('options', () => {
     } finally {
       delete process.env.SHELLWRIGHT_TEST_HOST_VAR
     }
+  })
+
+  it('keeps PowerShell-style $env:NAME text unless the user defines env', async () => {
+    const shell = new Shell()
+    const out = collector()
+    await shell.run({ command: 'echo "$env:HOME" $env:PATH; sh -c \'echo "[${env-unset}]"\'' }, out.push)
+    await shell.run({ command: 'env=prod; echo "$env:HOME"' }, out.push)
+    expect(out.text).toBe('$env:HOME $env:PATH\n[unset]\nprod:HOME\n')
   })
 
   it('sources snapshotPath silently at session creation', async () => {
@@ -288,6 +301,25 @@ describe('cancellation', () => {
       bystander.kill('SIGKILL')
     }
   })
+})
+
+describe('resources', () => {
+  const count = (dir: string) => readdirSync(dir).length
+
+  it('leaves no fds, threads or child processes behind after 100 runs and 50 sessions', async () => {
+    const children = () => execFileSync('ps', ['-o', 'pid=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+    // The baseline includes the runtime's threads and the persistent session's output thread.
+    const shell = new Shell()
+    await shell.run({ command: 'true' })
+    await executeShell({ command: 'true' })
+    const fds = count('/proc/self/fd')
+    const threads = count('/proc/self/task')
+    for (let i = 0; i < 100; i++) await shell.run({ command: i % 2 ? 'echo hi' : '/bin/true' }, () => {})
+    for (let i = 0; i < 50; i++) await executeShell({ command: i % 10 === 0 ? 'sleep 5' : 'echo hi', timeoutMs: 50 })
+    await waitUntil(() => count('/proc/self/fd') <= fds && count('/proc/self/task') <= threads, 5000, 'fds and threads back')
+    const leftover = children().split('\n').filter((pid) => pid.trim() && Number(pid) !== process.pid)
+    expect(leftover.filter((pid) => isRunning(Number(pid)))).toEqual([])
+  }, 60_000)
 })
 
 describe('applyBashFixups', () => {

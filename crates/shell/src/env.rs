@@ -45,6 +45,12 @@ pub const SKIPPED_VARIABLES: &[&str] = &[
     crate::hooks::RUN_TAG_VARIABLE,
 ];
 
+/// Agents trained on PowerShell write `$env:NAME`. In bash `$env` is unset, so the text would
+/// silently become `:NAME`; a session therefore starts with a (non-exported) variable `env` whose
+/// value is the literal `$env`, so `$env:NAME` survives expansion — unless the user (or the host
+/// environment) defines `env`, which then wins.
+pub const POWERSHELL_ENV_GUARD: (&str, &str) = ("env", "$env");
+
 /// Whether a variable named `name` is left out of a session's environment.
 pub fn is_skipped(name: &str) -> bool {
     SKIPPED_VARIABLES.contains(&name) || is_exported_function(name) || !is_valid_name(name)

@@ -326,9 +326,3 @@ pub async fn terminate_run(tag: &str, grace: std::time::Duration) {
         terminate_all(&targets, grace, std::time::Duration::from_secs(2)).await;
     }
 }
-
-/// Shared handle for tests and the session: the registry size (sessions alive).
-#[cfg(test)]
-pub fn live_sessions() -> usize {
-    SESSIONS.lock().map(|s| s.len()).unwrap_or(0)
-}

@@ -123,7 +123,12 @@ async fn run_in(
         None => slot.insert(Session::create(options).await?),
     };
     let outcome = session.run(request, on_chunk).await;
-    if !matches!(&outcome, Ok(o) if o.keep_session) {
+    // A cwd that cannot be entered is refused before anything runs: the session is untouched.
+    let keep = match &outcome {
+        Ok(o) => o.keep_session,
+        Err(error) => matches!(error, ShellError::Cwd(_)),
+    };
+    if !keep {
         *slot = None;
     }
     outcome.map(|o| o.result)

@@ -12,7 +12,7 @@ use brush_core::{
 };
 use shellwright_proc::{CancelReason, CancelToken};
 
-use crate::env::{host_environment, initial_environment, is_valid_name};
+use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
 use crate::output::{ChunkHandler, OutputPump};
@@ -96,7 +96,15 @@ impl Session {
             .no_editing(true)
             .shell_name("bash".to_string())
             .builtins(builtins);
-        for (name, value) in initial_environment(host_environment(), &options.session_env) {
+        let environment = initial_environment(host_environment(), &options.session_env);
+        let (guard_name, guard_value) = POWERSHELL_ENV_GUARD;
+        if !environment.iter().any(|(name, _)| name == guard_name) {
+            builder = builder.var(
+                guard_name,
+                ShellVariable::new(ShellValue::String(guard_value.into())),
+            );
+        }
+        for (name, value) in environment {
             builder = builder.var(name, exported(value));
         }
         let mut shell = builder
