@@ -15,13 +15,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use napi::bindgen_prelude::{Env, PromiseRaw, Result, Unknown};
 use napi::{Error, Status, ValueType};
 use napi_derive::napi;
+use shellwright_io::Utf8Decoder;
 use shellwright_proc::{CancelReason, CancelToken};
 use shellwright_pty::{
     ExecError, PtyCommand, PtyControl, PtyError, PtyExit, PtyOutput, SessionTerminal, TermSize,
 };
 use shellwright_term::TerminalOptions;
 use shellwright_term::terminal::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
-use shellwright_term::utf8::Utf8Decoder;
 
 use crate::abort::AbortWatch;
 use crate::delivery::ChunkSink;

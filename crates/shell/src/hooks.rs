@@ -22,12 +22,12 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::{TrapHandler, TrapSignal};
 use brush_core::{ExecutionContext, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
-use shellwright_proc::{CancelToken, ProcessInfo, ProcessTable, environ_contains, terminate_all};
+use shellwright_proc::{CancelToken, RunRoots, RunScope};
 
 /// Exported into every run's environment as `SHELLWRIGHT_RUN=<host pid>-<n>`, so that the
 /// processes a run started — and their descendants — can be found when it is cancelled, without
 /// touching processes of other runs, other sessions or the host.
-pub const RUN_TAG_VARIABLE: &str = "SHELLWRIGHT_RUN";
+pub use shellwright_proc::RUN_TAG_VARIABLE;
 
 const DEBUG_TRAP_BUILTIN: &str = "__shellwright_debug_trap";
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
@@ -279,50 +279,9 @@ fn wrapped_shopt(
     Box::pin(with_user_view("shopt", ctx, args))
 }
 
-/// A fresh, process-unique run tag value.
-pub fn new_run_tag() -> String {
-    static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        NEXT_RUN.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// Every live process carrying `tag` in its environment, and all their descendants, children
-/// before parents. The host process is never included.
-pub fn find_run_processes(tag: &str) -> Vec<ProcessInfo> {
-    let host = std::process::id();
-    let entry = format!("{RUN_TAG_VARIABLE}={tag}");
-    let table = ProcessTable::snapshot();
-    let mut found: Vec<ProcessInfo> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for tagged in table
-        .iter()
-        .filter(|p| p.pid() != host && !p.zombie && environ_contains(p.pid(), &entry))
-    {
-        if seen.insert(tagged.pid()) {
-            found.push(tagged.clone());
-        }
-        for child in table.descendants(tagged.pid()) {
-            if child.pid() != host && !child.zombie && seen.insert(child.pid()) {
-                found.push(child);
-            }
-        }
-    }
-    // Parents were pushed before their descendants; signal children first.
-    found.reverse();
-    found
-}
-
-/// Terminates everything a run started: SIGTERM, SIGKILL after `grace`, repeated while new
-/// processes keep appearing (a dying script may fork once more), up to a few rounds.
-pub async fn terminate_run(tag: &str, grace: std::time::Duration) {
-    for _ in 0..5 {
-        let targets = find_run_processes(tag);
-        if targets.is_empty() {
-            return;
-        }
-        terminate_all(&targets, grace, std::time::Duration::from_secs(2)).await;
-    }
+/// Terminates everything a cancelled run started: its tagged processes, the host's untagged
+/// children started during the run (brush spawns commands from the host), their trees and the
+/// sessions and groups they created; SIGKILL after `grace`.
+pub async fn terminate_run(run: &RunScope, grace: std::time::Duration) {
+    run.stop(RunRoots::HostChildren, &[], grace).await;
 }

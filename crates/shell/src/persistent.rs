@@ -63,7 +63,7 @@ impl PersistentShell {
         let inner = Arc::clone(&self.inner);
         async move {
             if let Some(reason) = request.cancel.reason() {
-                return Ok(stopped(reason));
+                return Ok(RunResult::stopped(reason));
             }
             if let Some(previous) = previous {
                 // An error only means the previous run was dropped: its turn is over too.
@@ -99,14 +99,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn stopped(reason: CancelReason) -> RunResult {
-    RunResult {
-        exit_code: None,
-        cancelled: reason == CancelReason::Aborted,
-        timed_out: reason == CancelReason::TimedOut,
-    }
-}
-
 /// Runs in the session held by `slot`, creating it first if needed, and drops it when the run
 /// ended in a way that does not keep a session.
 async fn run_in(
@@ -116,7 +108,7 @@ async fn run_in(
     on_chunk: ChunkHandler,
 ) -> Result<RunResult, ShellError> {
     if let Some(reason) = request.cancel.reason() {
-        return Ok(stopped(reason));
+        return Ok(RunResult::stopped(reason));
     }
     let session = match slot {
         Some(session) => session,

@@ -10,7 +10,7 @@ use brush_core::{
     ExecutionControlFlow, ExecutionParameters, ProfileLoadBehavior, RcLoadBehavior, Shell,
     ShellValue, ShellVariable, SourceInfo,
 };
-use shellwright_proc::{CancelReason, CancelToken};
+use shellwright_proc::{CancelReason, CancelToken, RunScope};
 
 use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
@@ -59,11 +59,12 @@ impl RunResult {
         }
     }
 
-    fn stopped(reason: CancelReason) -> Self {
+    /// The result of a run stopped before it finished.
+    pub(crate) fn stopped(reason: CancelReason) -> Self {
         Self {
             exit_code: None,
-            cancelled: reason == CancelReason::Aborted,
-            timed_out: reason == CancelReason::TimedOut,
+            cancelled: reason.is_abort(),
+            timed_out: reason.is_timeout(),
         }
     }
 }
@@ -160,8 +161,8 @@ impl Session {
                 .map_err(|e| ShellError::Cwd(format!("{}: {e}", cwd.display())))?;
         }
         let _timer = request.timeout.map(|t| request.cancel.cancel_after(t));
-        let tag = hooks::new_run_tag();
-        self.enter_command_scope(&request.env, &tag)?;
+        let scope = RunScope::begin();
+        self.enter_command_scope(&request.env, scope.tag())?;
         let (reader, writer) = self
             .output
             .begin(on_chunk)
@@ -195,7 +196,7 @@ impl Session {
             }
             Ok(Err(error)) => Err(ShellError::Execution(error.to_string())),
             Err(reason) => {
-                hooks::terminate_run(&tag, KILL_GRACE).await;
+                hooks::terminate_run(&scope, KILL_GRACE).await;
                 Ok(RunOutcome {
                     result: RunResult::stopped(reason),
                     keep_session: false,
