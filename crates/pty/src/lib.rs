@@ -2,8 +2,9 @@
 //!
 //! Owns the PTY runtime: spawning a shell command in a new pseudo-terminal (portable-pty), the
 //! I/O thread that reads the terminal to its end and writes queued input, resizing, and
-//! cancellation of everything the run started (the terminal's foreground process group and the
-//! child's process tree, SIGTERM then SIGKILL). It does not interpret the bytes: a terminal
+//! cancellation of everything the run started (the terminal's foreground process group, the
+//! child's tree and session, and every process carrying the run's `SHELLWRIGHT_RUN` tag — found by
+//! `shellwright_proc::RunScope` — SIGTERM then SIGKILL). It does not interpret the bytes: a terminal
 //! emulator (shellwright-term) and the consumer both sit behind [`PtyOutput`], which sees every
 //! byte in order on the I/O thread. [`SessionTerminal`] is that emulator for one run: its
 //! [`EmulatedOutput`] feeds every byte to a `shellwright_term::Terminal`, writes the terminal's
