@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import * as sw from '../index.js'
-import { expectTypeError, waitUntil } from './helpers.js'
+import { expectRangeError, expectTypeError, waitUntil } from './helpers.js'
 
 describe('parseKey', () => {
   const legacy: [string, string | null][] = [
@@ -137,7 +137,8 @@ describe('matchesKittySequence', () => {
     expect(sw.matchesKittySequence('\x03', 99, 4)).toBe(false)
     expect(sw.matchesKittySequence('\x1b[99;5u', -1, 4)).toBe(false)
     expect(sw.matchesKittySequence('\x1b[99;5u', 99.5, 4)).toBe(false)
-    expect(sw.matchesKittySequence('\x1b[99;5u', Number.NaN, 4)).toBe(false)
+    // A finite number that is no code point matches nothing; NaN is a bad argument everywhere.
+    expectRangeError(() => sw.matchesKittySequence('\x1b[99;5u', Number.NaN, 4), 'expectedCodepoint must be a finite number')
   })
 })
 

@@ -3,7 +3,7 @@
 import { Terminal as XtermTerminal } from '@xterm/headless'
 import { describe, expect, it } from 'vitest'
 import * as sw from '../index.js'
-import { expectTypeError } from './helpers.js'
+import { expectRangeError, expectTypeError } from './helpers.js'
 
 type Xterm = InstanceType<typeof XtermTerminal>
 
@@ -172,15 +172,15 @@ describe('VirtualTerminal', () => {
     expect(commands.map((c) => [c.command, c.output, c.exitCode])).toEqual([['echo hi', 'hi', undefined]])
   })
 
-  it('rejects wrong argument types with TypeErrors naming them', () => {
+  it('rejects bad arguments with TypeErrors and RangeErrors naming them', () => {
     expectTypeError(() => new sw.VirtualTerminal({ cols: '80' } as never), 'options.cols must be a number')
     expectTypeError(() => new sw.VirtualTerminal({ answerQueries: 1 } as never), 'options.answerQueries must be a boolean')
     expectTypeError(() => new sw.VirtualTerminal(5 as never), 'options must be an object')
     const term = new sw.VirtualTerminal()
     expectTypeError(() => term.write(42 as never), 'data must be a string or a Uint8Array')
     expectTypeError(() => term.write({} as never), 'data must be a string or a Uint8Array')
-    expectTypeError(() => term.resize('a' as never, 5), 'cols must be a finite number')
-    expectTypeError(() => term.resize(5, NaN), 'rows must be a finite number')
+    expectTypeError(() => term.resize('a' as never, 5), 'cols must be a number')
+    expectRangeError(() => term.resize(5, NaN), 'rows must be a finite number')
   })
 
   it('clamps sizes instead of failing', () => {

@@ -1,17 +1,17 @@
 //! `parseKey`, `matchesKey`, `parseKittySequence`, `matchesKittySequence`,
 //! `matchesLegacySequence` and `KeyEventType` (DESIGN §2.4) over `shellwright_term::keys`.
 //!
-//! Parsing never throws: unknown or malformed input is `null`/`false`. Only a wrong argument
-//! type is an error: a `TypeError` naming the argument.
+//! Parsing never throws: unknown or malformed input is `null`/`false`. Only a bad argument is an
+//! error: a `TypeError` naming it for a wrong type, a `RangeError` for a number that is `NaN` or
+//! infinite (a finite number that is no code point or modifier simply matches nothing).
 
 // `#[napi]` registers these functions only in the cdylib, so a test build sees them unused.
 
-use napi::ValueType;
-use napi::bindgen_prelude::{Env, FromNapiValue, JsValue, Object, Result, Unknown};
+use napi::bindgen_prelude::{Env, Object, Result, Unknown};
 use napi_derive::napi;
 use shellwright_term::keys;
 
-use crate::options::type_error;
+use crate::options::{bool_arg, finite_arg, string_arg};
 
 /// The type of a key event, reported by the Kitty protocol's "report event types" enhancement.
 #[napi]
@@ -22,7 +22,10 @@ pub enum KeyEventType {
 }
 
 /// The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or null.
-#[napi(ts_args_type = "data: string, kittyProtocolActive: boolean")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "data: string, kittyProtocolActive: boolean"
+)]
 pub fn parse_key(
     env: &Env,
     data: Unknown,
@@ -34,7 +37,10 @@ pub fn parse_key(
 }
 
 /// True when `data` is the key named by `keyId` (ids are trimmed and case-insensitive).
-#[napi(ts_args_type = "data: string, keyId: string, kittyProtocolActive: boolean")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "data: string, keyId: string, kittyProtocolActive: boolean"
+)]
 pub fn matches_key(
     env: &Env,
     data: Unknown,
@@ -49,6 +55,7 @@ pub fn matches_key(
 
 /// The raw fields of one Kitty key event, or null.
 #[napi(
+    catch_unwind,
     ts_args_type = "data: string",
     ts_return_type = "{ codepoint: number; shiftedKey?: number; baseLayoutKey?: number; modifier: number; eventType?: KeyEventType } | null"
 )]
@@ -74,7 +81,10 @@ pub fn parse_kitty_sequence<'env>(env: &'env Env, data: Unknown) -> Result<Optio
 
 /// True when `data` is a Kitty press/repeat of `expectedCodepoint` with exactly
 /// `expectedModifier` (lock bits ignored).
-#[napi(ts_args_type = "data: string, expectedCodepoint: number, expectedModifier: number")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "data: string, expectedCodepoint: number, expectedModifier: number"
+)]
 pub fn matches_kitty_sequence(
     env: &Env,
     data: Unknown,
@@ -82,8 +92,8 @@ pub fn matches_kitty_sequence(
     expected_modifier: Unknown,
 ) -> Result<bool> {
     let data = string_arg(env, data, "data")?;
-    let codepoint = number_arg(env, expected_codepoint, "expectedCodepoint")?;
-    let modifier = number_arg(env, expected_modifier, "expectedModifier")?;
+    let codepoint = finite_arg(env, expected_codepoint, "expectedCodepoint")?;
+    let modifier = finite_arg(env, expected_modifier, "expectedModifier")?;
     let (Some(codepoint), Some(modifier)) = (as_u32(codepoint), as_u32(modifier)) else {
         return Ok(false);
     };
@@ -91,7 +101,7 @@ pub fn matches_kitty_sequence(
 }
 
 /// True when `data` is one of the fixed legacy sequences of `keyName`.
-#[napi(ts_args_type = "data: string, keyName: string")]
+#[napi(catch_unwind, ts_args_type = "data: string, keyName: string")]
 pub fn matches_legacy_sequence(env: &Env, data: Unknown, key_name: Unknown) -> Result<bool> {
     let data = string_arg(env, data, "data")?;
     let key_name = string_arg(env, key_name, "keyName")?;
@@ -102,28 +112,4 @@ pub fn matches_legacy_sequence(env: &Env, data: Unknown, key_name: Unknown) -> R
 fn as_u32(value: f64) -> Option<u32> {
     let in_range = value.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&value);
     in_range.then_some(value as u32)
-}
-
-fn string_arg(env: &Env, value: Unknown, name: &str) -> Result<String> {
-    if value.get_type()? != ValueType::String {
-        return Err(type_error(env, format!("{name} must be a string")));
-    }
-    // SAFETY: checked to be a string.
-    unsafe { String::from_napi_value(env.raw(), value.raw()) }
-}
-
-fn bool_arg(env: &Env, value: Unknown, name: &str) -> Result<bool> {
-    if value.get_type()? != ValueType::Boolean {
-        return Err(type_error(env, format!("{name} must be a boolean")));
-    }
-    // SAFETY: checked to be a boolean.
-    unsafe { bool::from_napi_value(env.raw(), value.raw()) }
-}
-
-fn number_arg(env: &Env, value: Unknown, name: &str) -> Result<f64> {
-    if value.get_type()? != ValueType::Number {
-        return Err(type_error(env, format!("{name} must be a number")));
-    }
-    // SAFETY: checked to be a number.
-    unsafe { f64::from_napi_value(env.raw(), value.raw()) }
 }

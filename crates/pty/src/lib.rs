@@ -10,7 +10,8 @@
 //! [`EmulatedOutput`] feeds every byte to a `shellwright_term::Terminal`, writes the terminal's
 //! query replies back to the child, passes the rest on, and wakes [`SessionTerminal::exec`]
 //! waiters when a prompt shows or a command completes. Interactive bash gets OSC 133/633 hooks
-//! through a generated rcfile (`hooks`).
+//! through a generated rcfile (`hooks`). [`PtySession`] puts these together for a caller that
+//! runs one command at a time and reads the terminal after the run.
 //!
 //! Behaviour follows DESIGN §3.2: output is read until EIO (every holder of the slave side closed
 //! it), with [`ORPHAN_DRAIN`] for processes that outlive the child; a cancel gives
@@ -24,12 +25,16 @@ mod emulator;
 mod hooks;
 #[cfg(unix)]
 mod run;
+#[cfg(unix)]
+mod session;
 
 pub use command::{PtyCommand, TermSize};
 #[cfg(unix)]
 pub use emulator::{EmulatedOutput, ExecError, SessionTerminal};
 #[cfg(unix)]
 pub use run::{CANCEL_GRACE, ORPHAN_DRAIN, PtyControl, PtyExit, PtyOutput, PtyRun, run, spawn};
+#[cfg(unix)]
+pub use session::{PtySession, RunGuard, RunOptions};
 
 /// Why a PTY run could not start or an operation on it failed.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +49,8 @@ pub enum PtyError {
     Resize(String),
     #[error("PTY session is not running")]
     NotRunning,
+    #[error("PTY session already running")]
+    AlreadyRunning,
     #[error("PTY I/O failed: {0}")]
     Io(String),
 }

@@ -73,6 +73,7 @@ pub fn spawn(
     control: &PtyControl,
     output: impl PtyOutput,
 ) -> Result<PtyRun, PtyError> {
+    command.validate()?;
     let cwd = command.working_dir()?;
     let size = control.size();
     let pair = native_pty_system()
