@@ -302,7 +302,8 @@ async fn a_hanging_snapshot_obeys_the_timeout_and_the_next_run_retries_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_snapshot_stops_at_once() {
     let dir = scratch_dir("snapshot-abort");
-    let shell = PersistentShell::new(snapshot(&dir, "while :; do echo t >> log; done"));
+    let script = format!("while :; do echo t >> {}; done", dir.join("log").display());
+    let shell = PersistentShell::new(snapshot(&dir, &script));
     let cancel = CancelToken::new();
     let pending = tokio::spawn({
         let shell = shell.clone();
