@@ -37,7 +37,9 @@ pub use kitty::{
 /// With `kitty_active` (the program enabled the Kitty protocol), `ESC` followed by a printable
 /// character is not read as an alt chord: Kitty reports those as `CSI u`.
 pub fn decode_key(data: &str, kitty_active: bool) -> Option<KeyId> {
-    legacy::decode(data, kitty_active)
+    // A chord is named in one form only (`shift+alt+r`, never `alt+R`), so the id of any decoded
+    // key reads back as the same key through `matches_key` and `normalize_key_id`.
+    legacy::decode(data, kitty_active).map(KeyId::shifted_letter_as_shift)
 }
 
 /// The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or `None`.
