@@ -6,6 +6,7 @@
 //! It does not own processes or pseudo-terminals (that is `shellwright-pty`).
 
 pub mod keys;
+mod params;
 pub mod utf8;
 
 pub mod terminal;

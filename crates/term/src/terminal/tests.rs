@@ -684,3 +684,6 @@ fn prompt_after_bare_line_feed_is_judged_from_the_real_cursor() {
     let chunks = vec![numbered_lines(60, 4, "\r\n"), b"abc\n$ ".to_vec()];
     assert_deferral_is_invisible(20, 5, 10, &chunks);
 }
+
+mod cost;
+mod fidelity;
