@@ -10,4 +10,7 @@ mod params;
 pub mod utf8;
 
 pub mod terminal;
-pub use terminal::{CommandRecord, CursorState, Feed, Terminal, TerminalOptions, TerminalScreen};
+pub use terminal::{
+    CommandRecord, CursorState, Feed, MouseTracking, Terminal, TerminalModes, TerminalOptions,
+    TerminalScreen,
+};

@@ -17,15 +17,19 @@
 //! modifyOtherKeys. Nothing here panics: unknown or malformed input is `None`/`false`. Only
 //! [`parse_key`] allocates (the id it returns).
 //!
+//! [`encode_key`] goes the other way, from a key id to the bytes xterm sends for it.
+//!
 //! [xterm ctlseqs]: https://invisible-island.net/xterm/ctlseqs/ctlseqs.html
 //! [Kitty keyboard protocol]: https://sw.kovidgoyal.net/kitty/keyboard-protocol/
 
 mod csi;
+mod encode;
 mod id;
 mod kitty;
 mod legacy;
 mod tables;
 
+pub use encode::{EncodeOptions, encode_key, encode_key_id};
 pub use id::{Key, KeyId, Modifiers, NamedKey, normalize_key_id};
 pub use kitty::{
     KeyEventType, KittyKey, functional_code, matches_kitty_sequence, parse_kitty_sequence,
