@@ -189,6 +189,12 @@ export interface CommandRecord {
   finishedAt?: number
 }
 
+/**
+ * The bytes a terminal sends for the key `keyId` (`"ctrl+c"` → `"\x03"`, `"up"` → `"\x1b[A"`,
+ * or `"\x1bOA"` with `applicationCursorKeys`), as xterm sends them; `parseKey` reads them back.
+ */
+export declare function encodeKey(keyId: string, options?: { applicationCursorKeys?: boolean }): string
+
 /** Runs one command in a fresh session. */
 export declare function executeShell(options: ShellExecuteOptions, onChunk?: (chunk: string) => void): Promise<ShellResult>
 
@@ -249,6 +255,27 @@ export interface TerminalCursor {
   visible: boolean
 }
 
+/** The program's input modes: which bytes keys send, pastes, mouse reports. */
+export interface TerminalModes {
+  /** DECCKM: arrows, Home and End send SS3 sequences (see `encodeKey`). */
+  applicationCursorKeys: boolean
+  /** DECKPAM: the keypad sends application sequences. */
+  applicationKeypad: boolean
+  /** Mode 2004: pastes are to be wrapped in `ESC [200~` … `ESC [201~`. */
+  bracketedPaste: boolean
+  altScreen: boolean
+  /** Mouse events the program asked for (modes 1000, 1002, 1003). */
+  mouseTracking: 'none' | 'click' | 'drag' | 'motion'
+  /** Mode 1006: mouse reports in SGR form. */
+  sgrMouse: boolean
+  /** Mode 1004: focus in/out reports. */
+  focusEvents: boolean
+  /** IRM: printed text is inserted. */
+  insert: boolean
+  /** DECAWM: text wraps at the last column. */
+  autoWrap: boolean
+}
+
 /** What the screen shows (DESIGN §2.2). */
 export interface TerminalScreen {
   cols: number
@@ -259,4 +286,6 @@ export interface TerminalScreen {
   cursor: { row: number; col: number; visible: boolean }
   title: string
   altScreen: boolean
+  /** The input modes a client needs to send the program what it expects. */
+  modes: TerminalModes
 }

@@ -6,6 +6,10 @@
 //! a possibly-query sequence is being held for the next chunk) and the replies owed to the program.
 //! Everything else is read back on demand: [`Terminal::screen`], [`Terminal::snapshot`],
 //! [`Terminal::commands`], [`Terminal::prompt_showing`].
+//!
+//! Between the scanner and the emulator sit the corrections that make the emulator cost what the
+//! input is worth and behave as xterm does: counts cut to the screen (`bounds`), tab stops kept for
+//! snapshots, and `CSI ? 1049 l` restoring the saved cursor even on the normal screen.
 
 mod bounds;
 mod commands;

@@ -205,3 +205,47 @@ proptest! {
         let _ = term.snapshot();
     }
 }
+
+/// Prints the cost of count-heavy streams fed to the bare emulator (as before counts were
+/// bounded) and to the terminal: `cargo test -p shellwright-term amplification -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore = "measurement, not a check"]
+fn amplification_figures() {
+    let streams: [(&str, u16, u16, Vec<u8>); 7] = [
+        ("100 × x CSI 65535 b", 500, 200, b"x\x1b[65535b".repeat(100)),
+        ("100 × x CSI 65535 b", 200, 50, b"x\x1b[65535b".repeat(100)),
+        ("100 × x CSI 65535 b", 80, 24, b"x\x1b[65535b".repeat(100)),
+        (
+            "IRM, 100 × x CSI 65535 b",
+            200,
+            50,
+            [&b"\x1b[4h"[..], &b"x\x1b[65535b".repeat(100)].concat(),
+        ),
+        ("500 × CSI 155;82 L", 200, 50, b"\x1b[155;82L".repeat(500)),
+        ("500 × CSI 283;176 e", 200, 50, b"\x1b[283;176e".repeat(500)),
+        (
+            "TBC, 100 × CSI 65535 Z",
+            200,
+            50,
+            [&b"\x1b[3g\x1b[200G"[..], &b"\x1b[65535Z".repeat(100)].concat(),
+        ),
+    ];
+    for (name, cols, rows, input) in streams {
+        let start = Instant::now();
+        let mut engine = Engine::new(cols, rows, 10_000);
+        engine.advance(&input);
+        engine.settle();
+        let bare = start.elapsed();
+        let mut term = Terminal::new(TerminalOptions {
+            cols,
+            rows,
+            ..TerminalOptions::default()
+        });
+        let bounded = time_feed(&mut term, &input);
+        println!(
+            "{cols}×{rows} {name} ({} bytes): bare emulator {bare:?}, bounded {bounded:?}",
+            input.len()
+        );
+    }
+}
