@@ -840,6 +840,7 @@ module.exports.PtySession = nativeBinding.PtySession
 module.exports.Shell = nativeBinding.Shell
 module.exports.VirtualTerminal = nativeBinding.VirtualTerminal
 module.exports.applyBashFixups = nativeBinding.applyBashFixups
+module.exports.encodeKey = nativeBinding.encodeKey
 module.exports.executeShell = nativeBinding.executeShell
 module.exports.KeyEventType = nativeBinding.KeyEventType
 module.exports.matchesKey = nativeBinding.matchesKey

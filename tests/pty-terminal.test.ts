@@ -50,6 +50,17 @@ describe('PtySession screen, snapshot and commands', () => {
       cursor: { row: 1, col: 5, visible: true },
       title: 'my title',
       altScreen: false,
+      modes: {
+        applicationCursorKeys: false,
+        applicationKeypad: false,
+        bracketedPaste: false,
+        altScreen: false,
+        mouseTracking: 'none',
+        sgrMouse: false,
+        focusEvents: false,
+        insert: false,
+        autoWrap: true,
+      },
     })
     expect(session.commands()).toEqual([])
 

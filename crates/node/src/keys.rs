@@ -1,9 +1,10 @@
 //! `parseKey`, `matchesKey`, `parseKittySequence`, `matchesKittySequence`,
-//! `matchesLegacySequence` and `KeyEventType` (DESIGN §2.4) over `shellwright_term::keys`.
+//! `matchesLegacySequence`, `encodeKey` and `KeyEventType` over `shellwright_term::keys`.
 //!
 //! Parsing never throws: unknown or malformed input is `null`/`false`. Only a bad argument is an
 //! error: a `TypeError` naming it for a wrong type, a `RangeError` for a number that is `NaN` or
-//! infinite (a finite number that is no code point or modifier simply matches nothing).
+//! infinite (a finite number that is no code point or modifier simply matches nothing);
+//! `encodeKey` given an id that names no key is a `RangeError`.
 
 // `#[napi]` registers these functions only in the cdylib, so a test build sees them unused.
 
@@ -11,7 +12,8 @@ use napi::bindgen_prelude::{Env, Object, Result, Unknown};
 use napi_derive::napi;
 use shellwright_term::keys;
 
-use crate::options::{bool_arg, finite_arg, string_arg};
+use crate::error::range_error;
+use crate::options::{OptionReader, bool_arg, finite_arg, string_arg};
 
 /// The type of a key event, reported by the Kitty protocol's "report event types" enhancement.
 #[napi]
@@ -106,6 +108,26 @@ pub fn matches_legacy_sequence(env: &Env, data: Unknown, key_name: Unknown) -> R
     let data = string_arg(env, data, "data")?;
     let key_name = string_arg(env, key_name, "keyName")?;
     Ok(keys::matches_legacy_sequence(&data, &key_name))
+}
+
+/// The bytes a terminal sends for the key `keyId` (`"ctrl+c"` → `"\x03"`, `"up"` → `"\x1b[A"`,
+/// or `"\x1bOA"` with `applicationCursorKeys`), as xterm sends them; `parseKey` reads them back.
+#[napi(
+    ts_args_type = "keyId: string, options?: { applicationCursorKeys?: boolean }",
+    ts_return_type = "string"
+)]
+pub fn encode_key(env: &Env, key_id: Unknown, options: Option<Unknown>) -> Result<String> {
+    let key_id = string_arg(env, key_id, "keyId")?;
+    let reader = OptionReader::new(env, options, "options", true)?;
+    let options = keys::EncodeOptions {
+        application_cursor_keys: reader.bool("applicationCursorKeys")?.unwrap_or(false),
+    };
+    keys::encode_key_id(&key_id, options).ok_or_else(|| {
+        range_error(
+            env,
+            format!("keyId must name a key a terminal can send, got {key_id:?}"),
+        )
+    })
 }
 
 /// A JS number that is a whole number in `u32` range; anything else matches no key.

@@ -25,6 +25,47 @@ pub struct TerminalScreen {
     pub cursor: TerminalCursor,
     pub title: String,
     pub alt_screen: bool,
+    /// The input modes a client needs to send the program what it expects.
+    pub modes: TerminalModes,
+}
+
+/// The program's input modes: which bytes keys send, pastes, mouse reports.
+#[napi(object, object_from_js = false)]
+pub struct TerminalModes {
+    /// DECCKM: arrows, Home and End send SS3 sequences (see `encodeKey`).
+    pub application_cursor_keys: bool,
+    /// DECKPAM: the keypad sends application sequences.
+    pub application_keypad: bool,
+    /// Mode 2004: pastes are to be wrapped in `ESC [200~` … `ESC [201~`.
+    pub bracketed_paste: bool,
+    pub alt_screen: bool,
+    /// Mouse events the program asked for (modes 1000, 1002, 1003).
+    #[napi(ts_type = "'none' | 'click' | 'drag' | 'motion'")]
+    pub mouse_tracking: String,
+    /// Mode 1006: mouse reports in SGR form.
+    pub sgr_mouse: bool,
+    /// Mode 1004: focus in/out reports.
+    pub focus_events: bool,
+    /// IRM: printed text is inserted.
+    pub insert: bool,
+    /// DECAWM: text wraps at the last column.
+    pub auto_wrap: bool,
+}
+
+impl From<shellwright_term::TerminalModes> for TerminalModes {
+    fn from(modes: shellwright_term::TerminalModes) -> Self {
+        Self {
+            application_cursor_keys: modes.application_cursor_keys,
+            application_keypad: modes.application_keypad,
+            bracketed_paste: modes.bracketed_paste,
+            alt_screen: modes.alt_screen,
+            mouse_tracking: modes.mouse_tracking.name().to_string(),
+            sgr_mouse: modes.sgr_mouse,
+            focus_events: modes.focus_events,
+            insert: modes.insert,
+            auto_wrap: modes.auto_wrap,
+        }
+    }
 }
 
 #[napi(object, object_from_js = false)]
@@ -47,6 +88,7 @@ impl From<shellwright_term::TerminalScreen> for TerminalScreen {
             },
             title: screen.title,
             alt_screen: screen.alt_screen,
+            modes: screen.modes.into(),
         }
     }
 }

@@ -7,6 +7,10 @@
 //! It does not own processes or pseudo-terminals (that is `shellwright-pty`).
 
 pub mod keys;
+mod params;
 
 pub mod terminal;
-pub use terminal::{CommandRecord, CursorState, Feed, Terminal, TerminalOptions, TerminalScreen};
+pub use terminal::{
+    CommandRecord, CursorState, Feed, MouseTracking, Terminal, TerminalModes, TerminalOptions,
+    TerminalScreen,
+};
