@@ -82,7 +82,7 @@ impl Process {
     /// `timeoutMs` (default 5000). Resolves true when the root and every descendant it found have
     /// exited. `group: true` also signals the process group the root leads.
     #[napi(
-        ts_args_type = "options?: { group?: boolean; gracefulMs?: number; timeoutMs?: number; signal?: AbortSignal }",
+        ts_args_type = "options?: TerminateOptions",
         ts_return_type = "Promise<boolean>"
     )]
     pub fn terminate<'env>(
@@ -113,7 +113,7 @@ impl Process {
     /// Resolves true once the process has exited, false when `timeoutMs` passes first (no
     /// timeout waits forever). Rejects with `Aborted: Signal` when `signal` fires.
     #[napi(
-        ts_args_type = "options?: { timeoutMs?: number; signal?: AbortSignal }",
+        ts_args_type = "options?: WaitForExitOptions",
         ts_return_type = "Promise<boolean>"
     )]
     pub fn wait_for_exit<'env>(

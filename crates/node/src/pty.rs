@@ -207,7 +207,7 @@ impl PtySession {
     /// ended before the command finished` when the run ends first. Calls run one at a time, in
     /// call order. Throws `PTY session is not running` when no run is live.
     #[napi(
-        ts_args_type = "command: string, options?: { timeoutMs?: number; signal?: AbortSignal }",
+        ts_args_type = "command: string, options?: PtyExecOptions",
         ts_return_type = "Promise<CommandRecord>"
     )]
     pub fn exec<'env>(

@@ -19,7 +19,6 @@ pub struct TerminalScreen {
     /// One entry per visible row (length === rows), each row's trailing blanks trimmed.
     pub lines: Vec<String>,
     /// 0-based.
-    #[napi(ts_type = "{ row: number; col: number; visible: boolean }")]
     pub cursor: TerminalCursor,
     pub title: String,
     pub alt_screen: bool,
@@ -86,10 +85,7 @@ pub struct VirtualTerminal {
 
 #[napi]
 impl VirtualTerminal {
-    #[napi(
-        constructor,
-        ts_args_type = "options?: { cols?: number; rows?: number; scrollback?: number; answerQueries?: boolean }"
-    )]
+    #[napi(constructor, ts_args_type = "options?: VirtualTerminalOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         let reader = OptionReader::new(&env, options, "options", true)?;
         let defaults = TerminalOptions::default();
