@@ -48,10 +48,7 @@ pub fn matches_key(
 }
 
 /// The raw fields of one Kitty key event, or null.
-#[napi(
-    ts_args_type = "data: string",
-    ts_return_type = "KittyKeyEvent | null"
-)]
+#[napi(ts_args_type = "data: string", ts_return_type = "KittyKeyEvent | null")]
 pub fn parse_kitty_sequence<'env>(env: &'env Env, data: Unknown) -> Result<Option<Object<'env>>> {
     let data = string_arg(env, data, "data")?;
     let Some(event) = keys::parse_kitty_sequence(&data) else {
