@@ -48,6 +48,56 @@ export interface PtyStartOptions {
   answerQueries?: boolean
 }
 
+export interface PtyExecOptions {
+  /** On expiry the typed command gets Ctrl+C and the promise rejects. No timeout waits forever. */
+  timeoutMs?: number
+  /** Aborting sends Ctrl+C (if the command was typed) and rejects the promise. */
+  signal?: AbortSignal
+}
+
+export interface VirtualTerminalOptions {
+  /** Default 80, clamped to 2..1000. */
+  cols?: number
+  /** Default 24, clamped to 1..1000. */
+  rows?: number
+  /** Lines kept above the primary screen, default 10000, at most 1000000. */
+  scrollback?: number
+  /** Answer the queries a program sends (cursor position, device attributes, …); default true. */
+  answerQueries?: boolean
+}
+
+export interface TerminateOptions {
+  /** Also signal the process group the root leads (default false). */
+  group?: boolean
+  /** Time between SIGTERM and SIGKILL, default 1000; negative sends SIGKILL at once. */
+  gracefulMs?: number
+  /** How long to wait for everything to exit after SIGKILL, default 5000. */
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export interface WaitForExitOptions {
+  /** Resolve false after this long; no timeout waits forever. */
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+// Results built by hand in the addon.
+
+/** The fields of one key event in the Kitty keyboard protocol. */
+export interface KittyKeyEvent {
+  /** The key's Unicode codepoint, or Kitty's number for a functional key. */
+  codepoint: number
+  /** The codepoint with Shift applied, when the terminal reports alternate keys. */
+  shiftedKey?: number
+  /** The key at this position on a US PC-101 layout, when reported. */
+  baseLayoutKey?: number
+  /** Modifier bits (shift 1, alt 2, ctrl 4, super 8, …) with caps-lock and num-lock removed. */
+  modifier: number
+  /** Present when the sequence carried an event type. */
+  eventType?: KeyEventType
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -85,12 +135,12 @@ export declare class Process {
    * `timeoutMs` (default 5000). Resolves true when the root and every descendant it found have
    * exited. `group: true` also signals the process group the root leads.
    */
-  terminate(options?: { group?: boolean; gracefulMs?: number; timeoutMs?: number; signal?: AbortSignal }): Promise<boolean>
+  terminate(options?: TerminateOptions): Promise<boolean>
   /**
    * Resolves true once the process has exited, false when `timeoutMs` passes first (no
    * timeout waits forever). Rejects with `Aborted: Signal` when `signal` fires.
    */
-  waitForExit(options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<boolean>
+  waitForExit(options?: WaitForExitOptions): Promise<boolean>
   /** The process group id; null once the process has exited. */
   groupId(): number | null
   /** The running direct children. */
@@ -144,7 +194,7 @@ export declare class PtySession {
    * ends first. Calls run one at a time, in call order. Throws `PTY session is not running`
    * when no run is live.
    */
-  exec(command: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<CommandRecord>
+  exec(command: string, options?: PtyExecOptions): Promise<CommandRecord>
   /** Cancels the run: the promise resolves with `cancelled: true`. */
   kill(): void
 }
@@ -173,7 +223,7 @@ export declare class Shell {
  * to 0..1,000,000 lines. `NaN` and infinities are a `RangeError`.
  */
 export declare class VirtualTerminal {
-  constructor(options?: { cols?: number; rows?: number; scrollback?: number; answerQueries?: boolean })
+  constructor(options?: VirtualTerminalOptions)
   /** Feeds program output; returns the replies owed to the program ("" if none). */
   write(data: string | Uint8Array): string
   /** Changes the size (as in the class doc); the primary screen reflows. */
@@ -213,13 +263,19 @@ export interface CommandRecord {
 }
 
 /**
+ * The bytes a terminal sends for the key `keyId` (`"ctrl+c"` → `"\x03"`, `"up"` → `"\x1b[A"`,
+ * or `"\x1bOA"` with `applicationCursorKeys`), as xterm sends them; `parseKey` reads them back.
+ */
+export declare function encodeKey(keyId: string, options?: { applicationCursorKeys?: boolean }): string
+
+/**
  * Runs one command in a fresh session. A throw from `onChunk` stops the run, and the promise
  * rejects with the thrown value.
  */
 export declare function executeShell(options: ShellExecuteOptions, onChunk?: (chunk: string) => void): Promise<ShellResult>
 
 /** The type of a key event, reported by the Kitty protocol's "report event types" enhancement. */
-export declare const enum KeyEventType {
+export declare enum KeyEventType {
   Press = 1,
   Repeat = 2,
   Release = 3,
@@ -241,10 +297,10 @@ export declare function matchesLegacySequence(data: string, keyName: string): bo
 export declare function parseKey(data: string, kittyProtocolActive: boolean): string | null
 
 /** The raw fields of one Kitty key event, or null. */
-export declare function parseKittySequence(data: string): { codepoint: number; shiftedKey?: number; baseLayoutKey?: number; modifier: number; eventType?: KeyEventType } | null
+export declare function parseKittySequence(data: string): KittyKeyEvent | null
 
 /** Whether a process is still running. */
-export declare const enum ProcessStatus {
+export declare enum ProcessStatus {
   Running = 'running',
   Exited = 'exited',
 }
@@ -275,6 +331,27 @@ export interface TerminalCursor {
   visible: boolean
 }
 
+/** The program's input modes: which bytes keys send, pastes, mouse reports. */
+export interface TerminalModes {
+  /** DECCKM: arrows, Home and End send SS3 sequences (see `encodeKey`). */
+  applicationCursorKeys: boolean
+  /** DECKPAM: the keypad sends application sequences. */
+  applicationKeypad: boolean
+  /** Mode 2004: pastes are to be wrapped in `ESC [200~` … `ESC [201~`. */
+  bracketedPaste: boolean
+  altScreen: boolean
+  /** Mouse events the program asked for (modes 1000, 1002, 1003). */
+  mouseTracking: 'none' | 'click' | 'drag' | 'motion'
+  /** Mode 1006: mouse reports in SGR form. */
+  sgrMouse: boolean
+  /** Mode 1004: focus in/out reports. */
+  focusEvents: boolean
+  /** IRM: printed text is inserted. */
+  insert: boolean
+  /** DECAWM: text wraps at the last column. */
+  autoWrap: boolean
+}
+
 /** What the screen shows (DESIGN §2.2). */
 export interface TerminalScreen {
   cols: number
@@ -282,7 +359,9 @@ export interface TerminalScreen {
   /** One entry per visible row (length === rows), each row's trailing blanks trimmed. */
   lines: Array<string>
   /** 0-based. */
-  cursor: { row: number; col: number; visible: boolean }
+  cursor: TerminalCursor
   title: string
   altScreen: boolean
+  /** The input modes a client needs to send the program what it expects. */
+  modes: TerminalModes
 }

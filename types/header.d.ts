@@ -47,3 +47,53 @@ export interface PtyStartOptions {
   /** Default true. */
   answerQueries?: boolean
 }
+
+export interface PtyExecOptions {
+  /** On expiry the typed command gets Ctrl+C and the promise rejects. No timeout waits forever. */
+  timeoutMs?: number
+  /** Aborting sends Ctrl+C (if the command was typed) and rejects the promise. */
+  signal?: AbortSignal
+}
+
+export interface VirtualTerminalOptions {
+  /** Default 80, clamped to 2..1000. */
+  cols?: number
+  /** Default 24, clamped to 1..1000. */
+  rows?: number
+  /** Lines kept above the primary screen, default 10000, at most 1000000. */
+  scrollback?: number
+  /** Answer the queries a program sends (cursor position, device attributes, …); default true. */
+  answerQueries?: boolean
+}
+
+export interface TerminateOptions {
+  /** Also signal the process group the root leads (default false). */
+  group?: boolean
+  /** Time between SIGTERM and SIGKILL, default 1000; negative sends SIGKILL at once. */
+  gracefulMs?: number
+  /** How long to wait for everything to exit after SIGKILL, default 5000. */
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export interface WaitForExitOptions {
+  /** Resolve false after this long; no timeout waits forever. */
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+// Results built by hand in the addon.
+
+/** The fields of one key event in the Kitty keyboard protocol. */
+export interface KittyKeyEvent {
+  /** The key's Unicode codepoint, or Kitty's number for a functional key. */
+  codepoint: number
+  /** The codepoint with Shift applied, when the terminal reports alternate keys. */
+  shiftedKey?: number
+  /** The key at this position on a US PC-101 layout, when reported. */
+  baseLayoutKey?: number
+  /** Modifier bits (shift 1, alt 2, ctrl 4, super 8, …) with caps-lock and num-lock removed. */
+  modifier: number
+  /** Present when the sequence carried an event type. */
+  eventType?: KeyEventType
+}

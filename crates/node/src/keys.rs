@@ -59,7 +59,7 @@ pub fn matches_key(
 #[napi(
     catch_unwind,
     ts_args_type = "data: string",
-    ts_return_type = "{ codepoint: number; shiftedKey?: number; baseLayoutKey?: number; modifier: number; eventType?: KeyEventType } | null"
+    ts_return_type = "KittyKeyEvent | null"
 )]
 pub fn parse_kitty_sequence<'env>(env: &'env Env, data: Unknown) -> Result<Option<Object<'env>>> {
     let data = string_arg(env, data, "data")?;

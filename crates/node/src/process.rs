@@ -88,7 +88,7 @@ impl Process {
     /// exited. `group: true` also signals the process group the root leads.
     #[napi(
         catch_unwind,
-        ts_args_type = "options?: { group?: boolean; gracefulMs?: number; timeoutMs?: number; signal?: AbortSignal }",
+        ts_args_type = "options?: TerminateOptions",
         ts_return_type = "Promise<boolean>"
     )]
     pub fn terminate<'env>(
@@ -120,7 +120,7 @@ impl Process {
     /// timeout waits forever). Rejects with `Aborted: Signal` when `signal` fires.
     #[napi(
         catch_unwind,
-        ts_args_type = "options?: { timeoutMs?: number; signal?: AbortSignal }",
+        ts_args_type = "options?: WaitForExitOptions",
         ts_return_type = "Promise<boolean>"
     )]
     pub fn wait_for_exit<'env>(

@@ -181,7 +181,7 @@ impl PtySession {
     /// when no run is live.
     #[napi(
         catch_unwind,
-        ts_args_type = "command: string, options?: { timeoutMs?: number; signal?: AbortSignal }",
+        ts_args_type = "command: string, options?: PtyExecOptions",
         ts_return_type = "Promise<CommandRecord>"
     )]
     pub fn exec<'env>(

@@ -21,7 +21,6 @@ pub struct TerminalScreen {
     /// One entry per visible row (length === rows), each row's trailing blanks trimmed.
     pub lines: Vec<String>,
     /// 0-based.
-    #[napi(ts_type = "{ row: number; col: number; visible: boolean }")]
     pub cursor: TerminalCursor,
     pub title: String,
     pub alt_screen: bool,
@@ -138,7 +137,7 @@ impl VirtualTerminal {
     #[napi(
         constructor,
         catch_unwind,
-        ts_args_type = "options?: { cols?: number; rows?: number; scrollback?: number; answerQueries?: boolean }"
+        ts_args_type = "options?: VirtualTerminalOptions"
     )]
     pub fn new(env: Env, this: This<Unknown>, options: Option<Unknown>) -> Result<Self> {
         crate::construct::require_new::<Self>(&env, &this, "VirtualTerminal")?;
