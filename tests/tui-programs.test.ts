@@ -42,6 +42,8 @@ describe('real TUI programs under PtySession', () => {
       cursor: { row: 0, col: 10, visible: true },
       title: '',
       altScreen: true,
+      // Full-screen programs switch to the alternate screen and application cursor keys.
+      modes: expect.objectContaining({ altScreen: true, applicationCursorKeys: true, mouseTracking: 'none' }),
     })
     session.write(':q!\r')
     expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
@@ -64,6 +66,8 @@ describe('real TUI programs under PtySession', () => {
       cursor: { row: 9, col: 1, visible: true },
       title: '',
       altScreen: true,
+      // Full-screen programs switch to the alternate screen and application cursor keys.
+      modes: expect.objectContaining({ altScreen: true, applicationCursorKeys: true, mouseTracking: 'none' }),
     })
     session.write('q')
     expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
@@ -91,6 +95,8 @@ describe('real TUI programs under PtySession', () => {
       cursor: { row: 3, col: 11, visible: false },
       title: '',
       altScreen: true,
+      // Full-screen programs switch to the alternate screen and application cursor keys.
+      modes: expect.objectContaining({ altScreen: true, applicationCursorKeys: true, mouseTracking: 'none' }),
     })
     session.write('q')
     expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
