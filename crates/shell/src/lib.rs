@@ -16,10 +16,12 @@
 //! # Ok(()) }
 //! ```
 
+mod builtins;
 pub mod env;
 mod error;
 pub mod fixups;
 pub mod hooks;
+mod isolation;
 pub mod output;
 mod persistent;
 mod session;

@@ -140,5 +140,11 @@ pub async fn execute_once(
     request: RunRequest,
     on_chunk: ChunkHandler,
 ) -> Result<RunResult, ShellError> {
-    run_in(&mut None, &options, &request, on_chunk).await
+    let mut slot = None;
+    if let Some(reason) = request.cancel.reason() {
+        return Ok(stopped(reason));
+    }
+    slot.insert(Session::create(&options).await?)
+        .end_after_run();
+    run_in(&mut slot, &options, &request, on_chunk).await
 }

@@ -7,14 +7,16 @@ use std::time::Duration;
 use brush_core::env::EnvironmentScope;
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
 use brush_core::{
-    ExecutionControlFlow, ExecutionParameters, ProfileLoadBehavior, RcLoadBehavior, Shell,
-    ShellValue, ShellVariable, SourceInfo,
+    ExecutionControlFlow, ProfileLoadBehavior, RcLoadBehavior, Shell, ShellValue, ShellVariable,
+    SourceInfo,
 };
 use shellwright_proc::{CancelReason, CancelToken};
 
+use crate::builtins::{self, StateGuard};
 use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
+use crate::isolation;
 use crate::output::{ChunkHandler, OutputPump};
 
 /// SIGKILL follows SIGTERM this long after a cancellation (DESIGN §3.1: within 200 ms).
@@ -75,18 +77,24 @@ pub(crate) struct RunOutcome {
     pub keep_session: bool,
 }
 
+/// How long an EXIT trap may run when the session is torn down after a cancellation.
+const EXIT_TRAP_AFTER_CANCEL: Duration = Duration::from_millis(500);
+
 /// A live brush shell plus the hooks registered for it.
 pub(crate) struct Session {
     shell: Shell,
     hooks: HooksGuard,
+    state: StateGuard,
     output: OutputPump,
+    /// `executeShell`: the session ends with its one command (and runs its EXIT trap then).
+    one_shot: bool,
 }
 
 impl Session {
     pub async fn create(options: &SessionOptions) -> Result<Self, ShellError> {
         let mut builtins = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
-        builtins.remove("exec");
         builtins.remove("suspend");
+        builtins::install(&mut builtins);
         hooks::install_builtins(&mut builtins);
 
         let mut builder = Shell::builder()
@@ -94,6 +102,7 @@ impl Session {
             .profile(ProfileLoadBehavior::Skip)
             .rc(RcLoadBehavior::Skip)
             .no_editing(true)
+            .command_string_mode(true)
             .shell_name("bash".to_string())
             .builtins(builtins);
         let environment = initial_environment(host_environment(), &options.session_env);
@@ -111,19 +120,31 @@ impl Session {
             .build()
             .await
             .map_err(|e| ShellError::Init(e.to_string()))?;
+        // brush starts OLDPWD at its own cwd; `bash -c` starts without one (we skip the host's).
+        let _ = shell.env_mut().unset("OLDPWD");
         let hooks = HooksGuard::register();
         hooks.install(&mut shell);
+        let state = StateGuard::register(hooks.id(), isolation::host_umask());
         let output = OutputPump::start()
             .map_err(|e| ShellError::Init(format!("cannot start the output thread: {e}")))?;
         let mut session = Self {
             shell,
             hooks,
+            state,
             output,
+            one_shot: false,
         };
+        // The host's stdio is never the session's: between runs it is /dev/null.
+        session.detach_stdio();
         if let Some(path) = &options.snapshot_path {
             session.source_snapshot(path).await?;
         }
         Ok(session)
+    }
+
+    /// Makes this session end with its next run, as `executeShell`'s does.
+    pub fn end_after_run(&mut self) {
+        self.one_shot = true;
     }
 
     async fn source_snapshot(&mut self, path: &Path) -> Result<(), ShellError> {
@@ -166,23 +187,42 @@ impl Session {
             .output
             .begin(on_chunk)
             .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
-        let params = self.run_params(writer)?;
+        self.attach_stdio(writer)?;
+        let params = self.shell.default_exec_params();
 
         self.hooks.begin_run(request.cancel.clone());
-        let source = SourceInfo::from("shellwright");
-        let ended = {
-            let run = self
-                .shell
-                .run_string(request.command.as_str(), &source, &params);
-            tokio::pin!(run);
-            tokio::select! {
-                biased;
-                result = &mut run => Ok(result),
-                reason = request.cancel.cancelled() => Err(reason),
+        let one_shot = self.one_shot;
+        let (shell, state, cancel) = (&mut self.shell, &self.state, &request.cancel);
+        let command = request.command.as_str();
+        let ended = isolation::run_isolated(state.umask(), async move {
+            // Like `bash -c`: `$-` has `c`, and `$LINENO` counts the command string's lines.
+            shell.start_command_string_mode();
+            let source = SourceInfo::from("-c");
+            let ended = {
+                let run = shell.run_string(command, &source, &params);
+                tokio::pin!(run);
+                tokio::select! {
+                    biased;
+                    result = &mut run => Ok(result),
+                    reason = cancel.cancelled() => Err(reason),
+                }
+            };
+            let _ = shell.end_command_string_mode();
+            if let Ok(Ok(result)) = &ended
+                && (one_shot || !matches!(result.next_control_flow, ExecutionControlFlow::Normal))
+                && state.take_ending().is_none()
+            {
+                tokio::select! {
+                    biased;
+                    _ = shell.on_exit() => {}
+                    _ = cancel.cancelled() => {}
+                }
             }
-        };
+            ended
+        })
+        .await
+        .map_err(|e| ShellError::Execution(format!("cannot start the run thread: {e}")))?;
         self.hooks.end_run();
-        drop(params);
 
         let outcome = match ended {
             Ok(Ok(result)) => {
@@ -196,6 +236,7 @@ impl Session {
             Ok(Err(error)) => Err(ShellError::Execution(error.to_string())),
             Err(reason) => {
                 hooks::terminate_run(&tag, KILL_GRACE).await;
+                self.exit_trap_after_cancel().await;
                 Ok(RunOutcome {
                     result: RunResult::stopped(reason),
                     keep_session: false,
@@ -211,8 +252,34 @@ impl Session {
         ) {
             let _ = self.shell.env_mut().pop_scope(EnvironmentScope::Command);
         }
+        self.detach_stdio();
         reader.finish().await;
         outcome
+    }
+
+    /// The session is being torn down after a cancellation: its EXIT trap gets a short while.
+    async fn exit_trap_after_cancel(&mut self) {
+        if !self
+            .shell
+            .traps()
+            .handles(brush_core::traps::TrapSignal::Exit)
+            || self.state.take_ending().is_some()
+        {
+            return;
+        }
+        let token = CancelToken::new();
+        let _deadline = token.cancel_after(EXIT_TRAP_AFTER_CANCEL);
+        self.hooks.begin_run(token.clone());
+        let shell = &mut self.shell;
+        let _ = isolation::run_isolated(self.state.umask(), async {
+            tokio::select! {
+                biased;
+                _ = shell.on_exit() => {}
+                _ = token.cancelled() => {}
+            }
+        })
+        .await;
+        self.hooks.end_run();
     }
 
     /// Pushes a command scope holding the run's `env` and its tag; popped after the run.
@@ -240,20 +307,36 @@ impl Session {
         Ok(())
     }
 
-    fn run_params(&self, output: std::io::PipeWriter) -> Result<ExecutionParameters, ShellError> {
+    /// Makes the run's transcript the session's own stdout and stderr, and /dev/null its stdin.
+    ///
+    /// They are the shell's fds rather than the run's parameters, so that `exec >file` can
+    /// replace them and everything that writes to the shell's defaults (traps, completion
+    /// functions) writes to the transcript — never to the host's stdout or stderr. Other fds a
+    /// script opened with `exec` stay open across runs, as in one long bash session.
+    fn attach_stdio(&mut self, output: std::io::PipeWriter) -> Result<(), ShellError> {
         let fail =
             |e: &dyn std::fmt::Display| ShellError::Execution(format!("cannot set up stdio: {e}"));
-        let mut params = self.shell.default_exec_params();
-        params.set_fd(
+        let stdin = openfiles::null().map_err(|e| fail(&e))?;
+        let stderr = OpenFile::PipeWriter(output.try_clone().map_err(|e| fail(&e))?);
+        let files = self.shell.open_files_mut();
+        files.set_fd(OpenFiles::STDIN_FD, stdin);
+        files.set_fd(OpenFiles::STDOUT_FD, OpenFile::PipeWriter(output));
+        files.set_fd(OpenFiles::STDERR_FD, stderr);
+        Ok(())
+    }
+
+    /// Between runs the session's stdio is /dev/null, so the transcript's pipe can reach EOF.
+    fn detach_stdio(&mut self) {
+        for fd in [
             OpenFiles::STDIN_FD,
-            openfiles::null().map_err(|e| fail(&e))?,
-        );
-        params.set_fd(
+            OpenFiles::STDOUT_FD,
             OpenFiles::STDERR_FD,
-            OpenFile::PipeWriter(output.try_clone().map_err(|e| fail(&e))?),
-        );
-        params.set_fd(OpenFiles::STDOUT_FD, OpenFile::PipeWriter(output));
-        Ok(params)
+        ] {
+            let _ = match openfiles::null() {
+                Ok(null) => self.shell.open_files_mut().set_fd(fd, null),
+                Err(_) => self.shell.open_files_mut().remove_fd(fd),
+            };
+        }
     }
 }
 
