@@ -179,6 +179,10 @@ impl Session {
             self.shell
                 .set_working_dir(cwd)
                 .map_err(|e| ShellError::Cwd(format!("{}: {e}", cwd.display())))?;
+            if self.one_shot {
+                // `executeShell` starts *in* cwd, as `bash -c` does: no previous directory.
+                let _ = self.shell.env_mut().unset("OLDPWD");
+            }
         }
         let _timer = request.timeout.map(|t| request.cancel.cancel_after(t));
         let tag = hooks::new_run_tag();

@@ -101,8 +101,16 @@ async fn run_command(
         let mut argv = vec![CommandArg::from("command".to_string())];
         argv.push(CommandArg::from("--".to_string()));
         argv.extend(request.command.iter().cloned().map(CommandArg::from));
-        let result = command(ctx, argv).await?;
-        return Ok(u8::from(result.exit_code));
+        let program = request.command[0].clone();
+        let mut stderr = ctx.stderr();
+        return match command(ctx, argv).await {
+            Ok(result) => Ok(u8::from(result.exit_code)),
+            // Not found: bash -c reports it and exits with 127 (the shell is gone either way).
+            Err(error) => {
+                let _ = writeln!(stderr, "bash: exec: {program}: {error}");
+                Ok(127)
+            }
+        };
     }
     let program = &request.command[0];
     let mut argv0 = request.argv0.clone().unwrap_or_else(|| program.clone());
