@@ -42,13 +42,22 @@ export function pidsIn(text: string): number[] {
 
 /** Asserts that `fn` throws a TypeError with exactly `message` and Node's ERR_INVALID_ARG_TYPE code. */
 export function expectTypeError(fn: () => unknown, message: string): void {
+  expectThrown(fn, TypeError, 'ERR_INVALID_ARG_TYPE', message)
+}
+
+/** Asserts that `fn` throws a RangeError with exactly `message` and Node's ERR_INVALID_ARG_VALUE code. */
+export function expectRangeError(fn: () => unknown, message: string): void {
+  expectThrown(fn, RangeError, 'ERR_INVALID_ARG_VALUE', message)
+}
+
+function expectThrown(fn: () => unknown, kind: ErrorConstructor, code: string, message: string): void {
   let thrown: unknown
   try {
     fn()
   } catch (error) {
     thrown = error
   }
-  expect(thrown).toBeInstanceOf(TypeError)
-  expect((thrown as TypeError).message).toBe(message)
-  expect((thrown as { code?: string }).code).toBe('ERR_INVALID_ARG_TYPE')
+  expect(thrown).toBeInstanceOf(kind)
+  expect((thrown as Error).message).toBe(message)
+  expect((thrown as { code?: string }).code).toBe(code)
 }

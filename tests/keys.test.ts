@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import * as sw from '../index.js'
-import { expectTypeError, waitUntil } from './helpers.js'
+import { expectRangeError, expectTypeError, waitUntil } from './helpers.js'
 
 describe('parseKey', () => {
   const legacy: [string, string | null][] = [
@@ -61,6 +61,11 @@ describe('parseKey', () => {
     expect(sw.parseKey('\x1b[97;3u', true)).toBe('alt+a')
   })
 
+  it('names an alt-prefixed Kitty capital as shift+alt, consistently with matchesKey', () => {
+    expect(sw.parseKey('\x1b\x1b[82u', true)).toBe('shift+alt+r')
+    expect(sw.matchesKey('\x1b\x1b[82u', sw.parseKey('\x1b\x1b[82u', true) ?? '', true)).toBe(true)
+  })
+
   it('returns null for every malformed sequence it is fed', () => {
     for (const data of ['\x1b[1;', '\x1b[99999999999u', '\x1b[97;0u', '\x1b[97;5:9u', '\x1b]0;t\x07']) {
       expect(sw.parseKey(data, false)).toBe(null)
@@ -92,6 +97,9 @@ describe('matchesKey', () => {
     ['\x1b[109;5u', 'ctrl+m', true, true],
     ['A', 'shift+a', false, true],
     ['\x1b[1;4A', 'alt+shift+up', false, true],
+    // The id parseKey gives for an alt-prefixed Kitty capital matches its input.
+    ['\x1b\x1b[82u', 'shift+alt+r', true, true],
+    ['\x1b\x1b[82u', 'alt+R', true, false],
   ]
   it.each(rows)('matchesKey(%j, %j, %j) is %j', (data, id, kitty, want) => {
     expect(sw.matchesKey(data, id, kitty)).toBe(want)
@@ -137,7 +145,8 @@ describe('matchesKittySequence', () => {
     expect(sw.matchesKittySequence('\x03', 99, 4)).toBe(false)
     expect(sw.matchesKittySequence('\x1b[99;5u', -1, 4)).toBe(false)
     expect(sw.matchesKittySequence('\x1b[99;5u', 99.5, 4)).toBe(false)
-    expect(sw.matchesKittySequence('\x1b[99;5u', Number.NaN, 4)).toBe(false)
+    // A finite number that is no code point matches nothing; NaN is a bad argument everywhere.
+    expectRangeError(() => sw.matchesKittySequence('\x1b[99;5u', Number.NaN, 4), 'expectedCodepoint must be a finite number')
   })
 })
 
@@ -173,6 +182,67 @@ describe('argument types', () => {
     expectTypeError(() => untyped.matchesKittySequence('a', '99', 4), 'expectedCodepoint must be a number')
     expectTypeError(() => untyped.matchesKittySequence('a', 99, null), 'expectedModifier must be a number')
     expectTypeError(() => untyped.matchesLegacySequence('a', 1), 'keyName must be a string')
+    expectTypeError(() => untyped.encodeKey(1), 'keyId must be a string')
+    expectTypeError(() => untyped.encodeKey('up', 'app'), 'options must be an object')
+    expectTypeError(
+      () => untyped.encodeKey('up', { applicationCursorKeys: 1 }),
+      'options.applicationCursorKeys must be a boolean',
+    )
+  })
+})
+
+describe('encodeKey', () => {
+  const rows: [string, boolean, string][] = [
+    ['up', false, '\x1b[A'],
+    ['up', true, '\x1bOA'],
+    ['ctrl+up', true, '\x1b[1;5A'],
+    ['f1', false, '\x1bOP'],
+    ['f5', false, '\x1b[15~'],
+    ['shift+f5', false, '\x1b[15;2~'],
+    ['pageDown', false, '\x1b[6~'],
+    ['enter', false, '\r'],
+    ['shift+tab', false, '\x1b[Z'],
+    ['ctrl+c', false, '\x03'],
+    ['CTRL+C', false, '\x03'],
+    ['alt+x', false, '\x1bx'],
+    ['shift+a', false, 'A'],
+    ['ctrl+shift+a', false, '\x1b[27;6;97~'],
+    ['ctrl+i', false, '\x1b[27;5;105~'],
+    ['é', false, 'é'],
+  ]
+  it.each(rows)('encodeKey(%j, { applicationCursorKeys: %j }) is %j', (id, app, want) => {
+    expect(sw.encodeKey(id, { applicationCursorKeys: app })).toBe(want)
+  })
+
+  it('gives bytes parseKey reads back as the same key, for every named key and modifier set', () => {
+    const names = ['escape', 'tab', 'enter', 'space', 'backspace', 'insert', 'delete', 'home', 'end', 'pageUp',
+      'pageDown', 'clear', 'up', 'down', 'left', 'right', 'f1', 'f4', 'f5', 'f12', 'a', 'z', '1', '[', 'é']
+    const modifiers = ['shift', 'ctrl', 'alt', 'super']
+    for (let bits = 0; bits < 16; bits++) {
+      const chord = modifiers.filter((_, i) => bits & (1 << i))
+      for (const name of names) {
+        const id = [...chord, name].join('+')
+        for (const applicationCursorKeys of [false, true]) {
+          const bytes = sw.encodeKey(id, { applicationCursorKeys })
+          expect(sw.matchesKey(bytes, id, false), `${id} → ${JSON.stringify(bytes)}`).toBe(true)
+        }
+      }
+    }
+    expect(sw.encodeKey('up')).toBe('\x1b[A')
+  })
+
+  it('rejects an id that names no key with a RangeError', () => {
+    for (const id of ['nope', 'ctrl+', '', 'hyper+a']) {
+      let thrown: unknown
+      try {
+        sw.encodeKey(id)
+      } catch (error) {
+        thrown = error
+      }
+      expect(thrown).toBeInstanceOf(RangeError)
+      expect((thrown as RangeError & { code: string }).code).toBe('ERR_INVALID_ARG_VALUE')
+      expect((thrown as RangeError).message).toBe(`keyId must name a key a terminal can send, got ${JSON.stringify(id)}`)
+    }
   })
 })
 

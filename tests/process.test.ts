@@ -3,7 +3,7 @@ import { getEventListeners } from 'node:events'
 import { readlinkSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Process, ProcessStatus } from '../index.js'
-import { collector, expectTypeError, isRunning, waitUntil } from './helpers.js'
+import { collector, expectRangeError, expectTypeError, isRunning, waitUntil } from './helpers.js'
 
 const started: ChildProcess[] = []
 
@@ -72,16 +72,16 @@ describe('Process lookup', () => {
     expect(Process.fromPath('/')).toEqual([])
   })
 
-  it('rejects wrong argument types with TypeErrors naming the argument', () => {
+  it('rejects bad arguments with TypeErrors and RangeErrors naming the argument', () => {
     expectTypeError(() => Process.fromPid('1' as never), 'pid must be an integer from 0 to 4294967295')
-    expectTypeError(() => Process.fromPid(-1), 'pid must be an integer from 0 to 4294967295')
-    expectTypeError(() => Process.fromPid(1.5), 'pid must be an integer from 0 to 4294967295')
+    expectRangeError(() => Process.fromPid(-1), 'pid must be an integer from 0 to 4294967295')
+    expectRangeError(() => Process.fromPid(1.5), 'pid must be an integer from 0 to 4294967295')
     expectTypeError(() => Process.fromPath(5 as never), 'path must be a string')
     const me = Process.fromPid(process.pid)!
     expectTypeError(() => me.killTree('TERM' as never), 'signal must be an integer from 0 to 64')
-    expectTypeError(() => me.killTree(65), 'signal must be an integer from 0 to 64')
+    expectRangeError(() => me.killTree(65), 'signal must be an integer from 0 to 64')
     expectTypeError(() => me.terminate({ gracefulMs: '1' as never }), 'options.gracefulMs must be a number')
-    expectTypeError(() => me.terminate({ timeoutMs: -1 }), 'options.timeoutMs must be a non-negative number')
+    expectRangeError(() => me.terminate({ timeoutMs: -1 }), 'options.timeoutMs must be a non-negative number')
     expectTypeError(() => me.terminate({ group: 1 as never }), 'options.group must be a boolean')
     expectTypeError(() => me.terminate({ signal: {} as never }), 'options.signal must be an AbortSignal')
     expectTypeError(() => me.terminate(7 as never), 'options must be an object')

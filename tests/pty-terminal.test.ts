@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { PtySession, VirtualTerminal } from '../index.js'
-import { collector, expectTypeError, waitUntil } from './helpers.js'
+import { collector, expectRangeError, expectTypeError, waitUntil } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-pty-terminal-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -50,6 +50,17 @@ describe('PtySession screen, snapshot and commands', () => {
       cursor: { row: 1, col: 5, visible: true },
       title: 'my title',
       altScreen: false,
+      modes: {
+        applicationCursorKeys: false,
+        applicationKeypad: false,
+        bracketedPaste: false,
+        altScreen: false,
+        mouseTracking: 'none',
+        sgrMouse: false,
+        focusEvents: false,
+        insert: false,
+        autoWrap: true,
+      },
     })
     expect(session.commands()).toEqual([])
 
@@ -230,7 +241,7 @@ describe('PtySession interactive bash and exec', () => {
       () => session.exec('x', { timeoutMs: '1' as unknown as number }),
       'options.timeoutMs must be a number',
     )
-    expectTypeError(() => session.exec('x', { timeoutMs: -1 }), 'options.timeoutMs must be a non-negative number')
+    expectRangeError(() => session.exec('x', { timeoutMs: -1 }), 'options.timeoutMs must be a non-negative number')
     expectTypeError(
       () => session.exec('x', { signal: {} as AbortSignal }),
       'options.signal must be an AbortSignal',
@@ -250,9 +261,9 @@ describe('PtySession interactive bash and exec', () => {
       () => session.start({ command: 'true', scrollback: '5' as unknown as number }),
       'options.scrollback must be a number',
     )
-    expectTypeError(
-      () => session.start({ command: 'true', scrollback: -1 }),
-      'options.scrollback must be a non-negative number',
+    expectRangeError(
+      () => session.start({ command: 'true', scrollback: Infinity }),
+      'options.scrollback must be a finite number',
     )
     expectTypeError(
       () => session.start({ command: 'true', answerQueries: 1 as unknown as boolean }),

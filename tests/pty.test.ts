@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Process, PtySession } from '../index.js'
-import { collector, expectTypeError, isRunning, waitUntil } from './helpers.js'
+import { collector, expectRangeError, expectTypeError, isRunning, waitUntil } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-pty-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -246,7 +246,7 @@ describe('PtySession cancellation', () => {
 })
 
 describe('PtySession argument checks', () => {
-  it('throws TypeErrors naming the field', async () => {
+  it('throws TypeErrors and RangeErrors naming the field', async () => {
     const session = new PtySession()
     expectTypeError(() => session.start(undefined as never), 'options must be an object')
     expectTypeError(() => session.start({} as never), 'options.command must be a string')
@@ -256,17 +256,17 @@ describe('PtySession argument checks', () => {
     expectTypeError(() => session.start({ command: 'x', cwd: 1 } as never), 'options.cwd must be a string')
     expectTypeError(() => session.start({ command: 'x', env: { A: 1 } } as never), 'options.env.A must be a string')
     expectTypeError(() => session.start({ command: 'x', cols: '80' } as never), 'options.cols must be a number')
-    expectTypeError(() => session.start({ command: 'x', rows: NaN }), 'options.rows must be a finite number')
-    expectTypeError(() => session.start({ command: 'x', timeoutMs: -5 }), 'options.timeoutMs must be a non-negative number')
+    expectRangeError(() => session.start({ command: 'x', rows: NaN }), 'options.rows must be a finite number')
+    expectRangeError(() => session.start({ command: 'x', timeoutMs: -5 }), 'options.timeoutMs must be a non-negative number')
     expectTypeError(() => session.start({ command: 'x', signal: {} } as never), 'options.signal must be an AbortSignal')
-    expectTypeError(() => session.start({ command: 'x', scrollback: -1 }), 'options.scrollback must be a non-negative number')
+    expectRangeError(() => session.start({ command: 'x', scrollback: NaN }), 'options.scrollback must be a finite number')
     expectTypeError(() => session.start({ command: 'x', answerQueries: 1 } as never), 'options.answerQueries must be a boolean')
     expectTypeError(() => session.start({ command: 'x' }, 'log' as never), 'onChunk must be a function')
 
     const done = session.start({ command: 'stty -echo; read _' })
     expectTypeError(() => session.write(5 as never), 'data must be a string')
-    expectTypeError(() => session.resize('80' as never, 24), 'cols must be a finite number')
-    expectTypeError(() => session.resize(80, Infinity), 'rows must be a finite number')
+    expectTypeError(() => session.resize('80' as never, 24), 'cols must be a number')
+    expectRangeError(() => session.resize(80, Infinity), 'rows must be a finite number')
     session.write('\n')
     expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
   })

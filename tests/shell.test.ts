@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Shell, applyBashFixups, executeShell } from '../index.js'
-import { collector, expectTypeError, isRunning, pidsIn, waitUntil } from './helpers.js'
+import { collector, expectRangeError, expectTypeError, isRunning, pidsIn, waitUntil } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-shell-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -136,13 +136,12 @@ describe('options', () => {
     )
   })
 
-  it('throws a TypeError naming the field for wrong option types', () => {
+  it('throws a TypeError or RangeError naming the field for bad options', () => {
     const shell = new Shell()
     const bad: Array<[unknown, string]> = [
       [{}, 'options.command must be a string'],
       [{ command: 5 }, 'options.command must be a string'],
       [{ command: 'true', timeoutMs: 'soon' }, 'options.timeoutMs must be a number'],
-      [{ command: 'true', timeoutMs: -1 }, 'options.timeoutMs must be a non-negative number'],
       [{ command: 'true', env: { A: 1 } }, 'options.env.A must be a string'],
       [{ command: 'true', cwd: 7 }, 'options.cwd must be a string'],
       [{ command: 'true', signal: {} }, 'options.signal must be an AbortSignal'],
@@ -154,6 +153,8 @@ describe('options', () => {
     expectTypeError(() => shell.run({ command: 'true' }, 'log' as never), 'onChunk must be a function')
     expectTypeError(() => new Shell({ sessionEnv: 'x' } as never), 'options.sessionEnv must be an object of strings')
     expectTypeError(() => executeShell({ command: 'true', snapshotPath: 1 } as never), 'options.snapshotPath must be a string')
+    expectRangeError(() => shell.run({ command: 'true', timeoutMs: -1 }), 'options.timeoutMs must be a non-negative number')
+    expectRangeError(() => shell.run({ command: 'true', timeoutMs: NaN }), 'options.timeoutMs must be a non-negative number')
   })
 })
 

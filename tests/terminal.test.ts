@@ -3,7 +3,7 @@
 import { Terminal as XtermTerminal } from '@xterm/headless'
 import { describe, expect, it } from 'vitest'
 import * as sw from '../index.js'
-import { expectTypeError } from './helpers.js'
+import { expectRangeError, expectTypeError } from './helpers.js'
 
 type Xterm = InstanceType<typeof XtermTerminal>
 
@@ -61,6 +61,17 @@ describe('VirtualTerminal', () => {
       cursor: { row: 1, col: 5, visible: false },
       title: '',
       altScreen: true,
+      modes: {
+        applicationCursorKeys: false,
+        applicationKeypad: false,
+        bracketedPaste: false,
+        altScreen: true,
+        mouseTracking: 'none',
+        sgrMouse: false,
+        focusEvents: false,
+        insert: false,
+        autoWrap: true,
+      },
     })
     term.write('\x1b[?1049l\x1b[?25h')
     expect(term.screen().lines).toEqual(['shell$', '', ''])
@@ -172,15 +183,15 @@ describe('VirtualTerminal', () => {
     expect(commands.map((c) => [c.command, c.output, c.exitCode])).toEqual([['echo hi', 'hi', undefined]])
   })
 
-  it('rejects wrong argument types with TypeErrors naming them', () => {
+  it('rejects bad arguments with TypeErrors and RangeErrors naming them', () => {
     expectTypeError(() => new sw.VirtualTerminal({ cols: '80' } as never), 'options.cols must be a number')
     expectTypeError(() => new sw.VirtualTerminal({ answerQueries: 1 } as never), 'options.answerQueries must be a boolean')
     expectTypeError(() => new sw.VirtualTerminal(5 as never), 'options must be an object')
     const term = new sw.VirtualTerminal()
     expectTypeError(() => term.write(42 as never), 'data must be a string or a Uint8Array')
     expectTypeError(() => term.write({} as never), 'data must be a string or a Uint8Array')
-    expectTypeError(() => term.resize('a' as never, 5), 'cols must be a finite number')
-    expectTypeError(() => term.resize(5, NaN), 'rows must be a finite number')
+    expectTypeError(() => term.resize('a' as never, 5), 'cols must be a number')
+    expectRangeError(() => term.resize(5, NaN), 'rows must be a finite number')
   })
 
   it('clamps sizes instead of failing', () => {
@@ -188,5 +199,65 @@ describe('VirtualTerminal', () => {
     expect([term.screen().cols, term.screen().rows]).toEqual([2, 1])
     term.resize(1e9, 3.7)
     expect([term.screen().cols, term.screen().rows]).toEqual([1000, 3])
+  })
+
+  it('reports the input modes a client needs', () => {
+    const term = new sw.VirtualTerminal({ cols: 20, rows: 4 })
+    term.write('\x1b[?1h\x1b=\x1b[?2004h\x1b[?1003h\x1b[?1006h\x1b[?1004h\x1b[4h\x1b[?7l')
+    expect(term.screen().modes).toEqual({
+      applicationCursorKeys: true,
+      applicationKeypad: true,
+      bracketedPaste: true,
+      altScreen: false,
+      mouseTracking: 'motion',
+      sgrMouse: true,
+      focusEvents: true,
+      insert: true,
+      autoWrap: false,
+    })
+    term.write('\x1b[?1l\x1b[?1003l\x1b[?1000h')
+    expect(term.screen().modes.applicationCursorKeys).toBe(false)
+    expect(term.screen().modes.mouseTracking).toBe('click')
+  })
+
+  it('shows tabs as blanks, and its snapshot replays them and the tab stops in @xterm/headless', async () => {
+    const term = new sw.VirtualTerminal({ cols: 30, rows: 3 })
+    term.write('a\tb\r\n\x1b[3g\x1b[5G\x1bH\r\tX')
+    expect(term.screen().lines).toEqual(['a       b', '    X', ''])
+    const copy = xterm(30, 3)
+    await xtermWrite(copy, term.snapshot())
+    expect(xtermLines(copy)).toEqual(['a       b', '    X', ''])
+    // The replayed tab stops: a tab from column 0 lands on column 4, as in the source.
+    await xtermWrite(copy, '\r\n\tY')
+    term.write('\r\n\tY')
+    expect(xtermLines(copy)[2]).toBe(term.screen().lines[2])
+    expect(term.screen().lines[2]).toBe('    Y')
+  })
+
+  it('matches xterm on ?1049l from the normal screen and on the pending wrap after a snapshot', async () => {
+    const input = '\x1b[?1049h\x1b[?1049l\x1b[4;1Hprompt\x1b[?1049l'
+    const term = new sw.VirtualTerminal({ cols: 20, rows: 6 })
+    term.write(input)
+    const reference = xterm(20, 6)
+    await xtermWrite(reference, input)
+    const { cursorY, cursorX } = reference.buffer.active
+    expect(term.screen().cursor).toEqual({ row: cursorY, col: cursorX, visible: true })
+    expect(term.screen().cursor).toEqual({ row: 0, col: 0, visible: true })
+
+    const wrapped = new sw.VirtualTerminal({ cols: 10, rows: 3 })
+    wrapped.write('0123456789')
+    const replayed = xterm(10, 3)
+    await xtermWrite(replayed, wrapped.snapshot() + 'Z')
+    expect(xtermLines(replayed)).toEqual(['0123456789', 'Z', ''])
+  })
+
+  it('bounds what one sequence costs: huge counts show what the screen can show', () => {
+    const term = new sw.VirtualTerminal({ cols: 10, rows: 3, scrollback: 0 })
+    const started = Date.now()
+    term.write('x\x1b[65535b'.repeat(200))
+    expect(Date.now() - started).toBeLessThan(2000)
+    // 200 × 65536 x's: every row full, and 13,107,200 mod 10 = 0 leaves the cursor waiting to wrap.
+    expect(term.screen().lines).toEqual(['xxxxxxxxxx', 'xxxxxxxxxx', 'xxxxxxxxxx'])
+    expect(term.screen().cursor).toEqual({ row: 2, col: 9, visible: true })
   })
 })

@@ -75,6 +75,9 @@ describe('shellwright tui', () => {
     const badNumber = runTui(['--timeout', 'soon', '--', 'true'])
     expect(await badNumber.code).toBe(2)
     expect(badNumber.out.stderr).toMatch(/^shellwright tui: --timeout must be a non-negative number, got 'soon'\n/)
+    const unknown = runTui(['--frobnicate', '--', 'true'])
+    expect(await unknown.code).toBe(2)
+    expect(unknown.out.stderr).toMatch(/^shellwright tui: Unknown option '--frobnicate'/)
     const help = runTui(['--help'])
     expect(await help.code).toBe(0)
     expect(help.out.stdout).toMatch(/^usage: shellwright tui /)
@@ -88,11 +91,15 @@ describe('shellwright tui', () => {
       ['<up><left>', false, '\x1b[A\x1b[D'],
       ['<up><left>', true, '\x1bOA\x1bOD'],
       ['<ctrl+c><ctrl+A><c-d>', false, '\x03\x01\x04'],
-      ['<alt+x><alt+up>', false, '\x1bx\x1b\x1b[A'],
+      ['<alt+x><alt+up><m-x>', false, '\x1bx\x1b[1;3A\x1bx'],
+      ['<ctrl+shift+up><shift+tab><bs><del><pgdn>', false, '\x1b[1;6A\x1b[Z\x7f\x1b[3~\x1b[6~'],
+      ['<home><end>', true, '\x1bOH\x1bOF'],
+      ['<ctrl+é>', false, '\x1b[27;5;233~'],
       ['<f1><f5><pagedown><tab><backspace><delete>', false, '\x1bOP\x1b[15~\x1b[6~\t\x7f\x1b[3~'],
       ['a < b <lt>x>', false, 'a < b <x>'],
     ]
     for (const [spec, app, want] of table) expect(parseKeys(spec, app), spec).toBe(want)
-    expect(() => parseKeys('<ctrl+é>')).toThrowError(/^unknown key <ctrl\+é>$/)
+    expect(() => parseKeys('<ctrl+nope>')).toThrowError(/^unknown key <ctrl\+nope>$/)
+    expect(() => parseKeys('<hyper+a>')).toThrowError(/^unknown key <hyper\+a>$/)
   })
 })

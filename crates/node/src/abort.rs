@@ -3,10 +3,16 @@
 //! An already-aborted signal cancels the token at once (so nothing starts). Otherwise an `abort`
 //! listener is added, and [`AbortWatch::detach`] removes it when the run ends, so a long-lived
 //! signal shared by many runs does not collect listeners.
+//!
+//! The signal is user code: `aborted` is read as JS truthiness, and an exception from its getter
+//! or from `addEventListener` is thrown at the call, before anything starts. An exception from
+//! `removeEventListener` when the run ends is dropped — the run's result is settled regardless,
+//! since the listener only ever cancels a token that is no longer watched.
 
 use napi::bindgen_prelude::{
-    Env, FnArgs, Function, FunctionRef, JsObjectValue, Object, ObjectRef, Result, Unknown,
+    Env, FnArgs, Function, FunctionRef, JsObjectValue, JsValue, Object, ObjectRef, Result, Unknown,
 };
+use napi::sys;
 use shellwright_proc::{CancelReason, CancelToken};
 
 /// `addEventListener` / `removeEventListener` as napi sees them.
@@ -26,7 +32,10 @@ impl AbortWatch {
         let Some(signal) = signal else {
             return Ok(None);
         };
-        if signal.get::<bool>("aborted")?.unwrap_or(false) {
+        if signal
+            .get_named_property::<Unknown>("aborted")?
+            .coerce_to_bool()?
+        {
             token.cancel(CancelReason::Aborted);
             return Ok(None);
         }
@@ -44,13 +53,28 @@ impl AbortWatch {
         }))
     }
 
-    /// Removes the listener. Must run on the JS thread.
-    pub fn detach(self, env: &Env) -> Result<()> {
+    /// Removes the listener, on the JS thread. Never fails: see the module doc.
+    pub fn detach(self, env: &Env) {
+        if self.remove(env).is_err() {
+            clear_pending_exception(env);
+        }
+        // Only fails when the environment is going away, and with it the reference.
+        let _ = self.signal.unref(env);
+    }
+
+    fn remove(&self, env: &Env) -> Result<()> {
         let signal = self.signal.get_value(env)?;
         let listener = self.listener.borrow_back(env)?;
         let remove: ListenerMethod = signal.get_named_property("removeEventListener")?;
         remove.apply(signal, FnArgs::from(("abort", listener)))?;
-        self.signal.unref(env)?;
         Ok(())
     }
+}
+
+/// Drops the exception a failed call into JS left pending, if any.
+pub fn clear_pending_exception(env: &Env) {
+    let mut exception = std::ptr::null_mut();
+    // SAFETY: a Node-API call on the live environment with a valid out-pointer; it succeeds
+    // (leaving `exception` undefined) when nothing is pending.
+    unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
 }

@@ -1,33 +1,41 @@
 //! [`ChunkSink`]: streams text from any thread to a JS `(chunk: string) => void` callback, and
 //! knows when all of it has reached the callback.
 //!
-//! A run's promise must resolve only after the callback has seen every chunk (DESIGN §1). Node
-//! gives no ordering between a threadsafe function's queue and a promise's resolution, so each
-//! call carries a completion callback that counts it, and [`ChunkSink::flush`] waits until every
+//! A run's promise must resolve only after the callback has seen every chunk. Node gives no
+//! ordering between a threadsafe function's queue and a promise's resolution, so each call
+//! carries a completion callback that counts it, and [`ChunkSink::flush`] waits until every
 //! issued call has completed.
 //!
 //! Text sent while a call is already queued joins that call's chunk instead of queueing another:
 //! the chunk is taken on the JS thread, at the moment of the call. A fast producer then costs one
 //! callback per JS turn rather than one per read, and a slow callback sees larger chunks instead
 //! of a growing queue of small ones.
+//!
+//! A callback that throws stops the run: the exception is caught, the run's [`CancelToken`] is
+//! cancelled, no later chunk is delivered, and the run's promise rejects with exactly the value
+//! thrown ([`ChunkThrows`] keeps it until then) — as `await` of a loop whose body threw would.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use napi::ValueType;
-use napi::bindgen_prelude::{Env, Function, Result, Unknown};
-use napi::threadsafe_function::{
-    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+use std::cell::RefCell;
+use std::ptr;
+use std::rc::Rc;
+
+use napi::bindgen_prelude::{
+    Env, Function, FunctionRef, JsObjectValue, JsValue, Object, ObjectRef, Result, Unknown,
 };
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{ValueType, sys};
+use shellwright_proc::{CancelReason, CancelToken};
 use tokio::sync::Notify;
 
 use crate::options::type_error;
 
-/// The JS callback as napi sees it: one string argument, return value ignored, errors thrown by
-/// the callback surface as uncaught exceptions (CalleeHandled = false).
-pub type ChunkCallback<'env> = Function<'env, String, UnknownReturnValue>;
+/// The user's callback; only its raw value is used, to call it with exceptions caught.
+type UserCallback = FunctionRef<String, Unknown<'static>>;
 /// Calls carry no data: the chunk is whatever text is pending when the call reaches JS.
-type ChunkTsfn = ThreadsafeFunction<(), UnknownReturnValue, String, napi::Status, false>;
+type ChunkTsfn = ThreadsafeFunction<(), (), String, napi::Status, false>;
 
 #[derive(Default)]
 struct Shared {
@@ -72,33 +80,43 @@ pub struct ChunkSink {
 }
 
 impl ChunkSink {
-    /// Wraps `callback`; `None` gives a sink that drops everything.
-    pub fn new(callback: Option<ChunkCallback<'_>>) -> Result<Self> {
-        let shared = Arc::new(Shared::default());
-        let tsfn = match callback {
-            Some(callback) => {
-                let source = Arc::clone(&shared);
-                let tsfn = callback
-                    .build_threadsafe_function::<()>()
-                    .build_callback(move |_ctx| Ok(source.take()))?;
-                Some(Arc::new(tsfn))
-            }
-            None => None,
-        };
-        Ok(Self { tsfn, shared })
+    fn silent() -> Self {
+        Self::default()
     }
 
     /// Wraps an optional JS argument named `name`: undefined/null give a silent sink; anything
-    /// but a function is a `TypeError` naming the argument.
-    pub fn from_arg(env: &Env, value: Option<Unknown<'_>>, name: &str) -> Result<Self> {
-        match value {
-            None => Self::new(None),
-            Some(v) => match v.get_type()? {
-                ValueType::Undefined | ValueType::Null => Self::new(None),
+    /// but a function is a `TypeError` naming the argument. A throw from the callback cancels
+    /// `stop` (see the module doc).
+    pub fn from_arg(
+        env: &Env,
+        value: Option<Unknown<'_>>,
+        name: &str,
+        stop: &CancelToken,
+    ) -> Result<(Self, ChunkThrows)> {
+        let throws = ChunkThrows::default();
+        let Some(value) = value else {
+            return Ok((Self::silent(), throws));
+        };
+        match value.get_type()? {
+            ValueType::Undefined | ValueType::Null => Ok((Self::silent(), throws)),
+            ValueType::Function => {
                 // SAFETY: checked to be a function.
-                ValueType::Function => Self::new(Some(unsafe { v.cast::<ChunkCallback>()? })),
-                _ => Err(type_error(env, format!("{name} must be a function"))),
-            },
+                let callback: Function<String, Unknown<'static>> = unsafe { value.cast()? };
+                let deliver = deliver_function(env, callback.create_ref()?, &throws, stop)?;
+                let shared = Arc::new(Shared::default());
+                let source = Arc::clone(&shared);
+                let tsfn = deliver
+                    .build_threadsafe_function::<()>()
+                    .build_callback(move |_ctx| Ok(source.take()))?;
+                Ok((
+                    Self {
+                        tsfn: Some(Arc::new(tsfn)),
+                        shared,
+                    },
+                    throws,
+                ))
+            }
+            _ => Err(type_error(env, format!("{name} must be a function"))),
         }
     }
 
@@ -122,10 +140,11 @@ impl ChunkSink {
         let status = tsfn.call_with_return_value(
             (),
             ThreadsafeFunctionCallMode::NonBlocking,
-            move |ret, _env| {
+            move |_delivered, _env| {
+                // The deliver function catches what the callback throws; an error here means
+                // the environment is going away, and there is nobody left to tell.
                 shared.complete_one();
-                // A throwing callback becomes an uncaught exception, as a throwing event listener does.
-                ret.map(|_| ())
+                Ok(())
             },
         );
         if status != napi::Status::Ok {
@@ -147,4 +166,91 @@ impl ChunkSink {
             progressed.await;
         }
     }
+}
+
+/// What a chunk callback threw, kept on the JS thread until the run settles.
+#[derive(Clone, Default)]
+pub struct ChunkThrows {
+    /// A holder object whose `value` is the thrown value (a reference can only point at an
+    /// object, and a callback may throw anything).
+    thrown: Rc<RefCell<Option<ObjectRef<false>>>>,
+}
+
+impl ChunkThrows {
+    fn record(&self, env: &Env, thrown: sys::napi_value) -> Result<()> {
+        let mut holder = Object::new(env)?;
+        // SAFETY: `thrown` is the live exception value just taken from `env`.
+        holder.set_named_property("value", unsafe {
+            Unknown::from_raw_unchecked(env.raw(), thrown)
+        })?;
+        *self.thrown.borrow_mut() = Some(holder.create_ref()?);
+        Ok(())
+    }
+
+    fn has_thrown(&self) -> bool {
+        self.thrown.borrow().is_some()
+    }
+
+    /// The value the callback threw, if it threw.
+    pub fn take(&self) -> Option<ThrownValue> {
+        self.thrown.borrow_mut().take().map(ThrownValue)
+    }
+}
+
+/// A value thrown by a JS callback, to reject a promise with.
+pub struct ThrownValue(ObjectRef<false>);
+
+impl ThrownValue {
+    /// The thrown value itself; releases the reference.
+    pub fn into_value(self, env: &Env) -> Result<sys::napi_value> {
+        let value = self
+            .0
+            .get_value(env)?
+            .get_named_property::<Unknown>("value")?;
+        self.0.unref(env)?;
+        Ok(value.raw())
+    }
+}
+
+/// The JS function the threadsafe function calls: it calls `callback` with the chunk and catches
+/// what it throws. After a throw it delivers nothing more.
+fn deliver_function<'env>(
+    env: &'env Env,
+    callback: UserCallback,
+    throws: &ChunkThrows,
+    stop: &CancelToken,
+) -> Result<Function<'env, String, ()>> {
+    let throws = throws.clone();
+    let stop = stop.clone();
+    env.create_function_from_closure("deliverChunk", move |ctx| {
+        if throws.has_thrown() {
+            return Ok(());
+        }
+        let chunk: Unknown = ctx.get(0)?;
+        let callback = callback.borrow_back(ctx.env)?;
+        let raw_env = ctx.env.raw();
+        let mut receiver = ptr::null_mut();
+        let mut returned = ptr::null_mut();
+        // SAFETY: Node-API calls on the live environment; `chunk` and `callback` are live values
+        // of it and the out-pointers are valid.
+        let status = unsafe {
+            sys::napi_get_undefined(raw_env, &mut receiver);
+            sys::napi_call_function(
+                raw_env,
+                receiver,
+                callback.raw(),
+                1,
+                &chunk.raw(),
+                &mut returned,
+            )
+        };
+        if status == sys::Status::napi_pending_exception {
+            let mut thrown = ptr::null_mut();
+            // SAFETY: an exception is pending; this takes it out of the environment.
+            unsafe { sys::napi_get_and_clear_last_exception(raw_env, &mut thrown) };
+            throws.record(ctx.env, thrown)?;
+            stop.cancel(CancelReason::Aborted);
+        }
+        Ok(())
+    })
 }

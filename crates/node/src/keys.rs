@@ -1,17 +1,19 @@
 //! `parseKey`, `matchesKey`, `parseKittySequence`, `matchesKittySequence`,
-//! `matchesLegacySequence` and `KeyEventType` (DESIGN §2.4) over `shellwright_term::keys`.
+//! `matchesLegacySequence`, `encodeKey` and `KeyEventType` over `shellwright_term::keys`.
 //!
-//! Parsing never throws: unknown or malformed input is `null`/`false`. Only a wrong argument
-//! type is an error: a `TypeError` naming the argument.
+//! Parsing never throws: unknown or malformed input is `null`/`false`. Only a bad argument is an
+//! error: a `TypeError` naming it for a wrong type, a `RangeError` for a number that is `NaN` or
+//! infinite (a finite number that is no code point or modifier simply matches nothing);
+//! `encodeKey` given an id that names no key is a `RangeError`.
 
 // `#[napi]` registers these functions only in the cdylib, so a test build sees them unused.
 
-use napi::ValueType;
-use napi::bindgen_prelude::{Env, FromNapiValue, JsValue, Object, Result, Unknown};
+use napi::bindgen_prelude::{Env, Object, Result, Unknown};
 use napi_derive::napi;
 use shellwright_term::keys;
 
-use crate::options::type_error;
+use crate::error::range_error;
+use crate::options::{OptionReader, bool_arg, finite_arg, string_arg};
 
 /// The type of a key event, reported by the Kitty protocol's "report event types" enhancement.
 #[napi]
@@ -22,7 +24,10 @@ pub enum KeyEventType {
 }
 
 /// The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or null.
-#[napi(ts_args_type = "data: string, kittyProtocolActive: boolean")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "data: string, kittyProtocolActive: boolean"
+)]
 pub fn parse_key(
     env: &Env,
     data: Unknown,
@@ -34,7 +39,10 @@ pub fn parse_key(
 }
 
 /// True when `data` is the key named by `keyId` (ids are trimmed and case-insensitive).
-#[napi(ts_args_type = "data: string, keyId: string, kittyProtocolActive: boolean")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "data: string, keyId: string, kittyProtocolActive: boolean"
+)]
 pub fn matches_key(
     env: &Env,
     data: Unknown,
@@ -49,8 +57,9 @@ pub fn matches_key(
 
 /// The raw fields of one Kitty key event, or null.
 #[napi(
+    catch_unwind,
     ts_args_type = "data: string",
-    ts_return_type = "{ codepoint: number; shiftedKey?: number; baseLayoutKey?: number; modifier: number; eventType?: KeyEventType } | null"
+    ts_return_type = "KittyKeyEvent | null"
 )]
 pub fn parse_kitty_sequence<'env>(env: &'env Env, data: Unknown) -> Result<Option<Object<'env>>> {
     let data = string_arg(env, data, "data")?;
@@ -74,7 +83,10 @@ pub fn parse_kitty_sequence<'env>(env: &'env Env, data: Unknown) -> Result<Optio
 
 /// True when `data` is a Kitty press/repeat of `expectedCodepoint` with exactly
 /// `expectedModifier` (lock bits ignored).
-#[napi(ts_args_type = "data: string, expectedCodepoint: number, expectedModifier: number")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "data: string, expectedCodepoint: number, expectedModifier: number"
+)]
 pub fn matches_kitty_sequence(
     env: &Env,
     data: Unknown,
@@ -82,8 +94,8 @@ pub fn matches_kitty_sequence(
     expected_modifier: Unknown,
 ) -> Result<bool> {
     let data = string_arg(env, data, "data")?;
-    let codepoint = number_arg(env, expected_codepoint, "expectedCodepoint")?;
-    let modifier = number_arg(env, expected_modifier, "expectedModifier")?;
+    let codepoint = finite_arg(env, expected_codepoint, "expectedCodepoint")?;
+    let modifier = finite_arg(env, expected_modifier, "expectedModifier")?;
     let (Some(codepoint), Some(modifier)) = (as_u32(codepoint), as_u32(modifier)) else {
         return Ok(false);
     };
@@ -91,39 +103,35 @@ pub fn matches_kitty_sequence(
 }
 
 /// True when `data` is one of the fixed legacy sequences of `keyName`.
-#[napi(ts_args_type = "data: string, keyName: string")]
+#[napi(catch_unwind, ts_args_type = "data: string, keyName: string")]
 pub fn matches_legacy_sequence(env: &Env, data: Unknown, key_name: Unknown) -> Result<bool> {
     let data = string_arg(env, data, "data")?;
     let key_name = string_arg(env, key_name, "keyName")?;
     Ok(keys::matches_legacy_sequence(&data, &key_name))
 }
 
+/// The bytes a terminal sends for the key `keyId` (`"ctrl+c"` → `"\x03"`, `"up"` → `"\x1b[A"`,
+/// or `"\x1bOA"` with `applicationCursorKeys`), as xterm sends them; `parseKey` reads them back.
+#[napi(
+    ts_args_type = "keyId: string, options?: { applicationCursorKeys?: boolean }",
+    ts_return_type = "string"
+)]
+pub fn encode_key(env: &Env, key_id: Unknown, options: Option<Unknown>) -> Result<String> {
+    let key_id = string_arg(env, key_id, "keyId")?;
+    let reader = OptionReader::new(env, options, "options", true)?;
+    let options = keys::EncodeOptions {
+        application_cursor_keys: reader.bool("applicationCursorKeys")?.unwrap_or(false),
+    };
+    keys::encode_key_id(&key_id, options).ok_or_else(|| {
+        range_error(
+            env,
+            format!("keyId must name a key a terminal can send, got {key_id:?}"),
+        )
+    })
+}
+
 /// A JS number that is a whole number in `u32` range; anything else matches no key.
 fn as_u32(value: f64) -> Option<u32> {
     let in_range = value.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&value);
     in_range.then_some(value as u32)
-}
-
-fn string_arg(env: &Env, value: Unknown, name: &str) -> Result<String> {
-    if value.get_type()? != ValueType::String {
-        return Err(type_error(env, format!("{name} must be a string")));
-    }
-    // SAFETY: checked to be a string.
-    unsafe { String::from_napi_value(env.raw(), value.raw()) }
-}
-
-fn bool_arg(env: &Env, value: Unknown, name: &str) -> Result<bool> {
-    if value.get_type()? != ValueType::Boolean {
-        return Err(type_error(env, format!("{name} must be a boolean")));
-    }
-    // SAFETY: checked to be a boolean.
-    unsafe { bool::from_napi_value(env.raw(), value.raw()) }
-}
-
-fn number_arg(env: &Env, value: Unknown, name: &str) -> Result<f64> {
-    if value.get_type()? != ValueType::Number {
-        return Err(type_error(env, format!("{name} must be a number")));
-    }
-    // SAFETY: checked to be a number.
-    unsafe { f64::from_napi_value(env.raw(), value.raw()) }
 }

@@ -1,18 +1,30 @@
 //! shellwright-node: the N-API layer, and the only crate that knows Node.
 //!
-//! Thin glue over the plain Rust crates: argument conversion with field-naming `TypeError`s
-//! ([`options`]), output streaming to JS callbacks ([`delivery`]), `AbortSignal` →
-//! `CancelToken` ([`abort`]), and one module per JS API area.
+//! Thin glue over the plain Rust crates: argument conversion with one rule per kind of value
+//! ([`options`]), errors with codes ([`error`]), output streaming to JS callbacks ([`delivery`]),
+//! `AbortSignal` → `CancelToken` ([`abort`]), one way to run async work and settle its promise
+//! ([`settle`]), and one module per JS API area.
+//!
+//! No panic crosses into Node: every export is compiled with `catch_unwind` (a panic becomes a
+//! thrown `Error`), and spawned work catches panics into a rejection (see [`settle`]).
 
 // `#[napi]` items are reached through napi's generated registration, which a `cargo test` build
 // of this cdylib does not link, so they look unused there.
 #![cfg_attr(test, allow(dead_code))]
 
+// The panic backstop relies on unwinding; an aborting build would turn any bug into a crash of
+// the host process.
+#[cfg(panic = "abort")]
+compile_error!("shellwright-node must be built with panic = \"unwind\"");
+
 mod abort;
+mod construct;
 mod delivery;
+mod error;
 mod keys;
 mod options;
 mod process;
 mod pty;
+mod settle;
 mod shell;
 mod terminal;

@@ -1,20 +1,98 @@
-//! Reading JS option objects field by field, so a wrong type fails with a `TypeError` that names
-//! the field (`options.timeoutMs must be a non-negative number`) instead of a generic conversion
-//! error.
+//! Reading JS arguments, positional or fields of an options object, with one rule per kind of
+//! value, so a bad value fails the same way wherever it is passed:
+//!
+//! - **Wrong type**: a `TypeError` (`ERR_INVALID_ARG_TYPE`) naming the argument or field
+//!   (`options.cols must be a number`). `undefined` and `null` fields count as absent.
+//! - **Durations** (`timeoutMs`, `gracefulMs`): milliseconds, fractions allowed. `NaN` or a
+//!   negative number is a `RangeError` (`ERR_INVALID_ARG_VALUE`, `options.timeoutMs must be a
+//!   non-negative number`); anything longer than [`MAX_DURATION_MS`] (about 100 years), including
+//!   `Infinity`, is clamped to it — it means "never" in practice and keeps timer arithmetic
+//!   finite.
+//! - **Sizes and counts** (`cols`, `rows`, `scrollback`): any finite number, truncated toward
+//!   zero (as `Math.trunc`) and then clamped into the range of the class that takes it; `NaN` and
+//!   `±Infinity` are a `RangeError` (`options.rows must be a finite number`).
+//! - **Other numbers** are finite (a `RangeError` otherwise); integers with a fixed range (`pid`,
+//!   a signal number) are a `RangeError` outside it.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use napi::bindgen_prelude::{Env, FromNapiValue, JsObjectValue, JsValue, Object, Result, Unknown};
-use napi::{Error, JsTypeError, Status, ValueType};
+use napi::{Error, ValueType};
 
-/// Throws a `TypeError` (code `ERR_INVALID_ARG_TYPE`, as Node's own APIs use) with `message`
-/// into `env` and returns the error to propagate with `?`.
-pub fn type_error(env: &Env, message: impl Into<String>) -> Error {
-    let message = message.into();
-    let error = Error::new("ERR_INVALID_ARG_TYPE".to_string(), message.clone());
-    // SAFETY: `env` is the live environment of the current call.
-    unsafe { JsTypeError::from(error).throw_into(env.raw()) };
-    Error::new(Status::PendingException, message)
+pub use crate::error::{range_error, type_error};
+
+/// The longest duration a JS number is taken to mean: 100 years of milliseconds.
+pub const MAX_DURATION_MS: f64 = 100.0 * 365.25 * 24.0 * 3600.0 * 1000.0;
+
+/// A duration from a number of milliseconds already known to be ≥ 0 (or `+Infinity`).
+fn clamped_duration(ms: f64) -> Duration {
+    Duration::from_secs_f64(ms.min(MAX_DURATION_MS) / 1000.0)
+}
+
+/// A finite number truncated toward zero; `as` saturates, so huge values land on the i64 limits.
+pub fn truncate(n: f64) -> i64 {
+    n.trunc() as i64
+}
+
+/// A size or count: truncated toward zero, then clamped into `low..=high`.
+pub fn clamp_count(n: f64, low: i64, high: i64) -> i64 {
+    truncate(n).clamp(low, high)
+}
+
+fn number_of(env: &Env, value: &Unknown) -> Result<Option<f64>> {
+    if value.get_type()? != ValueType::Number {
+        return Ok(None);
+    }
+    // SAFETY: checked to be a number.
+    Ok(Some(unsafe {
+        f64::from_napi_value(env.raw(), value.raw())?
+    }))
+}
+
+/// A positional string argument.
+pub fn string_arg(env: &Env, value: Unknown, name: &str) -> Result<String> {
+    if value.get_type()? != ValueType::String {
+        return Err(type_error(env, format!("{name} must be a string")));
+    }
+    // SAFETY: checked to be a string.
+    unsafe { String::from_napi_value(env.raw(), value.raw()) }
+}
+
+/// A positional boolean argument.
+pub fn bool_arg(env: &Env, value: Unknown, name: &str) -> Result<bool> {
+    if value.get_type()? != ValueType::Boolean {
+        return Err(type_error(env, format!("{name} must be a boolean")));
+    }
+    // SAFETY: checked to be a boolean.
+    unsafe { bool::from_napi_value(env.raw(), value.raw()) }
+}
+
+/// A positional finite number.
+pub fn finite_arg(env: &Env, value: Unknown, name: &str) -> Result<f64> {
+    match number_of(env, &value)? {
+        None => Err(type_error(env, format!("{name} must be a number"))),
+        Some(n) if n.is_finite() => Ok(n),
+        Some(_) => Err(range_error(env, format!("{name} must be a finite number"))),
+    }
+}
+
+/// A positional integer in `0..=max`; the message names the range for both errors.
+pub fn integer_arg(env: &Env, value: Unknown, name: &str, max: u32) -> Result<u32> {
+    let message = || format!("{name} must be an integer from 0 to {max}");
+    match number_of(env, &value)? {
+        None => Err(type_error(env, message())),
+        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(max)).contains(&n) => Ok(n as u32),
+        Some(_) => Err(range_error(env, message())),
+    }
+}
+
+/// Whether an optional positional argument was left out (absent, `undefined` or `null`).
+pub fn is_absent(value: Option<&Unknown>) -> Result<bool> {
+    Ok(match value {
+        None => true,
+        Some(value) => matches!(value.get_type()?, ValueType::Undefined | ValueType::Null),
+    })
 }
 
 /// Typed access to the fields of one options object; `name` prefixes field names in errors.
@@ -57,14 +135,21 @@ impl<'a, 'env> OptionReader<'a, 'env> {
         })
     }
 
-    fn fail(&self, field: &str, expected: &str) -> Error {
+    fn wrong_type(&self, field: &str, expected: &str) -> Error {
         type_error(
             self.env,
             format!("{}.{field} must be {expected}", self.name),
         )
     }
 
-    /// The raw object, for fields read elsewhere (e.g. an AbortSignal).
+    fn wrong_value(&self, field: &str, expected: &str) -> Error {
+        range_error(
+            self.env,
+            format!("{}.{field} must be {expected}", self.name),
+        )
+    }
+
+    /// The raw object, for fields read elsewhere.
     pub fn object(&self, field: &str, expected: &str) -> Result<Option<Object<'env>>> {
         match self.field(field)? {
             None => Ok(None),
@@ -72,7 +157,7 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             Some(v) if v.get_type()? == ValueType::Object => {
                 Ok(Some(unsafe { v.cast::<Object>()? }))
             }
-            Some(_) => Err(self.fail(field, expected)),
+            Some(_) => Err(self.wrong_type(field, expected)),
         }
     }
 
@@ -85,13 +170,13 @@ impl<'a, 'env> OptionReader<'a, 'env> {
                     String::from_napi_value(self.env.raw(), v.raw())?
                 }))
             }
-            Some(_) => Err(self.fail(field, "a string")),
+            Some(_) => Err(self.wrong_type(field, "a string")),
         }
     }
 
     pub fn required_string(&self, field: &str) -> Result<String> {
         self.string(field)?
-            .ok_or_else(|| self.fail(field, "a string"))
+            .ok_or_else(|| self.wrong_type(field, "a string"))
     }
 
     pub fn bool(&self, field: &str) -> Result<Option<bool>> {
@@ -101,33 +186,47 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             Some(v) if v.get_type()? == ValueType::Boolean => Ok(Some(unsafe {
                 bool::from_napi_value(self.env.raw(), v.raw())?
             })),
-            Some(_) => Err(self.fail(field, "a boolean")),
+            Some(_) => Err(self.wrong_type(field, "a boolean")),
         }
     }
 
-    /// A finite number (any sign); callers clamp or validate ranges.
-    pub fn number(&self, field: &str) -> Result<Option<f64>> {
+    /// Any number, `NaN` and infinities included; the typed readers below apply the rules.
+    fn number(&self, field: &str) -> Result<Option<f64>> {
         match self.field(field)? {
             None => Ok(None),
-            Some(v) if v.get_type()? == ValueType::Number => {
-                // SAFETY: checked to be a number.
-                let n = unsafe { f64::from_napi_value(self.env.raw(), v.raw())? };
-                if n.is_finite() {
-                    Ok(Some(n))
-                } else {
-                    Err(self.fail(field, "a finite number"))
-                }
-            }
-            Some(_) => Err(self.fail(field, "a number")),
+            Some(v) => match number_of(self.env, &v)? {
+                Some(n) => Ok(Some(n)),
+                None => Err(self.wrong_type(field, "a number")),
+            },
         }
     }
 
-    /// A duration in milliseconds: a finite number ≥ 0.
-    pub fn duration_ms(&self, field: &str) -> Result<Option<std::time::Duration>> {
+    /// A duration in milliseconds (see the module doc).
+    pub fn duration_ms(&self, field: &str) -> Result<Option<Duration>> {
         match self.number(field)? {
             None => Ok(None),
-            Some(ms) if ms >= 0.0 => Ok(Some(std::time::Duration::from_secs_f64(ms / 1000.0))),
-            Some(_) => Err(self.fail(field, "a non-negative number")),
+            Some(ms) if ms >= 0.0 => Ok(Some(clamped_duration(ms))),
+            Some(_) => Err(self.wrong_value(field, "a non-negative number")),
+        }
+    }
+
+    /// A duration in milliseconds where a negative number means "none" (`gracefulMs`); `NaN`
+    /// is still a `RangeError`.
+    pub fn optional_duration_ms(&self, field: &str) -> Result<Option<Option<Duration>>> {
+        match self.number(field)? {
+            None => Ok(None),
+            Some(ms) if ms.is_nan() => Err(self.wrong_value(field, "a number")),
+            Some(ms) if ms < 0.0 => Ok(Some(None)),
+            Some(ms) => Ok(Some(Some(clamped_duration(ms)))),
+        }
+    }
+
+    /// A size or count, truncated and clamped into `low..=high` (see the module doc).
+    pub fn count(&self, field: &str, low: i64, high: i64) -> Result<Option<i64>> {
+        match self.number(field)? {
+            None => Ok(None),
+            Some(n) if n.is_finite() => Ok(Some(clamp_count(n, low, high))),
+            Some(_) => Err(self.wrong_value(field, "a finite number")),
         }
     }
 
@@ -142,7 +241,7 @@ impl<'a, 'env> OptionReader<'a, 'env> {
         let mut pairs = Vec::with_capacity(map.len());
         for (key, value) in map {
             if value.get_type()? != ValueType::String {
-                return Err(self.fail(&format!("{field}.{key}"), "a string"));
+                return Err(self.wrong_type(&format!("{field}.{key}"), "a string"));
             }
             // SAFETY: checked to be a string.
             pairs.push((key, unsafe {
@@ -153,20 +252,62 @@ impl<'a, 'env> OptionReader<'a, 'env> {
         Ok(Some(pairs))
     }
 
-    /// An `AbortSignal` (anything with `aborted` and `addEventListener`).
+    /// An `AbortSignal`: an object with an `aborted` property and `addEventListener` and
+    /// `removeEventListener` methods. Anything else is a `TypeError`; a getter that throws
+    /// propagates its own exception.
     pub fn signal(&self, field: &str) -> Result<Option<Object<'env>>> {
         let Some(object) = self.object(field, "an AbortSignal")? else {
             return Ok(None);
         };
-        let looks_right = object.has_named_property("aborted")?
-            && object
-                .get_named_property::<Unknown>("addEventListener")?
-                .get_type()?
-                == ValueType::Function;
-        if looks_right {
+        let is_method = |name: &str| -> Result<bool> {
+            Ok(object.get_named_property::<Unknown>(name)?.get_type()? == ValueType::Function)
+        };
+        if object.has_named_property("aborted")?
+            && is_method("addEventListener")?
+            && is_method("removeEventListener")?
+        {
             Ok(Some(object))
         } else {
-            Err(self.fail(field, "an AbortSignal"))
+            Err(self.wrong_type(field, "an AbortSignal"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_clamped_to_a_finite_maximum() {
+        let table = [
+            (0.0, Duration::ZERO),
+            (1.5, Duration::from_micros(1500)),
+            (1000.0, Duration::from_secs(1)),
+            (f64::MAX, clamped_duration(MAX_DURATION_MS)),
+            (1e300, clamped_duration(MAX_DURATION_MS)),
+            (f64::INFINITY, clamped_duration(MAX_DURATION_MS)),
+        ];
+        for (ms, want) in table {
+            assert_eq!(clamped_duration(ms), want, "{ms}");
+        }
+        // Deadlines built from the maximum stay representable.
+        let longest = clamped_duration(MAX_DURATION_MS);
+        assert!(std::time::Instant::now().checked_add(longest * 2).is_some());
+    }
+
+    #[test]
+    fn counts_are_truncated_then_clamped() {
+        let table = [
+            (3.7, 3),
+            (-3.7, 5),
+            (80.0, 80),
+            (1e300, 400),
+            (-1e300, 5),
+            (0.0, 5),
+            (399.99, 399),
+        ];
+        for (n, want) in table {
+            assert_eq!(clamp_count(n, 5, 400), want, "{n}");
         }
     }
 }

@@ -2,14 +2,16 @@
 
 use std::path::PathBuf;
 
-use napi::bindgen_prelude::{Env, Object, PromiseRaw, Result, Unknown};
+use napi::bindgen_prelude::{Env, PromiseRaw, Result, This, Unknown};
 use napi_derive::napi;
 use shellwright_proc::CancelToken;
 use shellwright_shell::{PersistentShell, RunRequest, RunResult, SessionOptions, ShellError};
 
 use crate::abort::AbortWatch;
 use crate::delivery::ChunkSink;
+use crate::error::{JsFailure, Settlement};
 use crate::options::OptionReader;
+use crate::settle::{CallScope, spawn_settled};
 
 /// How a run ended.
 #[napi(object, object_from_js = false)]
@@ -41,8 +43,9 @@ pub struct Shell {
 
 #[napi]
 impl Shell {
-    #[napi(constructor, ts_args_type = "options?: ShellOptions")]
-    pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
+    #[napi(constructor, catch_unwind, ts_args_type = "options?: ShellOptions")]
+    pub fn new(env: Env, this: This<Unknown>, options: Option<Unknown>) -> Result<Self> {
+        crate::construct::require_new::<Self>(&env, &this, "Shell")?;
         let reader = OptionReader::new(&env, options, "options", true)?;
         Ok(Self {
             inner: PersistentShell::new(session_options(&reader)?),
@@ -50,7 +53,9 @@ impl Shell {
     }
 
     /// Runs a command in the session, streaming its output to `onChunk`.
+    /// A throw from `onChunk` stops the run, and the promise rejects with the thrown value.
     #[napi(
+        catch_unwind,
         ts_args_type = "options: ShellRunOptions, onChunk?: (chunk: string) => void",
         ts_return_type = "Promise<ShellResult>"
     )]
@@ -59,22 +64,24 @@ impl Shell {
         env: &'env Env,
         options: Unknown<'env>,
         on_chunk: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, ShellResult>> {
+    ) -> Result<PromiseRaw<'env, Settlement<ShellResult>>> {
         let reader = OptionReader::new(env, Some(options), "options", false)?;
         let call = RunCall::prepare(env, &reader, on_chunk)?;
         call.spawn(env, |request, sink| self.inner.run(request, sink))
     }
 
     /// Cancels the running command (resolves once it has ended; at once when idle).
-    #[napi]
+    #[napi(catch_unwind)]
     pub async fn abort(&self) -> Result<()> {
         self.inner.abort().await;
         Ok(())
     }
 }
 
-/// Runs one command in a fresh session.
+/// Runs one command in a fresh session. A throw from `onChunk` stops the run, and the promise
+/// rejects with the thrown value.
 #[napi(
+    catch_unwind,
     ts_args_type = "options: ShellExecuteOptions, onChunk?: (chunk: string) => void",
     ts_return_type = "Promise<ShellResult>"
 )]
@@ -82,7 +89,7 @@ pub fn execute_shell<'env>(
     env: &'env Env,
     options: Unknown<'env>,
     on_chunk: Option<Unknown<'env>>,
-) -> Result<PromiseRaw<'env, ShellResult>> {
+) -> Result<PromiseRaw<'env, Settlement<ShellResult>>> {
     let reader = OptionReader::new(env, Some(options), "options", false)?;
     let session = session_options(&reader)?;
     let call = RunCall::prepare(env, &reader, on_chunk)?;
@@ -100,13 +107,14 @@ pub struct BashFixups {
 
 /// Removes output-limiting noise that agents append to commands (`| head -n 5`, a redundant
 /// `2>&1`) without ever changing what the command does.
-#[napi]
-pub fn apply_bash_fixups(command: String) -> BashFixups {
+#[napi(catch_unwind, ts_args_type = "command: string")]
+pub fn apply_bash_fixups(env: Env, command: Unknown) -> Result<BashFixups> {
+    let command = crate::options::string_arg(&env, command, "command")?;
     let fixed = shellwright_shell::apply_bash_fixups(&command);
-    BashFixups {
+    Ok(BashFixups {
         command: fixed.command,
         stripped: fixed.stripped,
-    }
+    })
 }
 
 fn session_options(reader: &OptionReader) -> Result<SessionOptions> {
@@ -120,7 +128,7 @@ fn session_options(reader: &OptionReader) -> Result<SessionOptions> {
 struct RunCall {
     request: RunRequest,
     sink: ChunkSink,
-    abort: Option<AbortWatch>,
+    scope: CallScope,
 }
 
 impl RunCall {
@@ -133,19 +141,26 @@ impl RunCall {
             timeout: reader.duration_ms("timeoutMs")?,
             cancel: cancel.clone(),
         };
-        let signal: Option<Object> = reader.signal("signal")?;
-        let sink = ChunkSink::from_arg(env, on_chunk, "onChunk")?;
-        let abort = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
+        let signal = reader.signal("signal")?;
+        let (sink, throws) = ChunkSink::from_arg(env, on_chunk, "onChunk", &cancel)?;
+        let watch = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
         Ok(Self {
             request,
             sink,
-            abort,
+            scope: CallScope {
+                watch,
+                throws: Some(throws),
+            },
         })
     }
 
-    /// Starts the run (`run` is called at once) on the runtime; the promise settles after every chunk reached `onChunk`,
-    /// and the AbortSignal listener is removed on the JS thread before it settles.
-    fn spawn<'env, F, Fut>(self, env: &'env Env, run: F) -> Result<PromiseRaw<'env, ShellResult>>
+    /// Starts the run (`run` is called at once) on the runtime; the promise settles after every
+    /// chunk reached `onChunk`.
+    fn spawn<'env, F, Fut>(
+        self,
+        env: &'env Env,
+        run: F,
+    ) -> Result<PromiseRaw<'env, Settlement<ShellResult>>>
     where
         F: FnOnce(RunRequest, Box<dyn FnMut(String) + Send>) -> Fut,
         Fut: std::future::Future<Output = std::result::Result<RunResult, ShellError>>
@@ -155,23 +170,29 @@ impl RunCall {
         let Self {
             request,
             sink,
-            abort,
+            scope,
         } = self;
         let chunk_sink = sink.clone();
         // Called here, on the JS thread, so a persistent shell queues the run in call order.
         let run = run(request, Box::new(move |chunk| chunk_sink.send(chunk)));
-        let future = async move {
+        let work = async move {
             let outcome = run.await;
             sink.flush().await;
-            Ok(outcome)
-        };
-        env.spawn_future_with_callback(future, move |env, outcome| {
-            if let Some(abort) = abort {
-                abort.detach(env)?;
-            }
             outcome
-                .map(ShellResult::from)
-                .map_err(|e| napi::Error::from_reason(e.to_string()))
+        };
+        spawn_settled(env, scope, work, |outcome| {
+            outcome.map(ShellResult::from).map_err(shell_failure)
         })
     }
+}
+
+/// A rejected run, with the code of what failed.
+fn shell_failure(err: ShellError) -> JsFailure {
+    let code = match err {
+        ShellError::Init(_) => "ERR_SHELL_INIT",
+        ShellError::Cwd(_) => "ERR_SHELL_CWD",
+        ShellError::Snapshot(_) => "ERR_SHELL_SNAPSHOT",
+        ShellError::Execution(_) => "ERR_SHELL_EXEC",
+    };
+    JsFailure::operation(code, err.to_string())
 }

@@ -3,13 +3,15 @@
 
 use napi::ValueType;
 use napi::bindgen_prelude::{
-    Env, FromNapiValue, JsValue, Result, Uint8ArraySlice, Unknown, ValidateNapiValue,
+    Env, FromNapiValue, JsValue, Result, This, Uint8ArraySlice, Unknown, ValidateNapiValue,
 };
 use napi_derive::napi;
-use shellwright_term::terminal::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
+use shellwright_term::terminal::{
+    DEFAULT_SCROLLBACK, MAX_COLS, MAX_ROWS, MAX_SCROLLBACK, MIN_COLS, MIN_ROWS,
+};
 use shellwright_term::{Terminal, TerminalOptions};
 
-use crate::options::{OptionReader, type_error};
+use crate::options::{OptionReader, clamp_count, finite_arg, type_error};
 
 /// What the screen shows (DESIGN §2.2).
 #[napi(object, object_from_js = false)]
@@ -19,10 +21,50 @@ pub struct TerminalScreen {
     /// One entry per visible row (length === rows), each row's trailing blanks trimmed.
     pub lines: Vec<String>,
     /// 0-based.
-    #[napi(ts_type = "{ row: number; col: number; visible: boolean }")]
     pub cursor: TerminalCursor,
     pub title: String,
     pub alt_screen: bool,
+    /// The input modes a client needs to send the program what it expects.
+    pub modes: TerminalModes,
+}
+
+/// The program's input modes: which bytes keys send, pastes, mouse reports.
+#[napi(object, object_from_js = false)]
+pub struct TerminalModes {
+    /// DECCKM: arrows, Home and End send SS3 sequences (see `encodeKey`).
+    pub application_cursor_keys: bool,
+    /// DECKPAM: the keypad sends application sequences.
+    pub application_keypad: bool,
+    /// Mode 2004: pastes are to be wrapped in `ESC [200~` … `ESC [201~`.
+    pub bracketed_paste: bool,
+    pub alt_screen: bool,
+    /// Mouse events the program asked for (modes 1000, 1002, 1003).
+    #[napi(ts_type = "'none' | 'click' | 'drag' | 'motion'")]
+    pub mouse_tracking: String,
+    /// Mode 1006: mouse reports in SGR form.
+    pub sgr_mouse: bool,
+    /// Mode 1004: focus in/out reports.
+    pub focus_events: bool,
+    /// IRM: printed text is inserted.
+    pub insert: bool,
+    /// DECAWM: text wraps at the last column.
+    pub auto_wrap: bool,
+}
+
+impl From<shellwright_term::TerminalModes> for TerminalModes {
+    fn from(modes: shellwright_term::TerminalModes) -> Self {
+        Self {
+            application_cursor_keys: modes.application_cursor_keys,
+            application_keypad: modes.application_keypad,
+            bracketed_paste: modes.bracketed_paste,
+            alt_screen: modes.alt_screen,
+            mouse_tracking: modes.mouse_tracking.name().to_string(),
+            sgr_mouse: modes.sgr_mouse,
+            focus_events: modes.focus_events,
+            insert: modes.insert,
+            auto_wrap: modes.auto_wrap,
+        }
+    }
 }
 
 #[napi(object, object_from_js = false)]
@@ -45,6 +87,7 @@ impl From<shellwright_term::TerminalScreen> for TerminalScreen {
             },
             title: screen.title,
             alt_screen: screen.alt_screen,
+            modes: screen.modes.into(),
         }
     }
 }
@@ -79,6 +122,11 @@ impl From<shellwright_term::CommandRecord> for CommandRecord {
 }
 
 /// A terminal emulator without a process: feed it output, read the screen, snapshot and commands.
+///
+/// Sizes (`cols`, `rows` of the constructor and `resize`) are any finite number, truncated toward
+/// zero and clamped to the emulator's 2..1000 columns and 1..1000 rows (wider than a
+/// `PtySession`'s, so any recorded screen can be replayed); `scrollback` is truncated and clamped
+/// to 0..1,000,000 lines. `NaN` and infinities are a `RangeError`.
 #[napi]
 pub struct VirtualTerminal {
     terminal: Terminal,
@@ -88,19 +136,23 @@ pub struct VirtualTerminal {
 impl VirtualTerminal {
     #[napi(
         constructor,
-        ts_args_type = "options?: { cols?: number; rows?: number; scrollback?: number; answerQueries?: boolean }"
+        catch_unwind,
+        ts_args_type = "options?: VirtualTerminalOptions"
     )]
-    pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
+    pub fn new(env: Env, this: This<Unknown>, options: Option<Unknown>) -> Result<Self> {
+        crate::construct::require_new::<Self>(&env, &this, "VirtualTerminal")?;
         let reader = OptionReader::new(&env, options, "options", true)?;
         let defaults = TerminalOptions::default();
         let options = TerminalOptions {
-            cols: reader.number("cols")?.map_or(defaults.cols, clamp_u16),
-            rows: reader.number("rows")?.map_or(defaults.rows, clamp_u16),
+            cols: reader
+                .count("cols", MIN_COLS.into(), MAX_COLS.into())?
+                .map_or(defaults.cols, |n| n as u16),
+            rows: reader
+                .count("rows", MIN_ROWS.into(), MAX_ROWS.into())?
+                .map_or(defaults.rows, |n| n as u16),
             scrollback: reader
-                .number("scrollback")?
-                .map_or(DEFAULT_SCROLLBACK, |n| {
-                    n.clamp(0.0, MAX_SCROLLBACK as f64) as usize
-                }),
+                .count("scrollback", 0, MAX_SCROLLBACK as i64)?
+                .map_or(DEFAULT_SCROLLBACK, |n| n as usize),
             answer_queries: reader
                 .bool("answerQueries")?
                 .unwrap_or(defaults.answer_queries),
@@ -111,7 +163,7 @@ impl VirtualTerminal {
     }
 
     /// Feeds program output; returns the replies owed to the program ("" if none).
-    #[napi(ts_args_type = "data: string | Uint8Array")]
+    #[napi(catch_unwind, ts_args_type = "data: string | Uint8Array")]
     pub fn write(&mut self, env: Env, data: Unknown) -> Result<String> {
         let replies = match data.get_type()? {
             ValueType::String => {
@@ -135,28 +187,36 @@ impl VirtualTerminal {
         Ok(String::from_utf8_lossy(&replies).into_owned())
     }
 
-    /// Changes the size (clamped to 2..1000 columns, 1..1000 rows); the primary screen reflows.
-    #[napi(ts_args_type = "cols: number, rows: number")]
+    /// Changes the size (as in the class doc); the primary screen reflows.
+    #[napi(catch_unwind, ts_args_type = "cols: number, rows: number")]
     pub fn resize(&mut self, env: Env, cols: Unknown, rows: Unknown) -> Result<()> {
-        let cols = number_arg(&env, cols, "cols")?;
-        let rows = number_arg(&env, rows, "rows")?;
-        self.terminal.resize(clamp_u16(cols), clamp_u16(rows));
+        let cols = clamp_count(
+            finite_arg(&env, cols, "cols")?,
+            MIN_COLS.into(),
+            MAX_COLS.into(),
+        );
+        let rows = clamp_count(
+            finite_arg(&env, rows, "rows")?,
+            MIN_ROWS.into(),
+            MAX_ROWS.into(),
+        );
+        self.terminal.resize(cols as u16, rows as u16);
         Ok(())
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn screen(&mut self) -> TerminalScreen {
         self.terminal.screen().into()
     }
 
     /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn snapshot(&mut self) -> String {
         self.terminal.snapshot()
     }
 
     /// Completed commands seen through OSC 133 (or the prompt fallback), oldest first.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn commands(&self) -> Vec<CommandRecord> {
         self.terminal
             .commands()
@@ -164,21 +224,4 @@ impl VirtualTerminal {
             .map(CommandRecord::from)
             .collect()
     }
-}
-
-/// A finite number argument, or a `TypeError` naming it.
-fn number_arg(env: &Env, value: Unknown, name: &str) -> Result<f64> {
-    if value.get_type()? == ValueType::Number {
-        // SAFETY: checked to be a number.
-        let n = unsafe { f64::from_napi_value(env.raw(), value.raw())? };
-        if n.is_finite() {
-            return Ok(n);
-        }
-    }
-    Err(type_error(env, format!("{name} must be a finite number")))
-}
-
-/// Sizes are clamped later by the terminal; this only maps any finite number into u16.
-fn clamp_u16(n: f64) -> u16 {
-    n.clamp(0.0, f64::from(u16::MAX)) as u16
 }

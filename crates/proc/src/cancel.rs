@@ -14,6 +14,18 @@ pub enum CancelReason {
     TimedOut,
 }
 
+impl CancelReason {
+    /// Whether a run stopped for this reason reports itself `cancelled` (an abort).
+    pub fn is_abort(self) -> bool {
+        self == Self::Aborted
+    }
+
+    /// Whether a run stopped for this reason reports itself `timed_out`.
+    pub fn is_timeout(self) -> bool {
+        self == Self::TimedOut
+    }
+}
+
 /// A cancellation flag shared between a run and whoever may stop it.
 ///
 /// The first [`cancel`](Self::cancel) wins: a timeout that fires after an abort leaves the reason

@@ -1,10 +1,11 @@
 //! shellwright-proc: cancellation and process trees.
 //!
 //! Owns what every runtime in Shellwright needs: [`CancelToken`], the one-shot signal that a run
-//! was aborted or timed out; the process-tree code that finds and stops what a run started
-//! ([`ProcessTable`], [`terminate_all`], [`signal_group`]); and [`Process`], one process pinned to
-//! its identity with the tree operations the JS `Process` class exposes (`kill_tree`, `terminate`,
-//! `wait_for_exit`).
+//! was aborted or timed out; the process table ([`ProcessTable`]); the one way processes are
+//! stopped (SIGTERM, a grace, SIGKILL: [`stop`] over [`StopTargets`]); finding everything one run
+//! started, by its tag, its tree, and the sessions and groups it created ([`RunScope`]); and
+//! [`Process`], one process pinned to its identity with the tree operations the JS `Process`
+//! class exposes (`kill_tree`, `terminate`, `wait_for_exit`).
 //! It does not spawn processes (the shell and PTY crates do).
 //!
 //! Processes are identified by pid *and* start time ([`ProcessId`]), so a pid reused by an unrelated
@@ -14,13 +15,17 @@
 
 mod cancel;
 mod process;
+mod scope;
 mod signal;
+mod stop;
 mod tree;
 
 pub use cancel::{CancelReason, CancelToken, TimeoutGuard};
 pub use process::{Cancelled, Process, ProcessStatus, TerminateOptions};
+pub use scope::{RUN_TAG_VARIABLE, RunRoots, RunScope};
 pub use signal::{signal_group, signal_name};
+pub use stop::{StopTargets, stop};
 pub use tree::{
-    ProcessId, ProcessInfo, ProcessTable, environ_contains, is_alive, process_info, send_signal,
-    terminate_all,
+    ProcessId, ProcessInfo, ProcessTable, environ_contains, is_alive, now_as_start_time,
+    process_info, send_signal,
 };

@@ -7,11 +7,11 @@
 //! nothing.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::cancel::{CancelReason, CancelToken};
-use crate::signal::signal_group;
-use crate::tree::{ProcessId, ProcessInfo, ProcessTable, is_alive, process_info, send_signal};
+use crate::stop::{StopTargets, check, stop, wait_until_gone};
+use crate::tree::{ProcessId, ProcessInfo, ProcessTable, is_alive, process_info};
 
 /// Whether a [`Process`] is still running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,47 +136,25 @@ impl Process {
     /// then to its process group when it leads one. Returns how many processes were signalled; the
     /// group signal is not counted. Signals nothing once the process has exited.
     pub fn kill_tree(&self, signal: i32) -> usize {
-        let targets = self.tree_children_first();
-        let sent = targets
-            .iter()
-            .filter(|id| send_signal(**id, signal))
-            .count();
-        if let Some(group) = self.led_group(&targets) {
-            signal_group(group, signal);
-        }
-        sent
+        let mut targets = StopTargets::tree(self.id());
+        targets.groups.extend(self.led_group(&targets));
+        targets.signal(signal)
     }
 
     /// SIGTERM to the tree (and, with `options.group`, to the group the root leads), a grace
-    /// period, SIGKILL to what remains, then a bounded wait. Resolves `true` when the root and
-    /// every descendant found at the start have exited. Already exited → `true` at once.
+    /// period, SIGKILL to what remains, then a bounded wait. Resolves `true` when the root, every
+    /// descendant found at the start and the group have exited. Already exited → `true` at once.
     pub async fn terminate(
         &self,
         options: TerminateOptions,
         cancel: &CancelToken,
     ) -> Result<bool, Cancelled> {
         check(cancel)?;
-        let targets = self.tree_children_first();
-        if targets.is_empty() {
-            return Ok(true);
+        let mut targets = StopTargets::tree(self.id());
+        if options.group {
+            targets.groups.extend(self.led_group(&targets));
         }
-        let group = self.led_group(&targets).filter(|_| options.group);
-        let signal_tree = |signal| {
-            for id in &targets {
-                send_signal(*id, signal);
-            }
-            if let Some(group) = group {
-                signal_group(group, signal);
-            }
-        };
-        signal_tree(libc::SIGTERM);
-        if let Some(grace) = options.graceful
-            && wait_until_gone(&targets, Some(grace), cancel).await?
-        {
-            return Ok(true);
-        }
-        signal_tree(libc::SIGKILL);
-        wait_until_gone(&targets, Some(options.timeout), cancel).await
+        stop(&targets, options.graceful, options.timeout, cancel).await
     }
 
     /// Resolves `true` once the process has exited, `false` when `timeout` passes first
@@ -186,7 +164,11 @@ impl Process {
         timeout: Option<Duration>,
         cancel: &CancelToken,
     ) -> Result<bool, Cancelled> {
-        wait_until_gone(&[self.id()], timeout, cancel).await
+        let me = StopTargets {
+            processes: vec![self.id()],
+            groups: Vec::new(),
+        };
+        wait_until_gone(&me, timeout, cancel).await
     }
 
     /// The current row for this pid, when it still names this process and it has not exited.
@@ -194,75 +176,12 @@ impl Process {
         process_info(self.pid()).filter(|now| now.id == self.id() && !now.zombie)
     }
 
-    /// This process's running descendants, deepest first, then the process itself; empty when it
-    /// has exited. The host process is never included.
-    fn tree_children_first(&self) -> Vec<ProcessId> {
-        let table = ProcessTable::snapshot();
-        let root_running = table
-            .get(self.pid())
-            .is_some_and(|root| root.id == self.id() && !root.zombie);
-        if !root_running {
-            return Vec::new();
-        }
-        let me = std::process::id();
-        let mut targets: Vec<ProcessId> = table
-            .descendants(self.pid())
-            .into_iter()
-            .rev()
-            .filter(|p| !p.zombie && p.pid() != me)
-            .map(|p| p.id)
-            .collect();
-        if self.pid() != me {
-            targets.push(self.id());
-        }
-        targets
-    }
-
     /// The root's group, when the root was found running and leads its group.
-    fn led_group(&self, targets: &[ProcessId]) -> Option<u32> {
-        if !targets.contains(&self.id()) {
+    fn led_group(&self, targets: &StopTargets) -> Option<u32> {
+        if !targets.processes.contains(&self.id()) {
             return None;
         }
         self.info.pgid.filter(|pgid| *pgid == self.pid())
-    }
-}
-
-fn check(cancel: &CancelToken) -> Result<(), Cancelled> {
-    match cancel.reason() {
-        Some(reason) => Err(Cancelled(reason)),
-        None => Ok(()),
-    }
-}
-
-/// Waits until none of `ids` is alive (`Ok(true)`), `within` passes (`Ok(false)`) or `cancel`
-/// fires (`Err`). A cancel that already happened wins over a process that already exited.
-async fn wait_until_gone(
-    ids: &[ProcessId],
-    within: Option<Duration>,
-    cancel: &CancelToken,
-) -> Result<bool, Cancelled> {
-    const FIRST_NAP: Duration = Duration::from_millis(1);
-    const LONGEST_NAP: Duration = Duration::from_millis(20);
-    let deadline = within.map(|within| Instant::now() + within);
-    let mut nap = FIRST_NAP;
-    loop {
-        check(cancel)?;
-        if !ids.iter().any(|id| is_alive(*id)) {
-            return Ok(true);
-        }
-        let mut sleep_for = nap;
-        if let Some(deadline) = deadline {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Ok(false);
-            }
-            sleep_for = sleep_for.min(left);
-        }
-        tokio::select! {
-            () = tokio::time::sleep(sleep_for) => {}
-            reason = cancel.cancelled() => return Err(Cancelled(reason)),
-        }
-        nap = (nap * 2).min(LONGEST_NAP);
     }
 }
 
@@ -346,6 +265,7 @@ mod tests {
     use super::*;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     use std::process::{Child, Command};
+    use std::time::Instant;
 
     /// Spawns `sh -c script` in its own process group, so tests can stop whole trees.
     fn spawn_sh(script: &str) -> Child {

@@ -1,7 +1,6 @@
 //! Process enumeration and signalling, pinned to process identity.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 /// A process's identity: its pid and its start time. A pid alone is not an identity because the
 /// kernel reuses pids; the pair is unique for the life of the machine.
@@ -19,6 +18,8 @@ pub struct ProcessInfo {
     pub ppid: Option<u32>,
     /// Process group id, when the platform reports it.
     pub pgid: Option<u32>,
+    /// Session id, when the platform reports it.
+    pub session: Option<u32>,
     /// Exited but not yet reaped by its parent: it holds a pid but runs nothing.
     pub zombie: bool,
 }
@@ -114,34 +115,21 @@ pub fn environ_contains(pid: u32, entry: &str) -> bool {
     platform::environ(pid).is_some_and(|env| env.split(|b| *b == 0).any(|e| e == entry.as_bytes()))
 }
 
-/// Stops `targets`: SIGTERM to each (in the given order — pass children first), up to `grace` for
-/// them to exit, then SIGKILL for what remains and up to `kill_wait` for it to go.
-/// Returns whether every target is gone.
-pub async fn terminate_all(targets: &[ProcessInfo], grace: Duration, kill_wait: Duration) -> bool {
-    let ids: Vec<ProcessId> = targets.iter().map(|p| p.id).collect();
-    for id in &ids {
-        send_signal(*id, libc::SIGTERM);
-    }
-    if wait_all_gone(&ids, grace).await {
-        return true;
-    }
-    for id in &ids {
-        send_signal(*id, libc::SIGKILL);
-    }
-    wait_all_gone(&ids, kill_wait).await
+/// The current time in the unit of [`ProcessId::start_time`]: a process started after this call
+/// has a start time at least this large.
+pub fn now_as_start_time() -> u64 {
+    platform::now_as_start_time()
 }
 
-async fn wait_all_gone(ids: &[ProcessId], within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if !ids.iter().any(|id| is_alive(*id)) {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+/// The pids of the host process's children, as far as the platform can list them cheaply
+/// (Linux: `/proc/self/task/*/children`); empty elsewhere.
+pub(crate) fn host_children() -> Vec<u32> {
+    platform::host_children()
+}
+
+/// The process's initial environment, NUL-separated; `None` when it cannot be read.
+pub(crate) fn platform_environ(pid: u32) -> Option<Vec<u8>> {
+    platform::environ(pid)
 }
 
 #[cfg(target_os = "linux")]
@@ -170,42 +158,76 @@ mod platform {
         let state = *fields.first()?;
         let ppid: u32 = fields.get(1)?.parse().ok()?;
         let pgid: u32 = fields.get(2)?.parse().ok()?;
+        let session: u32 = fields.get(3)?.parse().ok()?;
         let start_time: u64 = fields.get(19)?.parse().ok()?;
         Some(ProcessInfo {
             id: ProcessId { pid, start_time },
             ppid: (ppid != 0).then_some(ppid),
             pgid: Some(pgid),
+            session: Some(session),
             zombie: state == "Z" || state == "X",
         })
+    }
+
+    /// Clock ticks since boot, as `/proc/<pid>/stat` counts a process's start (proc(5)).
+    pub fn now_as_start_time() -> u64 {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes into the valid timespec; sysconf takes an integer.
+        let (ok, hz) = unsafe {
+            (
+                libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut now) == 0,
+                libc::sysconf(libc::_SC_CLK_TCK),
+            )
+        };
+        if !ok || hz <= 0 {
+            return 0;
+        }
+        let hz = hz as u64;
+        now.tv_sec as u64 * hz + now.tv_nsec as u64 * hz / 1_000_000_000
     }
 
     pub fn environ(pid: u32) -> Option<Vec<u8>> {
         std::fs::read(format!("/proc/{pid}/environ")).ok()
     }
 
+    /// Each thread lists the children it forked (proc(5), `/proc/<pid>/task/<tid>/children`).
+    pub fn host_children() -> Vec<u32> {
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return Vec::new();
+        };
+        tasks
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
+            .flat_map(|list| {
+                list.split_whitespace()
+                    .filter_map(|pid| pid.parse().ok())
+                    .collect::<Vec<u32>>()
+            })
+            .collect()
+    }
+
     /// Signals through a pidfd when the kernel has them: once the pidfd is open and the start time
     /// still matches, the signal cannot reach a process that reused the pid.
     pub fn send_signal(id: ProcessId, signal: i32) -> bool {
-        // SAFETY: plain syscalls with integer arguments; the fd is closed below.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, id.pid as libc::pid_t, 0) };
-        if pidfd < 0 {
-            return read(id.pid).is_some_and(|p| p.id == id)
-                && unsafe { libc::kill(id.pid as libc::pid_t, signal) } == 0;
-        }
-        let pidfd = pidfd as libc::c_int;
-        let same = read(id.pid).is_some_and(|p| p.id == id);
-        let sent = same
+        use std::os::fd::AsRawFd;
+        let same = || read(id.pid).is_some_and(|p| p.id == id);
+        let Some(pidfd) = shellwright_io::pidfd_open(id.pid) else {
+            // SAFETY: kill with integer arguments.
+            return same() && unsafe { libc::kill(id.pid as libc::pid_t, signal) } == 0;
+        };
+        same()
+            // SAFETY: pidfd_send_signal on an open pidfd with a null siginfo.
             && unsafe {
                 libc::syscall(
                     libc::SYS_pidfd_send_signal,
-                    pidfd,
+                    pidfd.as_raw_fd(),
                     signal,
                     std::ptr::null::<libc::siginfo_t>(),
                     0,
                 )
-            } == 0;
-        unsafe { libc::close(pidfd) };
-        sent
+            } == 0
     }
 }
 
@@ -224,6 +246,14 @@ mod platform {
         };
         #[cfg(not(unix))]
         let pgid = None;
+        #[cfg(unix)]
+        let session = {
+            // SAFETY: getsid only reads kernel state for the given pid.
+            let s = unsafe { libc::getsid(raw as libc::pid_t) };
+            (s > 0).then_some(s as u32)
+        };
+        #[cfg(not(unix))]
+        let session = None;
         ProcessInfo {
             id: ProcessId {
                 pid: raw,
@@ -231,8 +261,16 @@ mod platform {
             },
             ppid: p.parent().map(|pp| pp.as_u32()),
             pgid,
+            session,
             zombie: matches!(p.status(), ProcessStatus::Zombie | ProcessStatus::Dead),
         }
+    }
+
+    /// Seconds since the epoch, the unit `sysinfo` reports start times in.
+    pub fn now_as_start_time() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
     }
 
     pub fn list() -> Vec<ProcessInfo> {
@@ -263,6 +301,10 @@ mod platform {
         None
     }
 
+    pub fn host_children() -> Vec<u32> {
+        Vec::new()
+    }
+
     pub fn send_signal(id: ProcessId, signal: i32) -> bool {
         #[cfg(unix)]
         {
@@ -287,6 +329,7 @@ mod tests {
             id: ProcessId { pid, start_time: 1 },
             ppid: Some(ppid),
             pgid: None,
+            session: None,
             zombie: false,
         }
     }
@@ -321,6 +364,7 @@ mod tests {
         );
         assert_eq!(info.ppid, Some(1));
         assert_eq!(info.pgid, Some(4242));
+        assert_eq!(info.session, Some(4242));
         assert!(!info.zombie);
         assert!(platform::parse_stat(1, "garbage").is_none());
     }
@@ -328,7 +372,9 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn sees_itself_and_a_real_child() {
+        use std::time::Duration;
         let me = std::process::id();
+        let before = now_as_start_time();
         let mut child = std::process::Command::new("sleep")
             .arg("5")
             .spawn()
@@ -336,6 +382,8 @@ mod tests {
         let table = ProcessTable::snapshot();
         let child_info = table.get(child.id()).expect("child listed").clone();
         assert_eq!(child_info.ppid, Some(me));
+        assert!(child_info.id.start_time >= before);
+        assert!(child_info.id.start_time <= now_as_start_time());
         assert!(table.children(me).any(|p| p.pid() == child.id()));
         assert!(is_alive(child_info.id));
         assert!(environ_contains(
@@ -357,13 +405,17 @@ mod tests {
             .enable_time()
             .build()
             .expect("runtime");
-        let gone = rt.block_on(terminate_all(
-            std::slice::from_ref(&child_info),
-            Duration::from_millis(500),
+        let gone = rt.block_on(crate::stop(
+            &crate::StopTargets {
+                processes: vec![child_info.id],
+                groups: Vec::new(),
+            },
+            Some(Duration::from_millis(500)),
             Duration::from_secs(2),
+            &crate::CancelToken::new(),
         ));
         let status = child.wait().expect("reap");
-        assert!(gone);
+        assert_eq!(gone, Ok(true));
         assert!(!is_alive(child_info.id));
         assert_eq!(
             std::os::unix::process::ExitStatusExt::signal(&status),

@@ -46,6 +46,11 @@ impl TermSize {
     }
 }
 
+/// The longest single argument or `KEY=value` environment string the kernel passes to a program
+/// (Linux's `MAX_ARG_STRLEN`, 32 pages, counting the terminating NUL). A longer one makes the
+/// exec fail inside the already-forked child, so it is refused before anything is spawned.
+pub const MAX_ARG_BYTES: usize = 128 * 1024 - 1;
+
 /// A command run through a shell in a pseudo-terminal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PtyCommand {
@@ -101,6 +106,47 @@ impl PtyCommand {
         };
         argv.extend([flag.to_string(), self.command.clone()]);
         argv
+    }
+
+    /// Checks what the kernel would refuse at exec time: an argument or an environment entry
+    /// longer than [`MAX_ARG_BYTES`], or a NUL byte inside one (it cannot be passed at all).
+    pub fn validate(&self) -> Result<(), PtyError> {
+        let refuse = |reason: String| PtyError::Spawn {
+            program: self.shell.clone(),
+            reason,
+        };
+        for (what, text) in self.argv().iter().enumerate().map(|(i, arg)| {
+            let what = if i == 0 {
+                "the shell name"
+            } else {
+                "the command"
+            };
+            (what, arg.as_str())
+        }) {
+            if text.len() > MAX_ARG_BYTES {
+                return Err(refuse(format!(
+                    "{what} is {} bytes, over the {MAX_ARG_BYTES}-byte limit of one argument",
+                    text.len()
+                )));
+            }
+            if text.contains('\0') {
+                return Err(refuse(format!("{what} contains a NUL byte")));
+            }
+        }
+        for (key, value) in &self.env {
+            let entry = key.len() + 1 + value.len();
+            if entry > MAX_ARG_BYTES {
+                return Err(refuse(format!(
+                    "the environment variable {key} is {entry} bytes, over the {MAX_ARG_BYTES}-byte limit of one entry"
+                )));
+            }
+            if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
+                return Err(refuse(format!(
+                    "the environment variable {key:?} has an empty name, or contains '=' in its name or a NUL byte"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Whether the run starts bash interactively, which gets the generated rcfile with OSC 133
@@ -224,6 +270,41 @@ mod tests {
             assert_eq!(command.wants_bash_hooks(), hooks, "{shell}");
         }
         assert!(!PtyCommand::new("x").wants_bash_hooks());
+    }
+
+    #[test]
+    fn refuses_what_exec_would_refuse() {
+        let long = "x".repeat(MAX_ARG_BYTES + 1);
+        let fits = "x".repeat(MAX_ARG_BYTES - "A=".len());
+        let with_env = |key: &str, value: &str| PtyCommand {
+            env: vec![(key.to_string(), value.to_string())],
+            ..PtyCommand::new("true")
+        };
+        let refused = |command: PtyCommand| command.validate().err().map(|e| e.to_string());
+        assert_eq!(refused(PtyCommand::new("echo ok")), None);
+        assert_eq!(refused(with_env("A", &fits)), None);
+        assert_eq!(
+            refused(PtyCommand::new(long.clone())),
+            Some(format!(
+                "Failed to spawn sh: the command is {} bytes, over the 131071-byte limit of one argument",
+                MAX_ARG_BYTES + 1
+            ))
+        );
+        assert_eq!(
+            refused(with_env("BIG", &long)),
+            Some(format!(
+                "Failed to spawn sh: the environment variable BIG is {} bytes, over the 131071-byte limit of one entry",
+                MAX_ARG_BYTES + 5
+            ))
+        );
+        assert_eq!(
+            refused(PtyCommand::new("echo a\0b")),
+            Some("Failed to spawn sh: the command contains a NUL byte".to_string())
+        );
+        for key in ["", "A=B", "A\0"] {
+            assert!(refused(with_env(key, "v")).is_some(), "{key:?}");
+        }
+        assert!(refused(with_env("A", "v\0")).is_some());
     }
 
     #[test]

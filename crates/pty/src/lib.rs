@@ -2,14 +2,16 @@
 //!
 //! Owns the PTY runtime: spawning a shell command in a new pseudo-terminal (portable-pty), the
 //! I/O thread that reads the terminal to its end and writes queued input, resizing, and
-//! cancellation of everything the run started (the terminal's foreground process group and the
-//! child's process tree, SIGTERM then SIGKILL). It does not interpret the bytes: a terminal
+//! cancellation of everything the run started (the terminal's foreground process group, the
+//! child's tree and session, and every process carrying the run's `SHELLWRIGHT_RUN` tag — found by
+//! `shellwright_proc::RunScope` — SIGTERM then SIGKILL). It does not interpret the bytes: a terminal
 //! emulator (shellwright-term) and the consumer both sit behind [`PtyOutput`], which sees every
 //! byte in order on the I/O thread. [`SessionTerminal`] is that emulator for one run: its
 //! [`EmulatedOutput`] feeds every byte to a `shellwright_term::Terminal`, writes the terminal's
 //! query replies back to the child, passes the rest on, and wakes [`SessionTerminal::exec`]
 //! waiters when a prompt shows or a command completes. Interactive bash gets OSC 133/633 hooks
-//! through a generated rcfile (`hooks`).
+//! through a generated rcfile (`hooks`). [`PtySession`] puts these together for a caller that
+//! runs one command at a time and reads the terminal after the run.
 //!
 //! Behaviour follows DESIGN §3.2: output is read until EIO (every holder of the slave side closed
 //! it), with [`ORPHAN_DRAIN`] for processes that outlive the child; a cancel gives
@@ -23,12 +25,16 @@ mod emulator;
 mod hooks;
 #[cfg(unix)]
 mod run;
+#[cfg(unix)]
+mod session;
 
 pub use command::{PtyCommand, TermSize};
 #[cfg(unix)]
 pub use emulator::{EmulatedOutput, ExecError, SessionTerminal};
 #[cfg(unix)]
 pub use run::{CANCEL_GRACE, ORPHAN_DRAIN, PtyControl, PtyExit, PtyOutput, PtyRun, run, spawn};
+#[cfg(unix)]
+pub use session::{PtySession, RunGuard, RunOptions};
 
 /// Why a PTY run could not start or an operation on it failed.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +49,8 @@ pub enum PtyError {
     Resize(String),
     #[error("PTY session is not running")]
     NotRunning,
+    #[error("PTY session already running")]
+    AlreadyRunning,
     #[error("PTY I/O failed: {0}")]
     Io(String),
 }

@@ -5,6 +5,10 @@
 //! and it accepts custom builtins. So every session's DEBUG trap is our builtin
 //! `__shellwright_debug_trap <session>`: it parks forever once the run is cancelled (the run's
 //! `select!` then drops the future) and yields to the runtime now and then so timers keep firing.
+//! Background jobs, substitutions and pipeline stages run clones of the session's shell that carry
+//! the same trap, so they park too — as soon as the run is cancelled or the session is stopping —
+//! and the session's runtime then drops them (see [`worker`](crate::worker)). The same hook
+//! checks the nesting [`limits`] and parks the run that passed one.
 //!
 //! The user's own DEBUG trap keeps working: the `trap` builtin is wrapped so that it reads and
 //! writes the user's handler (kept here), and our builtin runs that handler where bash would —
@@ -13,6 +17,7 @@
 //! too; the `set` and `shopt` builtins are wrapped so the user still sees and sets their own value.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex, OnceLock};
 
@@ -22,12 +27,14 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::{TrapHandler, TrapSignal};
 use brush_core::{ExecutionContext, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
-use shellwright_proc::{CancelToken, ProcessInfo, ProcessTable, environ_contains, terminate_all};
+use shellwright_proc::{CancelReason, CancelToken, RunRoots, RunScope};
+
+use crate::limits::{self, LimitExceeded};
 
 /// Exported into every run's environment as `SHELLWRIGHT_RUN=<host pid>-<n>`, so that the
 /// processes a run started — and their descendants — can be found when it is cancelled, without
 /// touching processes of other runs, other sessions or the host.
-pub const RUN_TAG_VARIABLE: &str = "SHELLWRIGHT_RUN";
+pub use shellwright_proc::RUN_TAG_VARIABLE;
 
 const DEBUG_TRAP_BUILTIN: &str = "__shellwright_debug_trap";
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
@@ -40,6 +47,11 @@ type BuiltinFn = CommandExecuteFunc<DefaultShellExtensions>;
 #[derive(Default)]
 struct SessionHooks {
     run_token: Option<CancelToken>,
+    /// Cancelled when a command of the session passes a nesting limit (see [`limits`]).
+    limit_token: Option<CancelToken>,
+    exceeded: Option<LimitExceeded>,
+    /// Set once the session is ending: no command of it, in any task, may start any more.
+    stopping: bool,
     user_debug_trap: Option<TrapHandler>,
     user_functrace: bool,
     commands_seen: u64,
@@ -103,6 +115,29 @@ impl HooksGuard {
     pub fn end_run(&self) {
         with_session(self.id, |s| s.run_token = None);
     }
+
+    /// A token the hooks cancel when a command passes a nesting limit; [`take_exceeded`] then
+    /// says which.
+    ///
+    /// [`take_exceeded`]: Self::take_exceeded
+    pub fn watch_limits(&self) -> CancelToken {
+        let token = CancelToken::new();
+        with_session(self.id, |s| {
+            s.exceeded = None;
+            s.limit_token = Some(token.clone());
+        });
+        token
+    }
+
+    pub fn take_exceeded(&self) -> Option<LimitExceeded> {
+        with_session(self.id, |s| s.exceeded.take()).flatten()
+    }
+
+    /// Parks every command of the session, in the foreground and in every task brush spawned for
+    /// it, at its next simple command, for good.
+    pub fn stop(&self) {
+        with_session(self.id, |s| s.stopping = true);
+    }
 }
 
 impl Drop for HooksGuard {
@@ -163,27 +198,41 @@ fn debug_trap(
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
         let id = args.get(1).and_then(|a| a.to_string().parse::<u64>().ok());
-        let Some((token, user_trap, functrace, seen)) = id.and_then(|id| {
+        let Some((stop, user_trap, functrace, seen)) = id.and_then(|id| {
             with_session(id, |s| {
                 s.commands_seen += 1;
+                let cancelled = s.run_token.as_ref().is_some_and(CancelToken::is_cancelled);
                 (
-                    s.run_token.clone(),
+                    s.stopping || cancelled,
                     s.user_debug_trap.clone(),
                     s.user_functrace,
                     s.commands_seen,
                 )
             })
         }) else {
-            return Ok(ExecutionResult::success());
+            // The session is gone; this is one of its tasks that has not been dropped yet.
+            return park().await;
         };
-        if let Some(token) = token {
-            if token.is_cancelled() {
-                // Park: the run's select! sees the cancellation and drops this future.
-                std::future::pending::<()>().await;
+        if stop {
+            return park().await;
+        }
+        if let Some(exceeded) = limits::check(ctx.shell) {
+            let _ = ctx
+                .params
+                .stderr(ctx.shell)
+                .write_all(exceeded.message().as_bytes());
+            if let Some(id) = id {
+                with_session(id, |s| {
+                    if let Some(token) = &s.limit_token {
+                        token.cancel(CancelReason::Aborted);
+                    }
+                    s.exceeded.get_or_insert(exceeded);
+                });
             }
-            if seen % YIELD_EVERY == 0 {
-                tokio::task::yield_now().await;
-            }
+            return park().await;
+        }
+        if seen % YIELD_EVERY == 0 {
+            tokio::task::yield_now().await;
         }
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
         if let Some(handler) = user_trap
@@ -196,6 +245,11 @@ fn debug_trap(
         }
         Ok(ExecutionResult::success())
     })
+}
+
+/// Never returns: the run's `select!` (or the session's runtime shutting down) drops the future.
+async fn park() -> Result<ExecutionResult, brush_core::Error> {
+    std::future::pending().await
 }
 
 /// Runs a stock builtin with the user's view of the DEBUG trap and functrace in place, then
@@ -287,50 +341,9 @@ fn wrapped_shopt(
     Box::pin(with_user_view("shopt", ctx, args))
 }
 
-/// A fresh, process-unique run tag value.
-pub fn new_run_tag() -> String {
-    static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        NEXT_RUN.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// Every live process carrying `tag` in its environment, and all their descendants, children
-/// before parents. The host process is never included.
-pub fn find_run_processes(tag: &str) -> Vec<ProcessInfo> {
-    let host = std::process::id();
-    let entry = format!("{RUN_TAG_VARIABLE}={tag}");
-    let table = ProcessTable::snapshot();
-    let mut found: Vec<ProcessInfo> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for tagged in table
-        .iter()
-        .filter(|p| p.pid() != host && !p.zombie && environ_contains(p.pid(), &entry))
-    {
-        if seen.insert(tagged.pid()) {
-            found.push(tagged.clone());
-        }
-        for child in table.descendants(tagged.pid()) {
-            if child.pid() != host && !child.zombie && seen.insert(child.pid()) {
-                found.push(child);
-            }
-        }
-    }
-    // Parents were pushed before their descendants; signal children first.
-    found.reverse();
-    found
-}
-
-/// Terminates everything a run started: SIGTERM, SIGKILL after `grace`, repeated while new
-/// processes keep appearing (a dying script may fork once more), up to a few rounds.
-pub async fn terminate_run(tag: &str, grace: std::time::Duration) {
-    for _ in 0..5 {
-        let targets = find_run_processes(tag);
-        if targets.is_empty() {
-            return;
-        }
-        terminate_all(&targets, grace, std::time::Duration::from_secs(2)).await;
-    }
+/// Terminates everything a cancelled run started: its tagged processes, the host's untagged
+/// children started during the run (brush spawns commands from the host), their trees and the
+/// sessions and groups they created; SIGKILL after `grace`.
+pub async fn terminate_run(run: &RunScope, grace: std::time::Duration) {
+    run.stop(RunRoots::HostChildren, &[], grace).await;
 }

@@ -4,7 +4,10 @@
 //! keeping a brush session alive between runs ([`PersistentShell`]), streaming one merged
 //! stdout/stderr transcript with incremental UTF-8 decoding and the drain rule ([`output`]),
 //! cancellation of builtin-only loops and of every process a run started ([`hooks`]), and
-//! `applyBashFixups` ([`fixups`]). It knows nothing of Node; `shellwright-node` wraps it.
+//! `applyBashFixups` ([`fixups`]), and the bounds that keep any input from crashing or hanging the
+//! host: each session on its own big-stack thread and runtime (which also bounds its in-process
+//! jobs), nesting limits ([`nesting`], [`limits`]). It knows nothing of Node; `shellwright-node`
+//! wraps it.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), shellwright_shell::ShellError> {
@@ -22,9 +25,12 @@ mod error;
 pub mod fixups;
 pub mod hooks;
 mod isolation;
+pub mod limits;
+pub mod nesting;
 pub mod output;
 mod persistent;
 mod session;
+mod worker;
 
 pub use error::ShellError;
 pub use fixups::{Fixups, apply_bash_fixups};

@@ -8,13 +8,12 @@
 //! runtime thread could deadlock behind them.
 
 use std::io::{PipeReader, PipeWriter, Read};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::AsFd;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use shellwright_io::{PollFd, Utf8Decoder, WakeReceiver, Waker, poll, set_pipe_capacity};
 use tokio::sync::oneshot;
-
-use shellwright_term::utf8::Utf8Decoder;
 
 /// How long the pipe may stay silent after the foreground command ended.
 pub const DRAIN_IDLE: Duration = Duration::from_millis(250);
@@ -22,8 +21,7 @@ pub const DRAIN_IDLE: Duration = Duration::from_millis(250);
 pub const DRAIN_CAP: Duration = Duration::from_secs(2);
 
 /// Larger pipe buffers mean fewer, larger chunks when a command streams a lot.
-#[cfg(target_os = "linux")]
-const PIPE_CAPACITY: libc::c_int = 1 << 20;
+const PIPE_CAPACITY: usize = 1 << 20;
 /// Up to this much is read, decoded and delivered as one chunk. Much larger chunks make V8 allocate
 /// each string in large-object space, which costs more than the extra callbacks save.
 const READ_BUFFER: usize = 256 << 10;
@@ -33,7 +31,7 @@ pub type ChunkHandler = Box<dyn FnMut(String) + Send>;
 
 /// The reading side of one run, served by its session's [`OutputPump`].
 pub struct OutputReader {
-    wake: Option<PipeWriter>,
+    wake: Option<Waker>,
     done: oneshot::Receiver<()>,
 }
 
@@ -41,7 +39,7 @@ impl OutputReader {
     /// Tells the reader that the foreground command ended (start draining) and waits until it has
     /// read and delivered everything it is going to.
     pub async fn finish(mut self) {
-        // Closing the wake pipe is the signal: the reader sees end-of-file on it.
+        // Dropping the waker is the signal (a reader whose run was dropped sees it too).
         drop(self.wake.take());
         let _ = (&mut self.done).await;
     }
@@ -50,7 +48,7 @@ impl OutputReader {
 /// One run's pipes and where its output goes.
 struct ReadJob {
     data: PipeReader,
-    wake: PipeReader,
+    wake: WakeReceiver,
     on_chunk: ChunkHandler,
     done: oneshot::Sender<()>,
 }
@@ -80,9 +78,10 @@ impl OutputPump {
     /// Creates a run's pipe and hands its read end to the thread; returns the reader handle and
     /// the write end that becomes the run's stdout and stderr.
     pub fn begin(&self, on_chunk: ChunkHandler) -> std::io::Result<(OutputReader, PipeWriter)> {
-        let (data, data_tx) = std::io::pipe()?;
-        let (wake, wake_tx) = std::io::pipe()?;
-        enlarge(&data_tx);
+        let (data, data_tx) = shellwright_io::pipe()?;
+        let (data, data_tx) = (PipeReader::from(data), PipeWriter::from(data_tx));
+        let (wake_tx, wake) = shellwright_io::wake_pipe()?;
+        set_pipe_capacity(data_tx.as_fd(), PIPE_CAPACITY);
         let (done, done_rx) = oneshot::channel();
         self.jobs
             .send(ReadJob {
@@ -102,18 +101,9 @@ impl OutputPump {
     }
 }
 
-#[cfg(target_os = "linux")]
-fn enlarge(pipe: &PipeWriter) {
-    // SAFETY: fcntl on an fd we own; failure only leaves the default size.
-    unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_CAPACITY) };
-}
-
-#[cfg(not(target_os = "linux"))]
-fn enlarge(_pipe: &PipeWriter) {}
-
 fn read_until_drained(
     mut data: &PipeReader,
-    wake: &PipeReader,
+    wake: &WakeReceiver,
     mut on_chunk: ChunkHandler,
     buf: &mut [u8],
 ) {
@@ -131,17 +121,20 @@ fn read_until_drained(
                 }
             }
         };
-        let wake_fd = draining_since.is_none().then(|| wake.as_fd());
-        let ready = match wait_readable(data.as_fd(), wake_fd, timeout) {
-            Ok(ready) => ready,
-            Err(_) => break,
-        };
-        if ready.wake {
+        // Once draining, the wake pipe has said all it will: only the data pipe is watched.
+        let mut fds = [
+            PollFd::readable(Some(data.as_fd())),
+            PollFd::readable(draining_since.is_none().then(|| wake.as_fd())),
+        ];
+        if poll(&mut fds, timeout).is_err() {
+            break;
+        }
+        if fds[1].is_readable() {
             let now = Instant::now();
             draining_since = Some(now);
             last_output = last_output.max(now);
         }
-        if ready.data {
+        if fds[0].is_readable() {
             match data.read(buf) {
                 Ok(0) => break,
                 Ok(n) => {
@@ -156,50 +149,6 @@ fn read_until_drained(
     let tail = decoder.finish();
     if !tail.is_empty() {
         on_chunk(tail);
-    }
-}
-
-struct Ready {
-    data: bool,
-    wake: bool,
-}
-
-/// poll(2) on the data pipe and, while not yet draining, the wake pipe.
-fn wait_readable(
-    data: BorrowedFd<'_>,
-    wake: Option<BorrowedFd<'_>>,
-    timeout: Option<Duration>,
-) -> std::io::Result<Ready> {
-    let mut fds = [
-        libc::pollfd {
-            fd: data.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: wake.map_or(-1, |w| w.as_raw_fd()),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    let timeout_ms = timeout.map_or(-1, |t| {
-        t.as_millis().clamp(1, i32::MAX as u128) as libc::c_int
-    });
-    loop {
-        // SAFETY: `fds` is a valid array of two pollfd; a negative fd is ignored by poll.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
-        if n >= 0 {
-            let hit =
-                |f: &libc::pollfd| f.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
-            return Ok(Ready {
-                data: hit(&fds[0]),
-                wake: wake.is_some() && hit(&fds[1]),
-            });
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(err);
-        }
     }
 }
 

@@ -1,5 +1,14 @@
 //! [`PersistentShell`]: one session kept alive between runs, runs serialised in call order, and
 //! [`execute_once`] for a fresh session per call.
+//!
+//! In-process background jobs (`cmd &`, `{ …; } &`) belong to their session: on a
+//! `PersistentShell` they keep running between runs, as an interactive shell's jobs do (a later
+//! run can `wait` for them), and stop when the session ends — `exit`, an error, a cancelled or
+//! timed-out run, or the last handle dropped. `execute_once` ends its session when the command
+//! ends, so the jobs it left behind are stopped before it returns. (`bash -c` would leave them
+//! running as processes; as tasks inside the host they must not outlive their session.) Processes
+//! such jobs started are ordinary processes and are left running, as bash leaves them; those of a
+//! cancelled run are terminated.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -9,7 +18,8 @@ use tokio::sync::{oneshot, watch};
 
 use crate::error::ShellError;
 use crate::output::ChunkHandler;
-use crate::session::{RunRequest, RunResult, Session, SessionOptions};
+use crate::session::{RunRequest, RunResult, SessionOptions};
+use crate::worker::{SessionThread, keeps_session};
 
 /// A shell whose cwd, variables and functions survive between runs (DESIGN §3.1).
 ///
@@ -23,7 +33,7 @@ pub struct PersistentShell {
 
 struct Inner {
     options: SessionOptions,
-    session: tokio::sync::Mutex<Option<Session>>,
+    session: tokio::sync::Mutex<Option<SessionThread>>,
     /// Completes when the most recently queued run is done: each run waits for the one queued
     /// before it, which is what makes the order the *call* order rather than the poll order.
     queue_tail: Mutex<Option<oneshot::Receiver<()>>>,
@@ -63,7 +73,7 @@ impl PersistentShell {
         let inner = Arc::clone(&self.inner);
         async move {
             if let Some(reason) = request.cancel.reason() {
-                return Ok(stopped(reason));
+                return Ok(RunResult::stopped(reason));
             }
             if let Some(previous) = previous {
                 // An error only means the previous run was dropped: its turn is over too.
@@ -75,7 +85,7 @@ impl PersistentShell {
                 cancel: request.cancel.clone(),
                 finished,
             });
-            let outcome = run_in(&mut slot, &inner.options, &request, on_chunk).await;
+            let outcome = run_in(&mut slot, &inner.options, request, on_chunk, false).await;
             *lock(&inner.active) = None;
             let _ = finished_tx.send(true);
             drop(my_turn_done);
@@ -99,52 +109,45 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn stopped(reason: CancelReason) -> RunResult {
-    RunResult {
-        exit_code: None,
-        cancelled: reason == CancelReason::Aborted,
-        timed_out: reason == CancelReason::TimedOut,
-    }
-}
-
 /// Runs in the session held by `slot`, creating it first if needed, and drops it when the run
-/// ended in a way that does not keep a session.
+/// ended in a way that does not keep a session. The timeout counts from here: creating the
+/// session (sourcing the snapshot) and parsing are part of the run.
 async fn run_in(
-    slot: &mut Option<Session>,
+    slot: &mut Option<SessionThread>,
     options: &SessionOptions,
-    request: &RunRequest,
+    request: RunRequest,
     on_chunk: ChunkHandler,
+    one_shot: bool,
 ) -> Result<RunResult, ShellError> {
     if let Some(reason) = request.cancel.reason() {
-        return Ok(stopped(reason));
+        return Ok(RunResult::stopped(reason));
     }
+    let _timer = request.timeout.map(|t| request.cancel.cancel_after(t));
     let session = match slot {
         Some(session) => session,
-        None => slot.insert(Session::create(options).await?),
+        None => match SessionThread::start(options, &request.cancel, one_shot).await? {
+            Ok(session) => slot.insert(session),
+            Err(reason) => return Ok(RunResult::stopped(reason)),
+        },
     };
     let outcome = session.run(request, on_chunk).await;
-    // A cwd that cannot be entered is refused before anything runs: the session is untouched.
-    let keep = match &outcome {
-        Ok(o) => o.keep_session,
-        Err(error) => matches!(error, ShellError::Cwd(_)),
-    };
-    if !keep {
+    if !keeps_session(&outcome) {
         *slot = None;
     }
     outcome.map(|o| o.result)
 }
 
-/// Runs `request` in a fresh session that is dropped afterwards.
+/// Runs `request` in a fresh session, which is ended — with every job it left running in-process
+/// — before this returns.
 pub async fn execute_once(
     options: SessionOptions,
     request: RunRequest,
     on_chunk: ChunkHandler,
 ) -> Result<RunResult, ShellError> {
     let mut slot = None;
-    if let Some(reason) = request.cancel.reason() {
-        return Ok(stopped(reason));
+    let result = run_in(&mut slot, &options, request, on_chunk, true).await;
+    if let Some(session) = slot {
+        session.close().await;
     }
-    slot.insert(Session::create(&options).await?)
-        .end_after_run();
-    run_in(&mut slot, &options, &request, on_chunk).await
+    result
 }

@@ -1,26 +1,35 @@
 //! One brush-core session: creation (environment, builtins, snapshot) and running one command in
-//! it with its output streamed, its environment scoped and its cancellation honoured.
+//! it with its output streamed, its environment scoped and its cancellation honoured. Parsing is
+//! part of the run: it is bounded by the nesting check and, for large commands, done on a
+//! blocking thread so that a timeout or an abort is not held up by it.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use brush_core::env::EnvironmentScope;
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
+use brush_core::parser::{ParseError, ast};
 use brush_core::{
-    ExecutionControlFlow, ProfileLoadBehavior, RcLoadBehavior, Shell, ShellValue, ShellVariable,
-    SourceInfo,
+    ErrorKind, ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProfileLoadBehavior,
+    RcLoadBehavior, Shell, ShellValue, ShellVariable, SourceInfo,
 };
-use shellwright_proc::{CancelReason, CancelToken};
+use brush_parser::{Parser, ParserOptions};
+use shellwright_proc::{CancelReason, CancelToken, RunScope};
 
 use crate::builtins::{self, StateGuard};
 use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
 use crate::isolation;
+use crate::limits::{self, LimitExceeded};
+use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::{ChunkHandler, OutputPump};
 
-/// SIGKILL follows SIGTERM this long after a cancellation (DESIGN §3.1: within 200 ms).
-const KILL_GRACE: Duration = Duration::from_millis(150);
+/// Commands up to this size are parsed on the session thread; larger ones on a blocking thread
+/// the run can stop waiting for.
+const INLINE_PARSE_MAX: usize = 64 << 10;
 
 /// How a session is created.
 #[derive(Clone, Debug, Default)]
@@ -61,11 +70,12 @@ impl RunResult {
         }
     }
 
-    fn stopped(reason: CancelReason) -> Self {
+    /// The result of a run stopped before it finished.
+    pub(crate) fn stopped(reason: CancelReason) -> Self {
         Self {
             exit_code: None,
-            cancelled: reason == CancelReason::Aborted,
-            timed_out: reason == CancelReason::TimedOut,
+            cancelled: reason.is_abort(),
+            timed_out: reason.is_timeout(),
         }
     }
 }
@@ -80,6 +90,51 @@ pub(crate) struct RunOutcome {
 /// How long an EXIT trap may run when the session is torn down after a cancellation.
 const EXIT_TRAP_AFTER_CANCEL: Duration = Duration::from_millis(500);
 
+/// The scopes of a session's stopped runs. Their processes are terminated only after the
+/// session's runtime is shut down: a job waiting on one of them would otherwise wake up when it
+/// dies and start its next command (a redirection is opened before any hook runs).
+#[derive(Clone, Default)]
+pub(crate) struct StoppedRuns(Arc<Mutex<Vec<RunScope>>>);
+
+impl StoppedRuns {
+    fn push(&self, scope: RunScope) {
+        self.lock().push(scope);
+    }
+
+    pub fn take(&self) -> Vec<RunScope> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<RunScope>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Why creating a session gave no session.
+pub(crate) enum CreateStopped {
+    Failed(ShellError),
+    /// The snapshot was still being sourced when the token was cancelled.
+    Cancelled(CancelReason),
+}
+
+impl From<ShellError> for CreateStopped {
+    fn from(error: ShellError) -> Self {
+        Self::Failed(error)
+    }
+}
+
+/// How the foreground part of a run ended.
+enum Ended {
+    Finished(Result<ExecutionResult, ShellError>),
+    /// Refused before anything ran, with this exit status (the message is in the stream).
+    Refused(i32),
+    Cancelled(CancelReason),
+    /// A command passed a nesting limit (the message is in the stream).
+    Limit,
+}
+
 /// A live brush shell plus the hooks registered for it.
 pub(crate) struct Session {
     shell: Shell,
@@ -88,10 +143,15 @@ pub(crate) struct Session {
     output: OutputPump,
     /// `executeShell`: the session ends with its one command (and runs its EXIT trap then).
     one_shot: bool,
+    stopped: StoppedRuns,
 }
 
 impl Session {
-    pub async fn create(options: &SessionOptions) -> Result<Self, ShellError> {
+    pub async fn create(
+        options: &SessionOptions,
+        cancel: &CancelToken,
+        stopped: StoppedRuns,
+    ) -> Result<Self, CreateStopped> {
         let mut builtins = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
         builtins.remove("suspend");
         builtins::install(&mut builtins);
@@ -104,6 +164,7 @@ impl Session {
             .no_editing(true)
             .command_string_mode(true)
             .shell_name("bash".to_string())
+            .max_function_call_depth(limits::FUNCTION_NESTING_LIMIT + 1)
             .builtins(builtins);
         let environment = initial_environment(host_environment(), &options.session_env);
         let (guard_name, guard_value) = POWERSHELL_ENV_GUARD;
@@ -133,11 +194,12 @@ impl Session {
             state,
             output,
             one_shot: false,
+            stopped,
         };
         // The host's stdio is never the session's: between runs it is /dev/null.
         session.detach_stdio();
         if let Some(path) = &options.snapshot_path {
-            session.source_snapshot(path).await?;
+            session.source_snapshot(path, cancel).await?;
         }
         Ok(session)
     }
@@ -147,19 +209,71 @@ impl Session {
         self.one_shot = true;
     }
 
-    async fn source_snapshot(&mut self, path: &Path) -> Result<(), ShellError> {
+    /// Sources the snapshot as a run of its own: tagged, cancellable, under the nesting limits.
+    async fn source_snapshot(
+        &mut self,
+        path: &Path,
+        cancel: &CancelToken,
+    ) -> Result<(), CreateStopped> {
         let fail =
             |e: &dyn std::fmt::Display| ShellError::Snapshot(format!("{}: {e}", path.display()));
+        // An unreadable file is left to brush, which words the error; a readable one is checked.
+        if let Ok(text) = std::fs::read_to_string(path)
+            && nesting_depth(&text, PARSER_NESTING_LIMIT) > PARSER_NESTING_LIMIT
+        {
+            return Err(fail(&too_deep()).into());
+        }
         let null = || openfiles::null().map_err(|e| fail(&e));
         let mut params = self.shell.default_exec_params();
         params.set_fd(OpenFiles::STDIN_FD, null()?);
         params.set_fd(OpenFiles::STDOUT_FD, null()?);
         params.set_fd(OpenFiles::STDERR_FD, null()?);
-        self.shell
-            .source_script(path, std::iter::empty::<String>(), &params)
-            .await
-            .map_err(|e| fail(&e))?;
-        Ok(())
+
+        let scope = RunScope::begin();
+        self.enter_command_scope(&[], scope.tag())?;
+        self.hooks.begin_run(cancel.clone());
+        let limit = self.hooks.watch_limits();
+        let ended = {
+            let source = self
+                .shell
+                .source_script(path, std::iter::empty::<String>(), &params);
+            tokio::pin!(source);
+            tokio::select! {
+                biased;
+                result = &mut source => Ended::Finished(result.map_err(|e| fail(&e))),
+                reason = cancel.cancelled() => Ended::Cancelled(reason),
+                _ = limit.cancelled() => Ended::Limit,
+            }
+        };
+        self.hooks.end_run();
+        match ended {
+            Ended::Finished(result) => {
+                let _ = self.shell.env_mut().pop_scope(EnvironmentScope::Command);
+                result.map(drop).map_err(CreateStopped::from)
+            }
+            Ended::Cancelled(reason) => {
+                self.stop_run(scope);
+                Err(CreateStopped::Cancelled(reason))
+            }
+            Ended::Limit | Ended::Refused(_) => {
+                self.stop_run(scope);
+                let exceeded = self.hooks.take_exceeded();
+                let message = exceeded.as_ref().map_or_else(String::new, |e| e.message());
+                Err(fail(&message.trim_end()).into())
+            }
+        }
+    }
+
+    /// Parks every command of the session for good (see [`HooksGuard::stop`]).
+    pub fn stop(&self) {
+        self.hooks.stop();
+    }
+
+    /// Stops the session's commands; the processes of the run `scope` are terminated once the
+    /// session is torn down.
+    fn stop_run(&self, scope: RunScope) {
+        self.hooks.stop();
+        self.stopped.push(scope);
     }
 
     /// Runs one command, streaming its output to `on_chunk`; returns once every chunk was passed
@@ -184,9 +298,8 @@ impl Session {
                 let _ = self.shell.env_mut().unset("OLDPWD");
             }
         }
-        let _timer = request.timeout.map(|t| request.cancel.cancel_after(t));
-        let tag = hooks::new_run_tag();
-        self.enter_command_scope(&request.env, &tag)?;
+        let scope = RunScope::begin();
+        self.enter_command_scope(&request.env, scope.tag())?;
         let (reader, writer) = self
             .output
             .begin(on_chunk)
@@ -195,41 +308,18 @@ impl Session {
         let params = self.shell.default_exec_params();
 
         self.hooks.begin_run(request.cancel.clone());
-        let one_shot = self.one_shot;
-        let (shell, state, cancel) = (&mut self.shell, &self.state, &request.cancel);
-        let command = request.command.as_str();
-        let ended = isolation::run_isolated(state.umask(), async move {
-            // Like `bash -c`: `$-` has `c`, and `$LINENO` counts the command string's lines.
-            shell.start_command_string_mode();
-            let source = SourceInfo::from("-c");
-            let ended = {
-                let run = shell.run_string(command, &source, &params);
-                tokio::pin!(run);
-                tokio::select! {
-                    biased;
-                    result = &mut run => Ok(result),
-                    reason = cancel.cancelled() => Err(reason),
-                }
-            };
-            let _ = shell.end_command_string_mode();
-            if let Ok(Ok(result)) = &ended
-                && (one_shot || !matches!(result.next_control_flow, ExecutionControlFlow::Normal))
-                && state.take_ending().is_none()
-            {
-                tokio::select! {
-                    biased;
-                    _ = shell.on_exit() => {}
-                    _ = cancel.cancelled() => {}
-                }
-            }
-            ended
-        })
+        let limit = self.hooks.watch_limits();
+        let umask = self.state.umask();
+        let ended = isolation::run_isolated(
+            umask,
+            self.execute(&request.command, &params, &request.cancel, &limit),
+        )
         .await
         .map_err(|e| ShellError::Execution(format!("cannot start the run thread: {e}")))?;
         self.hooks.end_run();
 
         let outcome = match ended {
-            Ok(Ok(result)) => {
+            Ended::Finished(Ok(result)) => {
                 let keep_session = matches!(result.next_control_flow, ExecutionControlFlow::Normal);
                 let code = i32::from(u8::from(result.exit_code));
                 Ok(RunOutcome {
@@ -237,12 +327,27 @@ impl Session {
                     keep_session,
                 })
             }
-            Ok(Err(error)) => Err(ShellError::Execution(error.to_string())),
-            Err(reason) => {
-                hooks::terminate_run(&tag, KILL_GRACE).await;
+            Ended::Finished(Err(error)) => Err(error),
+            Ended::Refused(code) => Ok(RunOutcome {
+                result: RunResult::finished(code),
+                keep_session: true,
+            }),
+            Ended::Cancelled(reason) => {
                 self.exit_trap_after_cancel().await;
+                self.stop_run(scope);
                 Ok(RunOutcome {
                     result: RunResult::stopped(reason),
+                    keep_session: false,
+                })
+            }
+            Ended::Limit => {
+                self.stop_run(scope);
+                let code = self
+                    .hooks
+                    .take_exceeded()
+                    .map_or(1, |e: LimitExceeded| e.exit_code());
+                Ok(RunOutcome {
+                    result: RunResult::finished(code),
                     keep_session: false,
                 })
             }
@@ -284,6 +389,65 @@ impl Session {
         })
         .await;
         self.hooks.end_run();
+    }
+
+    /// Checks, parses and runs `command`, until it ends, `cancel` fires or a limit is passed.
+    async fn execute(
+        &mut self,
+        command: &str,
+        params: &ExecutionParameters,
+        cancel: &CancelToken,
+        limit: &CancelToken,
+    ) -> Ended {
+        if nesting_depth(command, PARSER_NESTING_LIMIT) > PARSER_NESTING_LIMIT {
+            let message = format!("bash: {}\n", too_deep());
+            let _ = params.stderr(&self.shell).write_all(message.as_bytes());
+            return Ended::Refused(2);
+        }
+        let options = self.shell.parser_options();
+        let parsed = if command.len() <= INLINE_PARSE_MAX {
+            parse(command.to_owned(), &options)
+        } else {
+            let text = command.to_owned();
+            let parsing = tokio::task::spawn_blocking(move || parse(text, &options));
+            tokio::select! {
+                biased;
+                reason = cancel.cancelled() => return Ended::Cancelled(reason),
+                joined = parsing => match joined {
+                    Ok(parsed) => parsed,
+                    Err(e) => {
+                        let error = ShellError::Execution(format!("the parser failed: {e}"));
+                        return Ended::Finished(Err(error));
+                    }
+                },
+            }
+        };
+        // Like `bash -c`: `$-` has `c`, and `$LINENO` counts the command string's lines.
+        self.shell.start_command_string_mode();
+        let ended = {
+            let run = run_parsed(&mut self.shell, parsed, params);
+            tokio::pin!(run);
+            tokio::select! {
+                biased;
+                result = &mut run => Ended::Finished(Ok(result)),
+                reason = cancel.cancelled() => Ended::Cancelled(reason),
+                _ = limit.cancelled() => Ended::Limit,
+            }
+        };
+        let _ = self.shell.end_command_string_mode();
+        if let Ended::Finished(Ok(result)) = &ended
+            && (self.one_shot || !matches!(result.next_control_flow, ExecutionControlFlow::Normal))
+            && self.state.take_ending().is_none()
+        {
+            // The session ends with this command: its EXIT trap runs now, into this transcript.
+            tokio::select! {
+                biased;
+                _ = self.shell.on_exit() => {}
+                _ = cancel.cancelled() => {}
+                _ = limit.cancelled() => {}
+            }
+        }
+        ended
     }
 
     /// Pushes a command scope holding the run's `env` and its tag; popped after the run.
@@ -342,6 +506,36 @@ impl Session {
             };
         }
     }
+}
+
+fn parse(text: String, options: &ParserOptions) -> Result<ast::Program, ParseError> {
+    Parser::new(std::io::BufReader::new(text.as_bytes()), options).parse_program()
+}
+
+/// Runs a parsed command the way brush's `run_string` does: a parse error is fatal (the session
+/// ends, as after a syntax error in `bash -c`), other errors are reported and become a status.
+async fn run_parsed(
+    shell: &mut Shell,
+    parsed: Result<ast::Program, ParseError>,
+    params: &ExecutionParameters,
+) -> ExecutionResult {
+    let result = match parsed {
+        Ok(program) => shell.run_program(program, params).await,
+        Err(e) => {
+            let source = SourceInfo::from("shellwright");
+            Err(brush_core::Error::from(ErrorKind::ParseError(e, source)).into_fatal())
+        }
+    };
+    result.unwrap_or_else(|error| {
+        let _ = shell.display_error(&mut params.stderr(shell), &error);
+        let result = error.into_result(shell);
+        shell.set_last_exit_status(result.exit_code.into());
+        result
+    })
+}
+
+fn too_deep() -> String {
+    format!("syntax error: nesting deeper than {PARSER_NESTING_LIMIT} levels")
 }
 
 fn exported(value: String) -> ShellVariable {

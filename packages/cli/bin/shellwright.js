@@ -20,6 +20,10 @@ async function dispatch(argv) {
     process.stdout.write(USAGE + '\n')
     return name ? 0 : 2
   }
+  if (name === '--version') {
+    process.stdout.write(`${require('../../../package.json').version}\n`)
+    return 0
+  }
   const file = path.join(__dirname, '..', 'lib', `${name}.js`)
   if (!/^[a-z]+$/.test(name) || !fs.existsSync(file)) {
     process.stderr.write(`shellwright: unknown command '${name}'\n${USAGE}\n`)

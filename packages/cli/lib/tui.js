@@ -2,7 +2,8 @@
 // `shellwright tui [options] -- <command…>`: runs a TUI in a PtySession, sends keys, waits for text
 // or for quiet, prints the screen as text (or the ANSI snapshot with --ansi), then kills the program.
 // Steps run in the order given on the command line.
-const { PtySession } = require('../../../index.js')
+const { parseArgs } = require('node:util')
+const { PtySession, encodeKey } = require('../../../index.js')
 
 const HELP = `usage: shellwright tui [--cols N] [--rows N] [--keys SPEC]... [--wait-for TEXT]...
                       [--quiet MS] [--timeout MS] [--ansi] -- <command…>
@@ -20,7 +21,8 @@ blank rows dropped (--ansi: a self-contained ANSI snapshot instead). The program
 
 SPEC is literal text with key names in angle brackets:
   <enter> <tab> <esc> <space> <backspace> <delete> <insert> <up> <down> <left> <right>
-  <home> <end> <pageup> <pagedown> <f1>…<f12> <ctrl+KEY> <alt+KEY>   and  <lt> for a literal '<'.
+  <home> <end> <pageup> <pagedown> <f1>…<f12> <ctrl+KEY> <alt+KEY> <shift+KEY>, any key id
+  parseKey returns (e.g. <ctrl+shift+up>), and <lt> for a literal '<'.
   Example: --keys 'ihello<esc>:wq<enter>'
 
 Exit status: 0 after printing the screen; 1 when a --wait-for text did not appear in time (the
@@ -29,65 +31,25 @@ screen is printed anyway) or the program could not start; 2 for bad arguments.`
 const DEFAULT_QUIET_MS = 200
 const DEFAULT_TIMEOUT_MS = 10_000
 
-/** xterm sequences for named keys: [normal, application-cursor-mode] (DECCKM changes arrows). */
-const KEYS = {
-  enter: ['\r'],
-  return: ['\r'],
-  tab: ['\t'],
-  esc: ['\x1b'],
-  escape: ['\x1b'],
-  space: [' '],
-  backspace: ['\x7f'],
-  bs: ['\x7f'],
-  delete: ['\x1b[3~'],
-  del: ['\x1b[3~'],
-  insert: ['\x1b[2~'],
-  up: ['\x1b[A', '\x1bOA'],
-  down: ['\x1b[B', '\x1bOB'],
-  right: ['\x1b[C', '\x1bOC'],
-  left: ['\x1b[D', '\x1bOD'],
-  home: ['\x1b[H', '\x1bOH'],
-  end: ['\x1b[F', '\x1bOF'],
-  pageup: ['\x1b[5~'],
-  pgup: ['\x1b[5~'],
-  pagedown: ['\x1b[6~'],
-  pgdn: ['\x1b[6~'],
-  f1: ['\x1bOP'],
-  f2: ['\x1bOQ'],
-  f3: ['\x1bOR'],
-  f4: ['\x1bOS'],
-  f5: ['\x1b[15~'],
-  f6: ['\x1b[17~'],
-  f7: ['\x1b[18~'],
-  f8: ['\x1b[19~'],
-  f9: ['\x1b[20~'],
-  f10: ['\x1b[21~'],
-  f11: ['\x1b[23~'],
-  f12: ['\x1b[24~'],
-  lt: ['<'],
-}
+/** Names the CLI accepts besides key ids (`<bs>`, `<pgdn>`, `<c-d>`, `<m-x>`, `<lt>`). */
+const NAME_ALIASES = { bs: 'backspace', del: 'delete', pgup: 'pageUp', pgdn: 'pageDown', lt: '<' }
+const MODIFIER_ALIASES = { c: 'ctrl', m: 'alt', meta: 'alt' }
 
-/** The bytes of one key name (`up`, `ctrl+c`, `alt+x`); throws on an unknown name. */
-function keyBytes(name, appCursor) {
-  const lower = name.toLowerCase()
-  const ctrl = /^(?:ctrl|c)[+-](.)$/i.exec(name)
-  if (ctrl) {
-    const ch = ctrl[1]
-    if (ch === '?') return '\x7f'
-    const code = ch.toUpperCase().charCodeAt(0)
-    if (code >= 0x40 && code <= 0x5f) return String.fromCharCode(code & 0x1f)
-    if (ch === ' ' || ch === '2') return '\x00'
+/** The bytes of one key name (`up`, `ctrl+c`, `c-d`, `alt+x`), from the addon's key tables. */
+function keyBytes(name, applicationCursorKeys) {
+  const parts = name.split(/[+-](?=.)/)
+  const key = parts.pop()
+  const modifiers = parts.map((word) => MODIFIER_ALIASES[word.toLowerCase()] ?? word)
+  const id = [...modifiers, NAME_ALIASES[key.toLowerCase()] ?? key].join('+')
+  try {
+    return encodeKey(id, { applicationCursorKeys })
+  } catch {
     throw new Error(`unknown key <${name}>`)
   }
-  const alt = /^(?:alt|meta|m)[+-](.+)$/i.exec(name)
-  if (alt) return '\x1b' + (alt[1].length === 1 ? alt[1] : keyBytes(alt[1], appCursor))
-  const sequences = KEYS[lower]
-  if (!sequences) throw new Error(`unknown key <${name}>`)
-  return appCursor && sequences[1] ? sequences[1] : sequences[0]
 }
 
 /** Splits SPEC into literal text and `<key>` names and returns the bytes to type. */
-function parseKeys(spec, appCursor = false) {
+function parseKeys(spec, applicationCursorKeys = false) {
   let out = ''
   let i = 0
   while (i < spec.length) {
@@ -104,74 +66,68 @@ function parseKeys(spec, appCursor = false) {
       i = open + 1
       continue
     }
-    out += keyBytes(spec.slice(open + 1, close), appCursor)
+    out += keyBytes(spec.slice(open + 1, close), applicationCursorKeys)
     i = close + 1
   }
   return out
 }
 
+const OPTIONS = {
+  cols: { type: 'string' },
+  rows: { type: 'string' },
+  keys: { type: 'string', multiple: true },
+  'wait-for': { type: 'string', multiple: true },
+  quiet: { type: 'string' },
+  timeout: { type: 'string' },
+  ansi: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+}
+
+/**
+ * Splits the arguments at the command: after `--`, or at the first argument that is neither an
+ * option nor an option's value (so `tui less -N file` keeps `-N` for less).
+ */
+function splitAtCommand(args) {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]
+    if (arg === '--') return [args.slice(0, i), args.slice(i + 1)]
+    if (!arg.startsWith('-')) return [args.slice(0, i), args.slice(i)]
+    const name = arg.replace(/^--?/, '')
+    if (OPTIONS[name]?.type === 'string') i++ // the next argument is this option's value
+  }
+  return [args, []]
+}
+
 /** Reads the command line into options and an ordered list of steps; throws on bad arguments. */
-function parseArgs(args) {
+function parseCommandLine(args) {
+  const [own, command] = splitAtCommand(args)
+  const { tokens } = parseArgs({ args: own, options: OPTIONS, strict: true, tokens: true })
   const options = { cols: 80, rows: 24, quietMs: DEFAULT_QUIET_MS, timeoutMs: DEFAULT_TIMEOUT_MS, ansi: false }
   const steps = []
   const number = (flag, value) => {
     const n = Number(value)
-    if (value === undefined || value === '' || !Number.isFinite(n) || n < 0) {
-      throw new Error(`${flag} must be a non-negative number, got '${value ?? ''}'`)
+    if (value === '' || !Number.isFinite(n) || n < 0) {
+      throw new Error(`${flag} must be a non-negative number, got '${value}'`)
     }
     return n
   }
-  let i = 0
-  for (; i < args.length; i++) {
-    const arg = args[i]
-    if (arg === '--') {
-      i++
-      break
-    }
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined]
-    const value = () => {
-      if (inline !== undefined) return inline
-      if (i + 1 >= args.length) throw new Error(`${flag} needs a value`)
-      return args[++i]
-    }
-    switch (flag) {
-      case '--help':
-      case '-h':
-        return { help: true }
-      case '--cols':
-        options.cols = number(flag, value())
-        break
-      case '--rows':
-        options.rows = number(flag, value())
-        break
-      case '--quiet':
-        options.quietMs = number(flag, value())
-        break
-      case '--timeout':
-        options.timeoutMs = number(flag, value())
-        break
-      case '--ansi':
-        options.ansi = true
-        break
-      case '--keys': {
-        const spec = value()
-        parseKeys(spec) // validate key names now
-        steps.push({ keys: spec })
-        break
-      }
-      case '--wait-for': {
-        const text = value()
-        if (text === '') throw new Error('--wait-for needs a non-empty text')
-        steps.push({ waitFor: text })
-        break
-      }
-      default:
-        if (arg.startsWith('-')) throw new Error(`unknown option '${arg}'`)
-        // The command starts at the first positional argument.
-        return { options, steps, command: args.slice(i).join(' ') }
+  const numeric = { cols: 'cols', rows: 'rows', quiet: 'quietMs', timeout: 'timeoutMs' }
+  // Tokens keep the command line's order, which is the order the steps run in.
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue
+    const { name, value } = token
+    if (name === 'help') return { help: true }
+    if (name === 'ansi') options.ansi = true
+    else if (numeric[name]) options[numeric[name]] = number(`--${name}`, value)
+    else if (name === 'keys') {
+      parseKeys(value) // validate key names now
+      steps.push({ keys: value })
+    } else if (name === 'wait-for') {
+      if (value === '') throw new Error('--wait-for needs a non-empty text')
+      steps.push({ waitFor: value })
     }
   }
-  return { options, steps, command: args.slice(i).join(' ') }
+  return { options, steps, command: command.join(' ') }
 }
 
 /** Watches a running session's output: quiet periods, screen text and the end of the run. */
@@ -236,7 +192,7 @@ function render(session, ansi) {
 async function main(args) {
   let parsed
   try {
-    parsed = parseArgs(args)
+    parsed = parseCommandLine(args)
   } catch (error) {
     process.stderr.write(`shellwright tui: ${error.message}\n${HELP}\n`)
     return 2
@@ -276,8 +232,7 @@ async function main(args) {
     if (step.keys !== undefined) {
       if (watch.ended) break
       // Arrow keys follow the program's cursor-key mode (DECCKM), as a real terminal's do.
-      const appCursor = session.snapshot().includes('\x1b[?1h')
-      session.write(parseKeys(step.keys, appCursor))
+      session.write(parseKeys(step.keys, session.screen().modes.applicationCursorKeys))
       watch.lastOutput = Date.now()
       await watch.quiet(options.quietMs, deadline)
     } else if (!(await watch.text(step.waitFor, deadline))) {
@@ -301,4 +256,4 @@ async function main(args) {
   return code
 }
 
-module.exports = { main, parseKeys, parseArgs }
+module.exports = { main, parseKeys, parseCommandLine }

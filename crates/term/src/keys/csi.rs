@@ -4,6 +4,8 @@
 //! Private markers (`<=>?`), intermediates and any other byte make the input "not a key": replies
 //! such as `CSI ? 1 u` or mouse reports must never parse as keys.
 
+use crate::params::{decimal, fields};
+
 /// Fields a key sequence may carry: Kitty's `key ; modifiers ; text`, xterm's `27 ; mod ; code`.
 const MAX_FIELDS: usize = 3;
 /// Sub-fields kept per field: Kitty's `code:shifted:base`. Further ones (the text field may list
@@ -49,49 +51,30 @@ pub(crate) fn split_csi(data: &str) -> Option<(&str, u8)> {
     Some((params, last))
 }
 
-/// Parses a parameter string with a small state machine over its bytes: digits accumulate into
-/// the current sub-field, `:` opens the next sub-field, `;` the next field. Anything else, more
-/// than three fields, or a number above `u32::MAX` is not a key sequence.
+/// Parses a parameter string: `;` separates fields, `:` sub-fields, each a decimal number or
+/// empty. Any other byte, more than three fields, or a number above `u32::MAX` is not a key
+/// sequence.
 pub(crate) fn parse_params(params: &str) -> Option<Params> {
     let mut out = Params::default();
-    if params.is_empty() {
-        return Some(out);
-    }
-    let mut field = 0;
-    let mut sub = 0;
-    let mut value: Option<u32> = None;
-    out.fields = 1;
-    for &byte in params.as_bytes() {
-        match byte {
-            b'0'..=b'9' => {
-                let digit = u32::from(byte - b'0');
-                value = Some(value.unwrap_or(0).checked_mul(10)?.checked_add(digit)?);
-            }
-            b':' => {
-                store(&mut out, field, sub, value.take());
-                sub += 1;
-            }
-            b';' => {
-                store(&mut out, field, sub, value.take());
-                field += 1;
-                sub = 0;
-                if field >= MAX_FIELDS {
-                    return None;
-                }
-                out.fields = field + 1;
-            }
-            _ => return None,
+    for (field, text) in fields(params.as_bytes()).enumerate() {
+        if field >= MAX_FIELDS {
+            return None;
         }
+        let mut count = 0;
+        for (sub, digits) in text.split(|&b| b == b':').enumerate() {
+            let value = match digits {
+                [] => None,
+                _ => Some(u32::try_from(decimal(digits)?).ok()?),
+            };
+            if let Some(slot) = out.values[field].get_mut(sub) {
+                *slot = value;
+            }
+            count = sub + 1;
+        }
+        out.subfields[field] = count;
+        out.fields = field + 1;
     }
-    store(&mut out, field, sub, value);
     Some(out)
-}
-
-fn store(out: &mut Params, field: usize, sub: usize, value: Option<u32>) {
-    if let Some(slot) = out.values[field].get_mut(sub) {
-        *slot = value;
-    }
-    out.subfields[field] = sub + 1;
 }
 
 #[cfg(test)]

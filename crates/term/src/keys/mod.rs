@@ -17,15 +17,19 @@
 //! modifyOtherKeys. Nothing here panics: unknown or malformed input is `None`/`false`. Only
 //! [`parse_key`] allocates (the id it returns).
 //!
+//! [`encode_key`] goes the other way, from a key id to the bytes xterm sends for it.
+//!
 //! [xterm ctlseqs]: https://invisible-island.net/xterm/ctlseqs/ctlseqs.html
 //! [Kitty keyboard protocol]: https://sw.kovidgoyal.net/kitty/keyboard-protocol/
 
 mod csi;
+mod encode;
 mod id;
 mod kitty;
 mod legacy;
 mod tables;
 
+pub use encode::{EncodeOptions, encode_key, encode_key_id};
 pub use id::{Key, KeyId, Modifiers, NamedKey, normalize_key_id};
 pub use kitty::{
     KeyEventType, KittyKey, functional_code, matches_kitty_sequence, parse_kitty_sequence,
@@ -37,7 +41,9 @@ pub use kitty::{
 /// With `kitty_active` (the program enabled the Kitty protocol), `ESC` followed by a printable
 /// character is not read as an alt chord: Kitty reports those as `CSI u`.
 pub fn decode_key(data: &str, kitty_active: bool) -> Option<KeyId> {
-    legacy::decode(data, kitty_active)
+    // A chord is named in one form only (`shift+alt+r`, never `alt+R`), so the id of any decoded
+    // key reads back as the same key through `matches_key` and `normalize_key_id`.
+    legacy::decode(data, kitty_active).map(KeyId::shifted_letter_as_shift)
 }
 
 /// The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or `None`.

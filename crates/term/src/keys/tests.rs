@@ -614,6 +614,10 @@ fn alt_prefix_in_legacy_mode() {
             ("\x1b\x1b[5^", Some("ctrl+alt+pageUp")),
             ("\x1b\x1b[97;5u", Some("ctrl+alt+a")),
             ("\x1b\x1b[1;3A", Some("alt+up")),
+            // A Kitty upper-case letter behind the alt prefix is shift + the letter.
+            ("\x1b\x1b[82u", Some("shift+alt+r")),
+            ("\x1b\x1b[65;5u", Some("shift+ctrl+alt+a")),
+            ("\x1b\x1b[27;1;90~", Some("shift+alt+z")),
             ("\x1b\x1ba", None),
             ("\x1b\x1b\x1b", None),
             ("\x1b\x1b\x1b[A", None),
@@ -1033,6 +1037,7 @@ fn sequence_like() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
         Just("\x1b".to_string()),
         Just("\x1b[".to_string()),
+        Just("\x1b\x1b[".to_string()),
         Just("\x1bO".to_string()),
         Just(";".to_string()),
         Just(":".to_string()),
@@ -1094,4 +1099,39 @@ proptest! {
     fn sequence_like_inputs_never_panic(data in sequence_like()) {
         exercise(&data);
     }
+
+    #[test]
+    fn every_parsed_id_matches_its_input(data in key_like()) {
+        exercise(&data);
+    }
+}
+
+/// Well-formed key sequences with arbitrary numbers: the alt prefix, CSI with one to three
+/// fields and sub-fields, every final byte a key sequence may end in, SS3 with a modifier.
+fn key_like() -> impl Strategy<Value = String> {
+    let number = prop_oneof![0u32..200, 57340u32..57430, any::<u32>()].prop_map(|n| n.to_string());
+    let field = proptest::collection::vec(proptest::option::of(number), 1..4).prop_map(|subs| {
+        subs.into_iter()
+            .map(Option::unwrap_or_default)
+            .collect::<Vec<_>>()
+            .join(":")
+    });
+    let params = proptest::collection::vec(field, 0..4).prop_map(|fields| fields.join(";"));
+    let final_byte = prop_oneof![
+        Just('u'),
+        Just('~'),
+        Just('$'),
+        Just('^'),
+        Just('@'),
+        proptest::char::range('A', 'Z'),
+        proptest::char::range('a', 'z'),
+    ];
+    let csi = (params, final_byte).prop_map(|(p, f)| format!("\x1b[{p}{f}"));
+    let ss3 = (0u32..20, proptest::char::range('A', 'z')).prop_map(|(m, f)| format!("\x1bO{m}{f}"));
+    let body = prop_oneof![
+        4 => csi,
+        1 => ss3,
+        1 => any::<char>().prop_map(String::from),
+    ];
+    (any::<bool>(), body).prop_map(|(alt, body)| if alt { format!("\x1b{body}") } else { body })
 }

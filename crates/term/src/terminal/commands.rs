@@ -11,6 +11,8 @@
 use std::collections::VecDeque;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use shellwright_io::Utf8Decoder;
+
 /// Most records kept; older ones are dropped so memory stays bounded.
 pub const MAX_RECORDS: usize = 1000;
 /// Most bytes of output kept per record; the oldest lines are dropped beyond it.
@@ -148,45 +150,13 @@ pub(crate) struct TextCapture {
     bytes: usize,
     line: Vec<char>,
     column: usize,
-    partial: Vec<u8>,
+    decoder: Utf8Decoder,
 }
 
 impl TextCapture {
     pub(crate) fn push(&mut self, bytes: &[u8]) {
-        if self.partial.is_empty() {
-            self.decode(bytes);
-        } else {
-            let mut joined = std::mem::take(&mut self.partial);
-            joined.extend_from_slice(bytes);
-            self.decode(&joined);
-        }
-    }
-
-    fn decode(&mut self, mut bytes: &[u8]) {
-        loop {
-            match std::str::from_utf8(bytes) {
-                Ok(text) => {
-                    text.chars().for_each(|c| self.put(c));
-                    return;
-                }
-                Err(error) => {
-                    let (valid, rest) = bytes.split_at(error.valid_up_to());
-                    String::from_utf8_lossy(valid)
-                        .chars()
-                        .for_each(|c| self.put(c));
-                    match error.error_len() {
-                        Some(len) => {
-                            self.put(char::REPLACEMENT_CHARACTER);
-                            bytes = &rest[len..];
-                        }
-                        None => {
-                            self.partial = rest.to_vec();
-                            return;
-                        }
-                    }
-                }
-            }
-        }
+        let text = self.decoder.decode(bytes);
+        text.chars().for_each(|c| self.put(c));
     }
 
     fn put(&mut self, c: char) {

@@ -316,6 +316,24 @@ impl Engine {
         (row, col)
     }
 
+    /// The cursor stands past the last column: the next printed character wraps first. Call
+    /// [`settle`](Self::settle) first.
+    pub(crate) fn pending_wrap(&self) -> bool {
+        debug_assert!(self.backlog.is_empty(), "cursor read before settle");
+        self.term.grid().cursor.input_needs_wrap
+    }
+
+    /// True when a row below the cursor's holds a wide character. Call [`settle`](Self::settle)
+    /// first.
+    pub(crate) fn wide_below_cursor(&self) -> bool {
+        let grid = self.term.grid();
+        let below = grid.cursor.point.line.0 + 1;
+        (below..self.term.screen_lines() as i32).any(|line| {
+            let row = &grid[Line(line)];
+            (0..grid.columns()).any(|col| row[Column(col)].flags.contains(Flags::WIDE_CHAR))
+        })
+    }
+
     pub(crate) fn cursor_template(&self) -> &Cell {
         &self.term.grid().cursor.template
     }
@@ -389,7 +407,7 @@ pub(crate) fn row_text(grid: &Grid<Cell>, line: i32) -> String {
             text.push(' ');
             continue;
         }
-        text.push(cell.c);
+        text.push(shown_char(cell));
         if let Some(marks) = cell.zerowidth() {
             text.extend(marks);
         }
@@ -397,6 +415,12 @@ pub(crate) fn row_text(grid: &Grid<Cell>, line: i32) -> String {
     let trimmed = text.trim_end_matches(' ').len();
     text.truncate(trimmed);
     text
+}
+
+/// The character a cell shows. A tab leaves its `\t` in the cell it started from (so copying
+/// text can keep it), but what a person sees there is a blank.
+pub(crate) fn shown_char(cell: &Cell) -> char {
+    if cell.c == '\t' { ' ' } else { cell.c }
 }
 
 /// True when the row continues on the next one (it was filled and wrapped).

@@ -6,7 +6,12 @@
 //! a possibly-query sequence is being held for the next chunk) and the replies owed to the program.
 //! Everything else is read back on demand: [`Terminal::screen`], [`Terminal::snapshot`],
 //! [`Terminal::commands`], [`Terminal::prompt_showing`].
+//!
+//! Between the scanner and the emulator sit the corrections that make the emulator cost what the
+//! input is worth and behave as xterm does: counts cut to the screen (`bounds`), tab stops kept for
+//! snapshots, and `CSI ? 1049 l` restoring the saved cursor even on the normal screen.
 
+mod bounds;
 mod commands;
 mod engine;
 mod queries;
@@ -25,6 +30,8 @@ use commands::{CommandTracker, Mark, looks_like_prompt, parse_mark};
 use engine::{Engine, row_text};
 use queries::{Query, ReplyContext, classify, may_be_query};
 use scanner::{Event, Origin, Scanner, Sequence};
+
+use crate::params;
 
 /// Size limits applied by [`TerminalOptions`] and [`Terminal::resize`].
 pub const MIN_COLS: u16 = 2;
@@ -86,6 +93,77 @@ pub struct TerminalScreen {
     pub cursor: CursorState,
     pub title: String,
     pub alt_screen: bool,
+    pub modes: TerminalModes,
+}
+
+/// Mouse events the program asked for (xterm modes 1000, 1002, 1003; the last one set wins).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MouseTracking {
+    None,
+    /// Presses and releases (1000).
+    Click,
+    /// Also motion while a button is held (1002).
+    Drag,
+    /// All motion (1003).
+    Motion,
+}
+
+impl MouseTracking {
+    pub fn name(self) -> &'static str {
+        match self {
+            MouseTracking::None => "none",
+            MouseTracking::Click => "click",
+            MouseTracking::Drag => "drag",
+            MouseTracking::Motion => "motion",
+        }
+    }
+}
+
+/// The input modes a client needs to send the program what it expects: which bytes keys send,
+/// whether pastes are bracketed, which mouse reports it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TerminalModes {
+    /// DECCKM: arrows, Home and End send SS3 sequences.
+    pub application_cursor_keys: bool,
+    /// DECKPAM: the keypad sends application sequences.
+    pub application_keypad: bool,
+    /// Mode 2004: pastes are wrapped in `CSI 200 ~` … `CSI 201 ~`.
+    pub bracketed_paste: bool,
+    pub alt_screen: bool,
+    pub mouse_tracking: MouseTracking,
+    /// Mode 1006: mouse reports in SGR form.
+    pub sgr_mouse: bool,
+    /// Mode 1004: focus in/out reports.
+    pub focus_events: bool,
+    /// IRM: printed text is inserted.
+    pub insert: bool,
+    /// DECAWM: text wraps at the last column.
+    pub auto_wrap: bool,
+}
+
+impl TerminalModes {
+    fn of(modes: TermMode) -> Self {
+        let mouse_tracking = if modes.contains(TermMode::MOUSE_MOTION) {
+            MouseTracking::Motion
+        } else if modes.contains(TermMode::MOUSE_DRAG) {
+            MouseTracking::Drag
+        } else if modes.contains(TermMode::MOUSE_REPORT_CLICK) {
+            MouseTracking::Click
+        } else {
+            MouseTracking::None
+        };
+        Self {
+            application_cursor_keys: modes.contains(TermMode::APP_CURSOR),
+            application_keypad: modes.contains(TermMode::APP_KEYPAD),
+            bracketed_paste: modes.contains(TermMode::BRACKETED_PASTE),
+            alt_screen: modes.contains(TermMode::ALT_SCREEN),
+            mouse_tracking,
+            sgr_mouse: modes.contains(TermMode::SGR_MOUSE),
+            focus_events: modes.contains(TermMode::FOCUS_IN_OUT),
+            insert: modes.contains(TermMode::INSERT),
+            auto_wrap: modes.contains(TermMode::LINE_WRAP),
+        }
+    }
 }
 
 /// A terminal emulator with scrollback, query answers and command tracking. No I/O.
@@ -100,6 +178,24 @@ pub struct Terminal {
     /// Whether the cursor's row looked like a prompt after the last feed or resize (the prompt
     /// fallback; kept so that reading it needs no parsing).
     prompt_at_cursor: bool,
+    /// The character REP repeats: the last one printed (the emulator keeps its own privately).
+    last_printed: Option<char>,
+    /// Horizontal tab stops by column, as the program set them (alacritty keeps its own privately);
+    /// snapshots carry them when they differ from the default of every 8 columns.
+    tab_stops: Vec<bool>,
+}
+
+/// A change of tab stops (HTS, TBC, DECST8C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TabChange {
+    SetAtCursor,
+    ClearAtCursor,
+    ClearAll,
+    Default,
+}
+
+fn default_tab_stops(cols: u16) -> Vec<bool> {
+    (0..cols).map(|col| col % 8 == 0).collect()
 }
 
 /// What to do about one sequence, decided while the scanner still borrows it.
@@ -107,8 +203,16 @@ enum Action {
     Nothing,
     Answer(Query),
     Mark(Mark),
-    ScrollRegion(u16, Option<u16>),
+    /// DECSTBM, with what the emulator gets instead when its bottom is past the screen.
+    ScrollRegion(u16, Option<u16>, Option<Vec<u8>>),
     Reset,
+    /// Give the emulator these bytes instead of the sequence (counts cut to the screen).
+    Rewrite(Vec<u8>),
+    /// REP with these parameters: bounded once the emulator's state at that point is known.
+    Repeat(Vec<u8>),
+    /// `CSI ? 1049 l`: xterm restores the saved cursor even when already on the normal screen.
+    LeaveAlternateScreen,
+    Tabs(TabChange),
 }
 
 impl Terminal {
@@ -122,6 +226,8 @@ impl Terminal {
             answer_queries: options.answer_queries,
             scroll_region: None,
             prompt_at_cursor: false,
+            last_printed: None,
+            tab_stops: default_tab_stops(cols),
         }
     }
 
@@ -130,10 +236,15 @@ impl Terminal {
         let mut out = Passthrough::new(input);
         let mut replies = Vec::new();
         let mut pos = 0;
+        // Resizing needs `&mut self`, so the size stays the same for the whole feed.
+        let size = self.size();
         while let Some(event) = self.scanner.next(input, &mut pos) {
             let action = match event {
                 Event::Text(text) => {
                     self.tracker.text(text);
+                    if let Some(c) = bounds::last_printed(text) {
+                        self.last_printed = Some(c);
+                    }
                     continue;
                 }
                 Event::Released => {
@@ -141,7 +252,7 @@ impl Terminal {
                     self.scanner.clear_held();
                     continue;
                 }
-                Event::Sequence(sequence) => action(&sequence, self.answer_queries),
+                Event::Sequence(sequence) => action(&sequence, self.answer_queries, size),
             };
             self.apply(action, pos, &mut out, &mut replies);
         }
@@ -187,13 +298,48 @@ impl Terminal {
             }
             return;
         }
+        let action = match action {
+            Action::ScrollRegion(top, bottom, Some(bytes)) => {
+                self.rewrite(origin, end, &bytes, out);
+                Action::ScrollRegion(top, bottom, None)
+            }
+            other => other,
+        };
+        match action {
+            Action::Rewrite(bytes) => return self.rewrite(origin, end, &bytes, out),
+            Action::Repeat(params) => {
+                self.bring_to_start(origin, out);
+                let context = self.repeat_context();
+                return match bounds::bound_repeat(&params, &context) {
+                    Some(bytes) => self.rewrite(origin, end, &bytes, out),
+                    None => out.emit_input(&mut self.engine, end),
+                };
+            }
+            Action::LeaveAlternateScreen => {
+                self.bring_to_start(origin, out);
+                let primary = !self.engine.mode().contains(TermMode::ALT_SCREEN);
+                out.emit_input(&mut self.engine, end);
+                if primary {
+                    // DECRC, for the emulator only: viewers got the sequence itself.
+                    self.engine.advance(b"\x1b8");
+                }
+                return;
+            }
+            Action::Tabs(change) => {
+                self.bring_to_start(origin, out);
+                out.emit_input(&mut self.engine, end);
+                self.change_tabs(change);
+                return;
+            }
+            _ => {}
+        }
         if origin == Origin::Held {
             out.emit_extra(&mut self.engine, self.scanner.held());
             self.scanner.clear_held();
         }
         match action {
             Action::Mark(mark) => self.tracker.mark(mark),
-            Action::ScrollRegion(top, bottom) => {
+            Action::ScrollRegion(top, bottom, _) => {
                 let rows = self.engine.rows();
                 let bottom = bottom.unwrap_or(rows).min(rows);
                 // Same rule as the engine: an empty region is ignored.
@@ -206,8 +352,69 @@ impl Terminal {
             Action::Reset => {
                 self.scroll_region = None;
                 self.engine.set_full_scroll_region(true);
+                self.tab_stops = default_tab_stops(self.engine.cols());
             }
-            Action::Nothing | Action::Answer(_) => {}
+            _ => {}
+        }
+    }
+
+    /// Brings the emulator (and viewers) up to where the sequence ending now began.
+    fn bring_to_start(&mut self, origin: Origin, out: &mut Passthrough<'_>) {
+        match origin {
+            Origin::Here(start) => out.emit_input(&mut self.engine, start),
+            Origin::Held => {
+                out.emit_extra(&mut self.engine, self.scanner.held());
+                self.scanner.clear_held();
+            }
+            Origin::Passed => {}
+        }
+    }
+
+    /// Gives the emulator `bytes` in place of the sequence that ends at `end`; viewers get the
+    /// sequence itself.
+    fn rewrite(&mut self, origin: Origin, end: usize, bytes: &[u8], out: &mut Passthrough<'_>) {
+        match origin {
+            Origin::Here(start) => out.emit_input(&mut self.engine, start),
+            Origin::Held => {
+                // Bring_to_start may already have released them; then this is a no-op.
+                out.pass_extra(self.scanner.held());
+                self.scanner.clear_held();
+            }
+            // The emulator holds the sequence's beginning: CAN abandons it.
+            Origin::Passed => self.engine.advance(b"\x18"),
+        }
+        out.pass_input(end);
+        self.engine.advance(bytes);
+    }
+
+    fn repeat_context(&mut self) -> bounds::RepeatContext {
+        use unicode_width::UnicodeWidthChar;
+        self.engine.settle();
+        let (_, col) = self.engine.cursor();
+        let modes = self.engine.mode();
+        bounds::RepeatContext {
+            cols: self.engine.cols(),
+            rows: self.engine.rows(),
+            col,
+            pending_wrap: self.engine.pending_wrap(),
+            insert: modes.contains(TermMode::INSERT),
+            auto_wrap: modes.contains(TermMode::LINE_WRAP),
+            width: self.last_printed.and_then(|c| c.width()),
+            wide_below: modes.contains(TermMode::INSERT) && self.engine.wide_below_cursor(),
+        }
+    }
+
+    fn change_tabs(&mut self, change: TabChange) {
+        self.engine.settle();
+        let col = usize::from(self.engine.cursor().1);
+        match change {
+            TabChange::SetAtCursor | TabChange::ClearAtCursor => {
+                if let Some(stop) = self.tab_stops.get_mut(col) {
+                    *stop = change == TabChange::SetAtCursor;
+                }
+            }
+            TabChange::ClearAll => self.tab_stops.fill(false),
+            TabChange::Default => self.tab_stops = default_tab_stops(self.engine.cols()),
         }
     }
 
@@ -249,10 +456,21 @@ impl Terminal {
         held
     }
 
+    /// The input modes (see [`TerminalModes`]); cheaper than [`screen`](Self::screen) when only
+    /// they are needed, as for encoding a key.
+    pub fn modes(&self) -> TerminalModes {
+        TerminalModes::of(self.engine.mode())
+    }
+
     /// Changes the size (clamped); the primary screen reflows, the scroll region resets.
     pub fn resize(&mut self, cols: u16, rows: u16) {
         let (cols, rows) = clamp_size(cols, rows);
         self.engine.resize(cols, rows);
+        // As the emulator does: existing stops stay, new columns get the default ones.
+        let old = self.tab_stops.len();
+        self.tab_stops
+            .extend((old..usize::from(cols)).map(|col| col % 8 == 0));
+        self.tab_stops.truncate(usize::from(cols));
         self.scroll_region = None;
         self.engine.set_full_scroll_region(true);
         if !self.tracker.marks_seen() {
@@ -301,6 +519,7 @@ impl Terminal {
             },
             title: self.engine.title(),
             alt_screen: modes.contains(TermMode::ALT_SCREEN),
+            modes: TerminalModes::of(modes),
         }
     }
 
@@ -319,7 +538,9 @@ impl Terminal {
     pub fn snapshot(&mut self) -> String {
         self.engine.settle();
         let title = self.engine.title();
-        snapshot::snapshot(&mut self.engine, self.scroll_region, &title)
+        let size = self.engine.cols();
+        let tabs = (self.tab_stops != default_tab_stops(size)).then_some(&self.tab_stops[..]);
+        snapshot::snapshot(&mut self.engine, self.scroll_region, tabs, &title)
     }
 
     /// Completed commands, oldest first (at most [`MAX_RECORDS`]).
@@ -366,8 +587,9 @@ impl Terminal {
     }
 }
 
-/// Decides what to do about a sequence (queries only count when they are answered).
-fn action(sequence: &Sequence<'_>, answer_queries: bool) -> Action {
+/// Decides what to do about a sequence (queries only count when they are answered); `size` is
+/// the screen's (cols, rows).
+fn action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, u16)) -> Action {
     if answer_queries && let Some(query) = classify(sequence) {
         return Action::Answer(query);
     }
@@ -380,20 +602,63 @@ fn action(sequence: &Sequence<'_>, answer_queries: bool) -> Action {
         Sequence::Csi {
             private: 0,
             intermediate: 0,
-            final_byte: b'r',
+            final_byte,
+            params,
+            overflowed,
+        } => plain_csi_action(params, final_byte, overflowed, size),
+        Sequence::Csi {
+            private: b'?',
+            intermediate: 0,
+            final_byte,
             params,
             overflowed: false,
-        } => {
-            let mut fields = params.split(|&b| b == b';').map(parse_u16);
-            let top = fields.next().flatten().unwrap_or(1).max(1);
-            let bottom = fields.next().flatten().filter(|&b| b > 0);
-            Action::ScrollRegion(top, bottom)
-        }
+        } => match final_byte {
+            b'l' if params::fields(params).any(|field| field == b"1049") => {
+                Action::LeaveAlternateScreen
+            }
+            b'W' if params == b"5" => Action::Tabs(TabChange::Default),
+            _ => Action::Nothing,
+        },
         Sequence::Esc {
             intermediate: 0,
             final_byte: b'c',
         } => Action::Reset,
+        Sequence::Esc {
+            intermediate: 0,
+            final_byte: b'H',
+        } => Action::Tabs(TabChange::SetAtCursor),
         _ => Action::Nothing,
+    }
+}
+
+/// A CSI without private marker or intermediate: scroll regions, tab clears and counts.
+fn plain_csi_action(params: &[u8], final_byte: u8, overflowed: bool, size: (u16, u16)) -> Action {
+    let (cols, rows) = size;
+    if overflowed {
+        // Parameters too long to keep (or malformed) on a counting function: the count cannot
+        // be bounded, so the emulator does not get it.
+        let counting = bounds::takes_count(final_byte);
+        return if counting {
+            Action::Rewrite(Vec::new())
+        } else {
+            Action::Nothing
+        };
+    }
+    match final_byte {
+        b'r' => {
+            let mut fields = params::fields(params).map(params::terminal_param);
+            let top = fields.next().flatten().unwrap_or(1).max(1);
+            let bottom = fields.next().flatten().filter(|&b| b > 0);
+            Action::ScrollRegion(top, bottom, bounds::bound_counts(params, b'r', cols, rows))
+        }
+        b'g' => match params {
+            b"" | b"0" => Action::Tabs(TabChange::ClearAtCursor),
+            b"3" => Action::Tabs(TabChange::ClearAll),
+            _ => Action::Nothing,
+        },
+        b'b' => Action::Repeat(params.to_vec()),
+        _ => bounds::bound_counts(params, final_byte, cols, rows)
+            .map_or(Action::Nothing, Action::Rewrite),
     }
 }
 
@@ -402,15 +667,6 @@ fn clamp_size(cols: u16, rows: u16) -> (u16, u16) {
         cols.clamp(MIN_COLS, MAX_COLS),
         rows.clamp(MIN_ROWS, MAX_ROWS),
     )
-}
-
-fn parse_u16(digits: &[u8]) -> Option<u16> {
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(digits.iter().fold(0u16, |n, d| {
-        n.saturating_mul(10).saturating_add(u16::from(d - b'0'))
-    }))
 }
 
 /// Builds the passthrough for one feed, borrowing the input while it is passed on unchanged.
@@ -446,9 +702,30 @@ impl<'a> Passthrough<'a> {
 
     /// Passes on bytes held from an earlier feed; they precede everything of this input.
     fn emit_extra(&mut self, engine: &mut Engine, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         engine.advance(bytes);
         let owned = self.make_owned();
         owned.extend_from_slice(bytes);
+    }
+
+    /// Passes the input up to `end` on to the viewers only (the emulator got something else).
+    fn pass_input(&mut self, end: usize) {
+        if end <= self.done {
+            return;
+        }
+        if let Some(owned) = &mut self.owned {
+            owned.extend_from_slice(&self.input[self.done..end]);
+        }
+        self.done = end;
+    }
+
+    /// Passes bytes held from an earlier feed on to the viewers only.
+    fn pass_extra(&mut self, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            self.make_owned().extend_from_slice(bytes);
+        }
     }
 
     /// Cuts the input up to `end` out of the output.

@@ -14,6 +14,7 @@ use alacritty_terminal::vte::ansi::{NamedColor, Rgb};
 
 use super::engine::Engine;
 use super::scanner::{Sequence, Terminator};
+use crate::params::terminal_param;
 
 /// The DA1 reply: a VT220-class terminal ("62") with ANSI colour ("22").
 pub const PRIMARY_ATTRIBUTES: &[u8] = b"\x1b[?62;22c";
@@ -69,16 +70,7 @@ fn single_param(params: &[u8]) -> Option<Option<u16>> {
     if params.is_empty() {
         return Some(None);
     }
-    if !params.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let mut value: u16 = 0;
-    for digit in params {
-        value = value
-            .saturating_mul(10)
-            .saturating_add(u16::from(digit - b'0'));
-    }
-    Some(Some(value))
+    terminal_param(params).map(Some)
 }
 
 /// Recognises the queries of the table in DESIGN §3.2; everything else is `None`.

@@ -4,8 +4,9 @@
 //! Layout: RIS; the primary screen's scrollback rows then its visible rows, printed top to bottom so
 //! the rows past the screen height scroll into the viewer's scrollback (rows that wrapped are printed
 //! to the last column and left to wrap, so reflow still joins them); then, when the alternate screen
-//! is on, the primary cursor, `CSI ? 1049 h` and the alternate rows; then the scroll region, cursor,
-//! pen, cursor visibility, input modes and title. SGR per ECMA-48 §8.3.117 with xterm's 256-colour
+//! is on, the primary cursor, `CSI ? 1049 h` and the alternate rows; then tab stops set by the
+//! program, the scroll region, the cursor (with a pending wrap: the last character of the row is
+//! printed again so the next one wraps), pen, cursor visibility, input modes and title. SGR per ECMA-48 §8.3.117 with xterm's 256-colour
 //! and direct-colour forms.
 
 use std::fmt::Write;
@@ -17,7 +18,7 @@ use alacritty_terminal::term::TermMode;
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::vte::ansi::{Color, NamedColor};
 
-use super::engine::{Engine, row_wraps};
+use super::engine::{Engine, row_wraps, shown_char};
 
 /// Cell flags that change how a cell is drawn (and so go into SGR).
 const STYLE: Flags = Flags::BOLD
@@ -60,7 +61,7 @@ impl Pen {
 
     /// A blank that looks like the default background: safe to leave out at the end of a row.
     fn is_plain_blank(cell: &Cell) -> bool {
-        cell.c == ' '
+        shown_char(cell) == ' '
             && cell.bg == Color::Named(NamedColor::Background)
             && !cell
                 .flags
@@ -161,14 +162,19 @@ fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &m
             cell_pen.write(out);
             *pen = cell_pen;
         }
-        if cell.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) || cell.c == '\0' {
-            out.push(' ');
-            continue;
-        }
-        out.push(cell.c);
-        if let Some(marks) = cell.zerowidth() {
-            out.extend(marks);
-        }
+        write_cell_text(out, cell);
+    }
+}
+
+/// A cell's character and combining marks; tabs and empty cells as blanks.
+fn write_cell_text(out: &mut String, cell: &Cell) {
+    if cell.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) || cell.c == '\0' {
+        out.push(' ');
+        return;
+    }
+    out.push(shown_char(cell));
+    if let Some(marks) = cell.zerowidth() {
+        out.extend(marks);
     }
 }
 
@@ -203,18 +209,42 @@ fn row_is_blank(grid: &Grid<Cell>, line: i32) -> bool {
     (0..grid.columns()).all(|c| Pen::is_plain_blank(&row[Column(c)]))
 }
 
+/// Positions the cursor. When it stands past the last column (the next character wraps first), the
+/// last character of its row is printed again from the column before, which leaves a replaying
+/// terminal in the same state; the pen is reset afterwards.
 fn write_cursor(out: &mut String, grid: &Grid<Cell>, origin_top: u16) {
-    let point = grid.cursor.point;
-    let row = (point.line.0.max(0) as u32 + 1)
+    let cursor = &grid.cursor;
+    let row = (cursor.point.line.0.max(0) as u32 + 1)
         .saturating_sub(u32::from(origin_top.saturating_sub(1)))
         .max(1);
-    let _ = write!(out, "\x1b[{};{}H", row, point.column.0 + 1);
+    let line = &grid[cursor.point.line];
+    let mut col = cursor.point.column.0;
+    let pending = cursor.input_needs_wrap && col + 1 == grid.columns();
+    if pending && col > 0 && line[Column(col)].flags.contains(Flags::WIDE_CHAR_SPACER) {
+        col -= 1;
+    }
+    let _ = write!(out, "\x1b[{};{}H", row, col + 1);
+    if pending {
+        let cell = &line[Column(col)];
+        Pen::of(cell).write(out);
+        write_cell_text(out, cell);
+        out.push_str("\x1b[0m");
+    }
+}
+
+/// Replaces the default tab stops by `stops` (one flag per column).
+fn write_tab_stops(out: &mut String, stops: &[bool]) {
+    out.push_str("\x1b[3g");
+    for (col, _) in stops.iter().enumerate().filter(|(_, set)| **set) {
+        let _ = write!(out, "\x1b[{}G\x1bH", col + 1);
+    }
 }
 
 /// Builds the snapshot of `engine`; `scroll_region` is the DECSTBM region (1-based) when one is set.
 pub(crate) fn snapshot(
     engine: &mut Engine,
     scroll_region: Option<(u16, u16)>,
+    tab_stops: Option<&[bool]>,
     title: &str,
 ) -> String {
     let mut out = String::with_capacity(4096);
@@ -231,6 +261,9 @@ pub(crate) fn snapshot(
     if alternate {
         out.push_str("\x1b[?1049h\x1b[H");
         write_grid(&mut out, engine.grid(), false);
+    }
+    if let Some(stops) = tab_stops {
+        write_tab_stops(&mut out, stops);
     }
     if let Some((top, bottom)) = scroll_region {
         let _ = write!(out, "\x1b[{top};{bottom}r");

@@ -41,6 +41,37 @@ fn screen_shows_text_cursor_and_title() {
     );
     assert_eq!(screen.title, "my title");
     assert!(!screen.alt_screen);
+    assert_eq!(
+        screen.modes,
+        TerminalModes {
+            application_cursor_keys: false,
+            application_keypad: false,
+            bracketed_paste: false,
+            alt_screen: false,
+            mouse_tracking: MouseTracking::None,
+            sgr_mouse: false,
+            focus_events: false,
+            insert: false,
+            auto_wrap: true,
+        }
+    );
+    feed(&mut term, b"\x1b[?1h\x1b=\x1b[?2004h\x1b[?1049h\x1b[?1000h\x1b[?1002h\x1b[?1006h\x1b[?1004h\x1b[4h\x1b[?7l");
+    assert_eq!(
+        term.modes(),
+        TerminalModes {
+            application_cursor_keys: true,
+            application_keypad: true,
+            bracketed_paste: true,
+            alt_screen: true,
+            mouse_tracking: MouseTracking::Drag,
+            sgr_mouse: true,
+            focus_events: true,
+            insert: true,
+            auto_wrap: false,
+        }
+    );
+    assert_eq!(term.screen().modes, term.modes());
+    feed(&mut term, b"\x1bc");
     feed(&mut term, b"\x1b[?25l");
     assert!(!term.screen().cursor.visible);
 }
@@ -684,3 +715,6 @@ fn prompt_after_bare_line_feed_is_judged_from_the_real_cursor() {
     let chunks = vec![numbered_lines(60, 4, "\r\n"), b"abc\n$ ".to_vec()];
     assert_deferral_is_invisible(20, 5, 10, &chunks);
 }
+
+mod cost;
+mod fidelity;

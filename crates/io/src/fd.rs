@@ -1,0 +1,101 @@
+//! Pipes and descriptor flags: every pipe is close-on-exec from birth, so a child spawned on
+//! another thread at the same moment can never inherit (and hold open) an end it must not have.
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+/// A close-on-exec pipe: (read end, write end). Both ends block until
+/// [`set_nonblocking`] says otherwise.
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [-1 as RawFd; 2];
+    create(&mut fds)?;
+    // SAFETY: both fds were just created by pipe and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+fn create(fds: &mut [RawFd; 2]) -> io::Result<()> {
+    // SAFETY: pipe2 writes two fds into the array; the flag makes both close-on-exec atomically.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+fn create(fds: &mut [RawFd; 2]) -> io::Result<()> {
+    // SAFETY: pipe writes two fds into the array.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    for fd in *fds {
+        // SAFETY: fcntl on a fd that was just created.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+            let err = io::Error::last_os_error();
+            // SAFETY: closing the fds we created and still own.
+            unsafe { fds.iter().for_each(|fd| drop(OwnedFd::from_raw_fd(*fd))) };
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+/// Puts `fd` in non-blocking mode: reads and writes that would wait fail with `EAGAIN` instead.
+pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: fcntl on an open fd with integer arguments.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Asks for a pipe buffer of `bytes` (Linux); elsewhere, or when refused, the pipe keeps its
+/// default size, which is only slower, never wrong.
+pub fn set_pipe_capacity(fd: BorrowedFd<'_>, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        // SAFETY: fcntl on an open fd with integer arguments; failure changes nothing.
+        unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, bytes) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (fd, bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    fn flags(fd: BorrowedFd<'_>) -> (libc::c_int, libc::c_int) {
+        // SAFETY: fcntl queries on an open fd.
+        unsafe {
+            (
+                libc::fcntl(fd.as_raw_fd(), libc::F_GETFD),
+                libc::fcntl(fd.as_raw_fd(), libc::F_GETFL),
+            )
+        }
+    }
+
+    #[test]
+    fn pipes_are_close_on_exec_and_nonblocking_on_request() {
+        let (read, write) = pipe().expect("pipe");
+        for end in [&read, &write] {
+            let (fd_flags, status) = flags(end.as_fd());
+            assert_ne!(fd_flags & libc::FD_CLOEXEC, 0);
+            assert_eq!(status & libc::O_NONBLOCK, 0);
+        }
+        set_nonblocking(read.as_fd()).expect("nonblocking");
+        assert_ne!(flags(read.as_fd()).1 & libc::O_NONBLOCK, 0);
+        let mut byte = [0u8; 1];
+        // SAFETY: reading into a valid one-byte buffer from an open fd.
+        let n = unsafe { libc::read(read.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
+        assert_eq!(n, -1);
+        assert_eq!(
+            io::Error::last_os_error().raw_os_error(),
+            Some(libc::EAGAIN)
+        );
+    }
+}

@@ -1,0 +1,518 @@
+//! [`RunScope`]: finding — and stopping — everything one run started, and nothing else.
+//!
+//! Every run gets a unique tag, exported to what it starts as `SHELLWRIGHT_RUN=<tag>`. The tag
+//! alone is not enough: a program may clear its environment (`env -i`), and a process that
+//! calls `setsid` leaves the tree and the terminal's process group. So a run's processes are
+//! found by combining:
+//!
+//! - its roots: the processes that carry its tag, its own child (a PTY run's shell), or — for a
+//!   runtime that spawns from the host itself — host children started during the run that carry
+//!   no tag at all;
+//! - the descendants of everything found;
+//! - every member of a session or process group that something found created (leads).
+//!
+//! and never includes the host, a process that already existed when the run began (process start
+//! times are compared with the run's), or a process tagged for another live run of this host.
+//! Untagged host children are a heuristic: a process the host spawns by other means during the
+//! run, with no tag in its environment, is taken for the run's.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
+use std::time::Duration;
+
+use crate::cancel::CancelToken;
+use crate::stop::{StopTargets, stop};
+use crate::tree::{
+    ProcessId, ProcessInfo, ProcessTable, host_children, now_as_start_time, platform_environ,
+};
+
+/// The environment variable that carries a run's tag.
+pub const RUN_TAG_VARIABLE: &str = "SHELLWRIGHT_RUN";
+
+/// How many times [`RunScope::stop`] looks again: a dying script may fork once more.
+const STOP_ROUNDS: usize = 5;
+/// How long SIGKILL gets in each round.
+const KILL_WAIT: Duration = Duration::from_secs(2);
+
+/// The tags of this host's runs that have begun and not yet been dropped.
+static LIVE_TAGS: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
+
+fn live_tags() -> std::sync::MutexGuard<'static, HashSet<String>> {
+    LIVE_TAGS
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+}
+
+/// Where a run's processes start, besides the processes carrying its tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunRoots {
+    /// The run spawns its commands from the host process itself (the in-process shell): host
+    /// children started during the run without any tag are the run's.
+    HostChildren,
+    /// The run has one child of its own (a PTY run's shell), tagged or not.
+    Child(ProcessId),
+}
+
+/// One run's identity for finding what it started; dropping it ends the run's claim on its tag.
+#[derive(Debug)]
+pub struct RunScope {
+    tag: String,
+    /// Processes that started before this are never the run's.
+    began: u64,
+    /// The host's children when the run began: start times are coarse (clock ticks), so one
+    /// started in the same tick as the run would otherwise look like the run's.
+    children_before: HashSet<u32>,
+}
+
+impl Default for RunScope {
+    fn default() -> Self {
+        Self::begin()
+    }
+}
+
+impl RunScope {
+    /// A new run with a fresh tag (`<host pid>-<n>`), beginning now.
+    pub fn begin() -> Self {
+        static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+        let tag = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT_RUN.fetch_add(1, Ordering::Relaxed)
+        );
+        live_tags().insert(tag.clone());
+        let began = now_as_start_time();
+        Self {
+            tag,
+            began,
+            children_before: host_children().into_iter().collect(),
+        }
+    }
+
+    /// The value of [`RUN_TAG_VARIABLE`] for this run's processes.
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// Everything the run started that is still running, children before parents, with the
+    /// groups it created.
+    pub fn find(&self, roots: RunRoots) -> StopTargets {
+        self.find_in(&ProcessTable::snapshot(), roots, &mut platform_environ)
+    }
+
+    /// Stops everything the run started (see [`stop`]), looking again while new processes keep
+    /// appearing, up to a few rounds. `extra_groups` are signalled in the first round too (a
+    /// terminal's foreground group).
+    pub async fn stop(&self, roots: RunRoots, extra_groups: &[u32], grace: Duration) {
+        let never = CancelToken::new();
+        for round in 0..STOP_ROUNDS {
+            let mut targets = self.find(roots);
+            if round == 0 {
+                targets.groups.extend(extra_groups);
+            }
+            if targets.is_empty() {
+                return;
+            }
+            let _ = stop(&targets, Some(grace), KILL_WAIT, &never).await;
+        }
+    }
+
+    /// [`find`](Self::find) over a given table, reading environments through `environ`.
+    fn find_in(
+        &self,
+        table: &ProcessTable,
+        roots: RunRoots,
+        environ: &mut dyn FnMut(u32) -> Option<Vec<u8>>,
+    ) -> StopTargets {
+        let host = std::process::id();
+        let host_group = table.get(host).and_then(|p| p.pgid);
+        let host_session = table.get(host).and_then(|p| p.session);
+        let live = live_tags().clone();
+        let mut tags: HashMap<u32, Option<String>> = HashMap::new();
+        let mut tag_of = |pid: u32| -> Option<String> {
+            tags.entry(pid)
+                .or_insert_with(|| environ(pid).and_then(|env| run_tag(&env)))
+                .clone()
+        };
+        // Candidates: running, not the host, started since the run began.
+        let candidates: Vec<&ProcessInfo> = table
+            .iter()
+            .filter(|p| !p.zombie && p.pid() != host && !self.existed_before(p))
+            .collect();
+        let mut theirs = HashSet::new();
+        let mut found: HashMap<u32, &ProcessInfo> = HashMap::new();
+        for p in &candidates {
+            let tag = tag_of(p.pid());
+            let is_root = match roots {
+                RunRoots::HostChildren => p.ppid == Some(host) && tag.is_none(),
+                RunRoots::Child(child) => p.id == child,
+            };
+            match tag {
+                Some(tag) if tag == self.tag => {
+                    found.insert(p.pid(), p);
+                }
+                Some(tag) if live.contains(&tag) => {
+                    theirs.insert(p.pid());
+                }
+                _ if is_root => {
+                    found.insert(p.pid(), p);
+                }
+                _ => {}
+            }
+        }
+        // Grow to a fixed point: descendants, and members of sessions and groups found
+        // processes lead.
+        loop {
+            let leads: HashSet<u32> = found
+                .values()
+                .filter(|p| p.pgid == Some(p.pid()) || p.session == Some(p.pid()))
+                .map(|p| p.pid())
+                .filter(|pid| Some(*pid) != host_group && Some(*pid) != host_session)
+                .collect();
+            let before = found.len();
+            for p in &candidates {
+                if found.contains_key(&p.pid()) || theirs.contains(&p.pid()) {
+                    continue;
+                }
+                let in_led = [p.pgid, p.session]
+                    .into_iter()
+                    .flatten()
+                    .any(|id| leads.contains(&id));
+                let child_of_found = p.ppid.is_some_and(|ppid| found.contains_key(&ppid));
+                if in_led || child_of_found {
+                    found.insert(p.pid(), p);
+                }
+            }
+            if found.len() == before {
+                break;
+            }
+        }
+        let mut processes: Vec<&ProcessInfo> = found.into_values().collect();
+        // A child starts after its parent: newest first signals children before parents.
+        processes.sort_by_key(|p| std::cmp::Reverse((p.id.start_time, p.pid())));
+        let mut groups: Vec<u32> = processes
+            .iter()
+            .filter(|p| p.pgid == Some(p.pid()) && p.pgid != host_group)
+            .map(|p| p.pid())
+            .collect();
+        groups.sort_unstable();
+        StopTargets {
+            processes: processes.iter().map(|p| p.id).collect(),
+            groups,
+        }
+    }
+}
+
+impl RunScope {
+    fn existed_before(&self, process: &ProcessInfo) -> bool {
+        process.id.start_time < self.began
+            || (process.id.start_time == self.began
+                && self.children_before.contains(&process.pid()))
+    }
+}
+
+impl Drop for RunScope {
+    fn drop(&mut self) {
+        live_tags().remove(&self.tag);
+    }
+}
+
+/// The value of [`RUN_TAG_VARIABLE`] in a NUL-separated environment block (the first entry wins,
+/// as with `getenv`).
+fn run_tag(environ: &[u8]) -> Option<String> {
+    let prefix = format!("{RUN_TAG_VARIABLE}=");
+    environ
+        .split(|b| *b == 0)
+        .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
+        .map(|value| String::from_utf8_lossy(value).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOST_GROUP: u32 = 7000;
+    const HOST_SESSION: u32 = 7001;
+
+    struct Row {
+        pid: u32,
+        ppid: u32,
+        pgid: u32,
+        session: u32,
+        start: u64,
+        tag: Option<&'static str>,
+    }
+
+    fn row(pid: u32, ppid: u32, start: u64, tag: Option<&'static str>) -> Row {
+        Row {
+            pid,
+            ppid,
+            pgid: HOST_GROUP,
+            session: HOST_SESSION,
+            start,
+            tag,
+        }
+    }
+
+    fn find(scope: &RunScope, roots: RunRoots, rows: &[Row]) -> Vec<u32> {
+        let host = std::process::id();
+        let table = ProcessTable::from_rows(
+            std::iter::once(ProcessInfo {
+                id: ProcessId {
+                    pid: host,
+                    start_time: 1,
+                },
+                ppid: Some(1),
+                pgid: Some(HOST_GROUP),
+                session: Some(HOST_SESSION),
+                zombie: false,
+            })
+            .chain(rows.iter().map(|r| ProcessInfo {
+                id: ProcessId {
+                    pid: r.pid,
+                    start_time: r.start,
+                },
+                ppid: Some(r.ppid),
+                pgid: Some(r.pgid),
+                session: Some(r.session),
+                zombie: false,
+            })),
+        );
+        let mut environ = |pid: u32| {
+            let row = rows.iter().find(|r| r.pid == pid)?;
+            let mut env = b"PATH=/bin\0".to_vec();
+            if let Some(tag) = row.tag {
+                env.extend_from_slice(format!("{RUN_TAG_VARIABLE}={tag}\0").as_bytes());
+            }
+            Some(env)
+        };
+        let targets = scope.find_in(&table, roots, &mut environ);
+        let mut groups = targets.groups.clone();
+        groups.sort_unstable();
+        let mut pids: Vec<u32> = targets.processes.iter().map(|id| id.pid).collect();
+        // Children first: every process comes before its parent.
+        for (i, pid) in pids.iter().enumerate() {
+            if let Some(parent) = rows.iter().find(|r| r.pid == *pid).map(|r| r.ppid) {
+                assert!(
+                    !pids[..i].contains(&parent),
+                    "{parent} before its child {pid}"
+                );
+            }
+        }
+        pids.sort_unstable();
+        pids
+    }
+
+    #[test]
+    fn finds_tag_tree_sessions_and_new_untagged_host_children_only() {
+        let host = std::process::id();
+        let other = RunScope::begin();
+        let other_tag: &'static str = Box::leak(other.tag().to_string().into_boxed_str());
+        let scope = RunScope {
+            tag: "run-under-test".into(),
+            began: 100,
+            children_before: HashSet::from([9]),
+        };
+        let ours = Some("run-under-test");
+        let rows = [
+            // Existed before the run, even though it carries the tag: never ours; nor a host child
+            // that was there when the run began, in the same clock tick.
+            row(10, host, 50, ours),
+            row(9, host, 100, None),
+            // A tagged command and its untagged (env -i) child.
+            row(11, host, 120, ours),
+            row(12, 11, 121, None),
+            // `setsid`: a tagged session leader, and an untagged process of its session whose
+            // parent has exited.
+            Row {
+                pgid: 13,
+                session: 13,
+                ..row(13, 1, 130, ours)
+            },
+            Row {
+                pgid: 13,
+                session: 13,
+                ..row(14, 1, 131, None)
+            },
+            // A new untagged host child (`env -i sleep`).
+            row(15, host, 140, None),
+            // A host child carrying another tag (the host's own environment), and a process of
+            // another live run.
+            row(16, host, 141, Some("outer-run")),
+            row(17, host, 142, Some(other_tag)),
+            // Its child joined our session: still the other run's.
+            Row {
+                pgid: 13,
+                session: 13,
+                ..row(18, 17, 143, Some(other_tag))
+            },
+            // Unrelated: untagged, not a host child, in the host's group.
+            row(19, 1, 150, None),
+        ];
+        assert_eq!(
+            find(&scope, RunRoots::HostChildren, &rows),
+            vec![11, 12, 13, 14, 15]
+        );
+        let child = ProcessId {
+            pid: 15,
+            start_time: 140,
+        };
+        assert_eq!(
+            find(&scope, RunRoots::Child(child), &rows),
+            vec![11, 12, 13, 14, 15]
+        );
+        // A child that is not the one named is not a root.
+        let stranger = ProcessId {
+            pid: 15,
+            start_time: 139,
+        };
+        assert_eq!(
+            find(&scope, RunRoots::Child(stranger), &rows),
+            vec![11, 12, 13, 14]
+        );
+        // Once the other run is over, its processes in our session are ours.
+        drop(other);
+        assert!(find(&scope, RunRoots::HostChildren, &rows).contains(&18));
+    }
+
+    #[test]
+    fn the_host_group_and_session_are_never_expanded() {
+        let host = std::process::id();
+        let scope = RunScope {
+            tag: "host-group".into(),
+            began: 100,
+            children_before: HashSet::new(),
+        };
+        // A tagged process that leads the host's group and session (as far as the table says)
+        // must not pull in the rest of them.
+        let rows = [
+            Row {
+                pgid: HOST_GROUP,
+                session: HOST_SESSION,
+                ..row(HOST_GROUP, host, 120, Some("host-group"))
+            },
+            row(21, 1, 130, None),
+        ];
+        assert_eq!(
+            find(&scope, RunRoots::HostChildren, &rows),
+            vec![HOST_GROUP]
+        );
+    }
+
+    #[test]
+    fn reads_the_first_tag_in_an_environment_block() {
+        let env = format!("A=1\0{RUN_TAG_VARIABLE}=7-1\0{RUN_TAG_VARIABLE}=7-2\0");
+        assert_eq!(run_tag(env.as_bytes()), Some("7-1".into()));
+        assert_eq!(run_tag(b"A=1\0SHELLWRIGHT_RUNX=1\0"), None);
+        assert_eq!(run_tag(b""), None);
+    }
+
+    #[test]
+    fn tags_are_unique_and_live_while_their_scope_is() {
+        let a = RunScope::begin();
+        let b = RunScope::begin();
+        assert_ne!(a.tag(), b.tag());
+        assert!(a.tag().starts_with(&format!("{}-", std::process::id())));
+        assert!(live_tags().contains(a.tag()));
+        let tag = a.tag().to_string();
+        drop(a);
+        assert!(!live_tags().contains(&tag));
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod process_tests {
+    use super::*;
+    use crate::{Process, process_info};
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+
+    /// Pids of running processes whose command line is exactly `sleep <marker>`.
+    fn sleeping(marker: &str) -> Vec<u32> {
+        ProcessTable::snapshot()
+            .iter()
+            .filter(|p| !p.zombie)
+            .filter_map(|p| Process::from_pid(p.pid()))
+            .filter(|p| p.args() == ["sleep", marker])
+            .map(|p| p.pid())
+            .collect()
+    }
+
+    fn wait_until(what: &str, condition: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !condition() {
+            assert!(Instant::now() < deadline, "{what} within 10 s");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime")
+    }
+
+    #[test]
+    fn stops_setsid_and_env_cleared_processes_but_not_older_ones() {
+        // Started before the run: a host child without a tag, which the run must leave alone.
+        let mut older = Command::new("sleep").arg("31.801").spawn().expect("spawn");
+        let scope = RunScope::begin();
+        // The run's shell: a tagged `setsid -f` whose session keeps an env-cleared sleep whose
+        // parent has exited, and a tagged child that execs an env-cleared sleep.
+        let mut shell = Command::new("sh")
+            .args([
+                "-c",
+                "setsid -f sh -c '(env -i sleep 31.802 &); exec sleep 31.803'; \
+                 env -i sleep 31.804 & wait",
+            ])
+            .env(RUN_TAG_VARIABLE, scope.tag())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        // And a host child started during the run whose environment was cleared.
+        let mut cleared = Command::new("sleep")
+            .arg("31.805")
+            .env_clear()
+            .spawn()
+            .expect("spawn");
+        let markers = ["31.802", "31.803", "31.804", "31.805"];
+        wait_until("every sleep started", || {
+            markers.iter().all(|m| sleeping(m).len() == 1)
+        });
+        let root = process_info(shell.id()).expect("shell").id;
+        let found = scope.find(RunRoots::Child(root));
+        for marker in ["31.802", "31.803", "31.804"] {
+            assert!(
+                found
+                    .processes
+                    .iter()
+                    .any(|id| id.pid == sleeping(marker)[0]),
+                "{marker} found"
+            );
+        }
+        assert!(found.processes.iter().all(|id| id.pid != older.id()));
+        assert!(found.processes.iter().all(|id| id.pid != cleared.id()));
+        assert!(
+            scope
+                .find(RunRoots::HostChildren)
+                .processes
+                .iter()
+                .any(|id| id.pid == cleared.id())
+        );
+
+        runtime().block_on(scope.stop(RunRoots::HostChildren, &[], Duration::from_millis(200)));
+        wait_until("the run's sleeps are gone", || {
+            markers.iter().all(|m| sleeping(m).is_empty())
+        });
+        assert!(shell.wait().is_ok());
+        assert!(cleared.wait().is_ok());
+        assert_eq!(
+            sleeping("31.801"),
+            vec![older.id()],
+            "the older process lives"
+        );
+        older.kill().expect("kill");
+        older.wait().expect("reap");
+    }
+}

@@ -1,0 +1,163 @@
+//! [`PtyControl`]: the caller's side of a run — input, resize and the foreground group — usable
+//! from any thread before the child is spawned and while it runs.
+//!
+//! Input never blocks the caller: what the terminal does not take at once is queued in the
+//! [`MasterSide`] and written by the I/O thread when the master becomes writable (it is woken
+//! through the run's wake pipe).
+
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use portable_pty::{MasterPty, PtySize};
+use shellwright_io::Waker;
+
+use crate::{PtyError, TermSize};
+
+/// Input, resize and process-group access for one run; cloneable and usable from any thread,
+/// before the child is spawned (input is queued, the size is remembered) and while it runs.
+#[derive(Clone, Default)]
+pub struct PtyControl {
+    shared: Arc<Mutex<MasterSide>>,
+}
+
+/// The master side of the run's pseudo-terminal as the control and the I/O thread share it.
+#[derive(Default)]
+pub(super) struct MasterSide {
+    pub(super) size: TermSize,
+    /// Input the terminal has not taken yet.
+    pub(super) pending: Vec<u8>,
+    /// The master side while the run is live.
+    pub(super) master: Option<Box<dyn MasterPty + Send>>,
+    /// Wakes the I/O thread while the run is live.
+    pub(super) wake: Option<Waker>,
+    pub(super) finished: bool,
+}
+
+impl MasterSide {
+    fn master_fd(&self) -> Option<RawFd> {
+        self.master.as_ref()?.as_raw_fd()
+    }
+
+    /// Writes queued input without blocking; returns whether some is still queued.
+    pub(super) fn flush_input(&mut self) -> bool {
+        let Some(fd) = self.master_fd() else {
+            return !self.pending.is_empty();
+        };
+        while !self.pending.is_empty() {
+            // SAFETY: `fd` is the open master; the buffer is valid for its length.
+            let n = unsafe { libc::write(fd, self.pending.as_ptr().cast(), self.pending.len()) };
+            if n > 0 {
+                self.pending.drain(..n as usize);
+                continue;
+            }
+            match io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) => return true,
+                // The terminal is gone (EIO): nobody will read this input.
+                _ => {
+                    self.pending.clear();
+                    return false;
+                }
+            }
+        }
+        false
+    }
+
+    fn wake_io_thread(&self) {
+        if let Some(wake) = &self.wake {
+            wake.wake();
+        }
+    }
+}
+
+impl PtyControl {
+    /// A control for a run that has not started, with the terminal size it will get.
+    pub fn new(size: TermSize) -> Self {
+        let control = Self::default();
+        control.lock().size = size;
+        control
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, MasterSide> {
+        // A panic while holding the lock cannot leave the state inconsistent (plain fields).
+        self.shared
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Sends `data` to the terminal's input without blocking.
+    pub fn write(&self, data: &[u8]) -> Result<(), PtyError> {
+        let mut side = self.lock();
+        if side.finished {
+            return Err(PtyError::NotRunning);
+        }
+        let was_idle = side.pending.is_empty();
+        side.pending.extend_from_slice(data);
+        if was_idle && side.flush_input() {
+            side.wake_io_thread();
+        }
+        Ok(())
+    }
+
+    /// Resizes the terminal (the child gets SIGWINCH).
+    pub fn resize(&self, size: TermSize) -> Result<(), PtyError> {
+        let mut side = self.lock();
+        if side.finished {
+            return Err(PtyError::NotRunning);
+        }
+        side.size = size;
+        if let Some(master) = &side.master {
+            master
+                .resize(pty_size(size))
+                .map_err(|err| PtyError::Resize(err.to_string()))?;
+        }
+        Ok(())
+    }
+
+    pub fn size(&self) -> TermSize {
+        self.lock().size
+    }
+
+    /// The terminal's foreground process group (`tcgetpgrp` on the master).
+    pub fn foreground_group(&self) -> Option<u32> {
+        let side = self.lock();
+        let leader = side.master.as_ref()?.process_group_leader()?;
+        u32::try_from(leader).ok()
+    }
+
+    /// Whether the run has ended (the terminal is closed).
+    pub fn is_finished(&self) -> bool {
+        self.lock().finished
+    }
+
+    /// Attaches the spawned terminal: applies a resize that came while it was being opened,
+    /// and sends input queued before the spawn.
+    pub(super) fn attach(&self, master: Box<dyn MasterPty + Send>, spawned: TermSize, wake: Waker) {
+        let mut side = self.lock();
+        if side.size != spawned {
+            let _ = master.resize(pty_size(side.size));
+        }
+        side.master = Some(master);
+        side.wake = Some(wake);
+        side.flush_input();
+    }
+
+    /// Marks the run finished and releases the terminal.
+    pub(super) fn close(&self) {
+        let mut side = self.lock();
+        side.finished = true;
+        side.pending.clear();
+        side.master = None;
+        side.wake = None;
+    }
+}
+
+pub(super) fn pty_size(size: TermSize) -> PtySize {
+    PtySize {
+        rows: size.rows(),
+        cols: size.cols(),
+        pixel_width: 0,
+        pixel_height: 0,
+    }
+}

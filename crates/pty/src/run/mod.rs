@@ -1,0 +1,270 @@
+//! One run of a command in a pseudo-terminal: spawning it, waiting for its end, and cancelling it.
+//!
+//! Each run owns one I/O thread ([`io_loop`]) that reads the terminal to its end, so every byte
+//! the child wrote is handed to the [`PtyOutput`] before the run's result is published, and a
+//! [`PtyControl`] ([`control`]) through which callers write input and resize without blocking.
+//! A cancel stops everything the run started (see [`PtyRun::wait`]).
+
+mod control;
+mod io_loop;
+
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use portable_pty::{CommandBuilder, native_pty_system};
+use shellwright_io::{pidfd_open, set_nonblocking, wake_pipe};
+use shellwright_proc::{
+    CancelReason, CancelToken, ProcessId, RUN_TAG_VARIABLE, RunRoots, RunScope, process_info,
+    send_signal, signal_name,
+};
+use tokio::sync::oneshot;
+
+pub use control::PtyControl;
+use control::pty_size;
+use io_loop::{ChildExit, IoLoop};
+
+use crate::hooks::BashHooks;
+use crate::{PtyCommand, PtyError};
+
+/// How long processes that outlive the child may keep the terminal open before the read ends.
+pub const ORPHAN_DRAIN: Duration = Duration::from_secs(1);
+/// How long SIGTERM gets before SIGKILL when a run is cancelled.
+pub const CANCEL_GRACE: Duration = Duration::from_millis(500);
+
+/// Receives the terminal's output on the I/O thread, in order.
+pub trait PtyOutput: Send + 'static {
+    /// Every byte read from the terminal, in arrival order.
+    fn bytes(&mut self, chunk: &[u8]);
+    /// Called once after the last read, before the run's result is published.
+    fn finish(&mut self) {}
+}
+
+impl<F: FnMut(&[u8]) + Send + 'static> PtyOutput for F {
+    fn bytes(&mut self, chunk: &[u8]) {
+        self(chunk)
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PtyExit {
+    /// The exit status; 128+N for a death by signal N. `None` after a cancel or timeout.
+    pub exit_code: Option<i32>,
+    /// The signal's name (`"SIGKILL"`) when the child died by a signal and was not cancelled.
+    pub signal: Option<String>,
+    pub cancelled: bool,
+    pub timed_out: bool,
+}
+
+/// A spawned run; [`wait`](Self::wait) for its end.
+pub struct PtyRun {
+    control: PtyControl,
+    child: ProcessId,
+    /// Finds what the run started when it is cancelled; the tag stays claimed until then.
+    scope: RunScope,
+    done: oneshot::Receiver<ChildExit>,
+    io_thread: Option<JoinHandle<()>>,
+}
+
+/// Spawns `command` in a new pseudo-terminal attached to `control`; `output` receives every byte
+/// the terminal produces. Blocks for the fork/exec only.
+pub fn spawn(
+    command: &PtyCommand,
+    control: &PtyControl,
+    output: impl PtyOutput,
+) -> Result<PtyRun, PtyError> {
+    command.validate()?;
+    let cwd = command.working_dir()?;
+    let size = control.size();
+    let pair = native_pty_system()
+        .openpty(pty_size(size))
+        .map_err(|err| PtyError::Open(err.to_string()))?;
+    // The rcfile must outlive bash's startup; the I/O thread keeps it until the run ends.
+    let hooks = if command.wants_bash_hooks() {
+        let hooks = BashHooks::write(command.login).map_err(|err| PtyError::Spawn {
+            program: command.shell.clone(),
+            reason: format!("cannot write the shell-integration rcfile: {err}"),
+        })?;
+        Some(hooks)
+    } else {
+        None
+    };
+    let argv = hooks
+        .as_ref()
+        .map_or_else(|| command.argv(), |hooks| hooks.argv(&command.shell));
+    let mut builder = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
+    builder.cwd(&cwd);
+    let user_sets_term = command.env.iter().any(|(key, _)| key == "TERM");
+    if !user_sets_term && std::env::var_os("TERM").is_none() {
+        builder.env("TERM", "xterm-256color");
+    }
+    for (key, value) in &command.env {
+        builder.env(key, value);
+    }
+    // Set last, so that the run's processes can always be found by it.
+    let scope = RunScope::begin();
+    builder.env(RUN_TAG_VARIABLE, scope.tag());
+    let child = pair
+        .slave
+        .spawn_command(builder)
+        .map_err(|err| PtyError::Spawn {
+            program: command.shell.clone(),
+            reason: err.to_string(),
+        })?;
+    // Only the child may hold the slave side, so that its exit ends the read with EIO.
+    drop(pair.slave);
+    let master = pair.master;
+    let master_fd = master
+        .as_raw_fd()
+        .ok_or_else(|| PtyError::Open("no master fd".into()))?;
+    // SAFETY: `master` owns this fd and outlives the borrow.
+    let master_borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(master_fd) };
+    set_nonblocking(master_borrowed).map_err(|err| PtyError::Open(err.to_string()))?;
+    let (waker, wake) = wake_pipe().map_err(|err| PtyError::Open(err.to_string()))?;
+
+    let pid = child.process_id().unwrap_or_default();
+    // The child is not reaped before the I/O thread reaps it, so its pid cannot be reused yet.
+    let child_id = process_info(pid).map_or(ProcessId { pid, start_time: 0 }, |info| info.id);
+    let pidfd = pidfd_open(pid);
+    control.attach(master, size, waker);
+    let (done_tx, done) = oneshot::channel();
+    let io = IoLoop {
+        fd: master_fd,
+        wake,
+        pidfd,
+        child,
+        control: control.clone(),
+        output: Box::new(output),
+        hooks,
+    };
+    let io_thread = std::thread::Builder::new()
+        .name("shellwright-pty-io".into())
+        .spawn(move || {
+            let exit = io.run();
+            let _ = done_tx.send(exit);
+        });
+    let io_thread = match io_thread {
+        Ok(handle) => handle,
+        Err(err) => {
+            // The closure (and with it the child handle) is gone; stop the child we started.
+            send_signal(child_id, libc::SIGKILL);
+            control.close();
+            return Err(PtyError::Spawn {
+                program: command.shell.clone(),
+                reason: format!("cannot start the I/O thread: {err}"),
+            });
+        }
+    };
+    Ok(PtyRun {
+        control: control.clone(),
+        child: child_id,
+        scope,
+        done,
+        io_thread: Some(io_thread),
+    })
+}
+
+/// Spawns `command` (on a blocking thread) and waits for its end. A token cancelled before the
+/// call returns a cancelled result without starting anything.
+pub async fn run(
+    command: PtyCommand,
+    control: PtyControl,
+    output: impl PtyOutput,
+    cancel: &CancelToken,
+) -> Result<PtyExit, PtyError> {
+    if let Some(reason) = cancel.reason() {
+        control.close();
+        return Ok(PtyExit::stopped(reason));
+    }
+    let spawn_control = control.clone();
+    let spawned = tokio::task::spawn_blocking(move || spawn(&command, &spawn_control, output))
+        .await
+        .map_err(|err| PtyError::Io(format!("spawn task failed: {err}")));
+    match spawned {
+        Ok(Ok(run)) => run.wait(cancel).await,
+        Ok(Err(err)) | Err(err) => {
+            control.close();
+            Err(err)
+        }
+    }
+}
+
+impl PtyExit {
+    /// The result of a run stopped before it finished.
+    fn stopped(reason: CancelReason) -> Self {
+        Self {
+            exit_code: None,
+            signal: None,
+            cancelled: reason.is_abort(),
+            timed_out: reason.is_timeout(),
+        }
+    }
+}
+
+impl PtyRun {
+    /// The child's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.pid
+    }
+
+    pub fn control(&self) -> &PtyControl {
+        &self.control
+    }
+
+    /// Waits for the run to end: the child has exited and the terminal's output has been read to
+    /// its end. When `cancel` fires first, stops everything the run started (see
+    /// `RunScope` in shellwright-proc: SIGTERM, up to [`CANCEL_GRACE`], SIGKILL) and reports
+    /// the cancel.
+    pub async fn wait(mut self, cancel: &CancelToken) -> Result<PtyExit, PtyError> {
+        let reason = tokio::select! {
+            biased;
+            exit = &mut self.done => return self.finish(exit, None),
+            reason = cancel.cancelled() => reason,
+        };
+        self.stop_tree().await;
+        let exit = (&mut self.done).await;
+        self.finish(exit, Some(reason))
+    }
+
+    fn finish(
+        &mut self,
+        exit: Result<ChildExit, oneshot::error::RecvError>,
+        cancelled: Option<CancelReason>,
+    ) -> Result<PtyExit, PtyError> {
+        if let Some(thread) = self.io_thread.take() {
+            // The thread sent its result as its last act, so this join is immediate.
+            let _ = thread.join();
+        }
+        let exit =
+            exit.map_err(|_| PtyError::Io("the PTY I/O thread stopped unexpectedly".into()))?;
+        if let Some(reason) = cancelled {
+            return Ok(PtyExit::stopped(reason));
+        }
+        Ok(match exit {
+            ChildExit::Code(code) => PtyExit {
+                exit_code: Some(code),
+                signal: None,
+                cancelled: false,
+                timed_out: false,
+            },
+            ChildExit::Signal(signal) => PtyExit {
+                exit_code: Some(128 + signal),
+                signal: Some(
+                    signal_name(signal).map_or_else(|| format!("SIG{signal}"), str::to_string),
+                ),
+                cancelled: false,
+                timed_out: false,
+            },
+        })
+    }
+
+    /// Stops everything the run started: the terminal's foreground group, the child's tree and
+    /// session, and every process carrying the run's tag (which finds descendants that left the
+    /// session with `setsid`); SIGTERM, up to [`CANCEL_GRACE`], then SIGKILL.
+    async fn stop_tree(&self) {
+        let foreground: Vec<u32> = self.control.foreground_group().into_iter().collect();
+        self.scope
+            .stop(RunRoots::Child(self.child), &foreground, CANCEL_GRACE)
+            .await;
+    }
+}

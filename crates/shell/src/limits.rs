@@ -1,0 +1,199 @@
+//! Nesting limits checked while a run executes, so that runaway recursion ends the run with a
+//! message instead of overflowing the stack (which would kill the host process).
+//!
+//! Two limits, both checked before every simple command (from the session's DEBUG-trap hook,
+//! see [`hooks`](crate::hooks)):
+//! - function nesting, as bash's `FUNCNEST` counts it: [`FUNCTION_NESTING_LIMIT`] levels at most,
+//!   fewer when the user sets `FUNCNEST` to a positive number (bash's own knob);
+//! - the stack itself: when less than [`STACK_RESERVE`] is left on the current thread, whatever
+//!   recursion got there (`eval` calling `eval`, a script sourcing itself) is stopped;
+//! - file descriptors: brush duplicates a command's open files for each level it descends (about
+//!   sixteen descriptors per function call), and the descriptor table is the host's. When fewer
+//!   than [`FD_RESERVE`] are left, the run is stopped before the host's own sockets, files and
+//!   other sessions are starved.
+//!
+//! brush's own function-depth check backs the first limit up one level deeper.
+
+use std::cell::Cell;
+
+use brush_core::Shell;
+
+/// The deepest function nesting a run may reach when `FUNCNEST` is unset. bash has no default
+/// limit (it recurses until its stack runs out, some thousands of levels); this is as deep as
+/// the session's stack holds in an unoptimised build, with room to spare.
+pub const FUNCTION_NESTING_LIMIT: usize = 1_000;
+
+/// Stop a run when less than this much stack is left: more than one nesting level of brush's
+/// interpreter or parser can use between two checks, even unoptimised.
+pub const STACK_RESERVE: usize = 24 << 20;
+
+/// Stop a run when fewer descriptors than this are left below the process's limit.
+pub const FD_RESERVE: usize = 256;
+
+/// Why a run was stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LimitExceeded {
+    FunctionNesting { function: String, limit: usize },
+    Stack,
+    Descriptors,
+}
+
+impl LimitExceeded {
+    /// The line written to the run's stderr, worded as bash words its own.
+    pub fn message(&self) -> String {
+        match self {
+            Self::FunctionNesting { function, limit } => {
+                format!("bash: {function}: maximum function nesting level exceeded ({limit})\n")
+            }
+            Self::Stack => "bash: maximum nesting depth exceeded (stack exhausted)\n".to_string(),
+            Self::Descriptors => {
+                "bash: maximum nesting depth exceeded (out of file descriptors)\n".to_string()
+            }
+        }
+    }
+
+    /// The run's exit status (bash's for `FUNCNEST`).
+    pub const fn exit_code(&self) -> i32 {
+        1
+    }
+}
+
+/// The function nesting limit in force for `shell`.
+pub fn function_nesting_limit(shell: &Shell) -> usize {
+    shell
+        .env_str("FUNCNEST")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .map_or(FUNCTION_NESTING_LIMIT, |n| n.min(FUNCTION_NESTING_LIMIT))
+}
+
+/// Checks both limits for the command `shell` is about to run.
+pub fn check(shell: &Shell) -> Option<LimitExceeded> {
+    let depth = shell.call_stack().function_call_depth();
+    if depth > 0 {
+        let limit = function_nesting_limit(shell);
+        if depth > limit {
+            let function = shell
+                .call_stack()
+                .iter_function_calls()
+                .next()
+                .map_or_else(String::new, |call| call.name().into_owned());
+            return Some(LimitExceeded::FunctionNesting { function, limit });
+        }
+    }
+    if remaining_stack().is_some_and(|left| left < STACK_RESERVE) {
+        return Some(LimitExceeded::Stack);
+    }
+    if descriptors_left().is_some_and(|left| left < FD_RESERVE) {
+        return Some(LimitExceeded::Descriptors);
+    }
+    None
+}
+
+/// How many descriptors can still be opened, estimated from the lowest free one (descriptors
+/// are handed out lowest first, so everything below it is in use): two syscalls.
+#[cfg(unix)]
+pub fn descriptors_left() -> Option<usize> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into `limit`; F_DUPFD_CLOEXEC returns a new descriptor we own and
+    // close at once.
+    let lowest_free = unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return None;
+        }
+        let probe = libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 0);
+        if probe < 0 {
+            return Some(0);
+        }
+        libc::close(probe);
+        probe as u64
+    };
+    #[allow(clippy::useless_conversion)] // rlim_t is not u64 everywhere
+    let soft = u64::try_from(limit.rlim_cur).unwrap_or(u64::MAX);
+    usize::try_from(soft.saturating_sub(lowest_free)).ok()
+}
+
+#[cfg(not(unix))]
+pub fn descriptors_left() -> Option<usize> {
+    None
+}
+
+/// How much stack the current thread has left, when it can be known.
+pub fn remaining_stack() -> Option<usize> {
+    let marker = 0u8;
+    let here = std::ptr::addr_of!(marker) as usize;
+    stack_low_end().map(|low| here.saturating_sub(low))
+}
+
+thread_local! {
+    static STACK_LOW_END: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The lowest usable address of the current thread's stack (stacks grow down).
+fn stack_low_end() -> Option<usize> {
+    STACK_LOW_END.with(|cached| {
+        if cached.get().is_none() {
+            cached.set(query_stack_low_end());
+        }
+        cached.get()
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn query_stack_low_end() -> Option<usize> {
+    // SAFETY: pthread_getattr_np fills `attr` for the calling thread; it is destroyed after use
+    // and only read in between.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+        libc::pthread_attr_destroy(&mut attr);
+        ok.then_some(addr as usize)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn query_stack_low_end() -> Option<usize> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stack_left_shrinks_as_calls_nest() {
+        fn nested(levels: usize) -> usize {
+            let pad = [0u8; 4096];
+            std::hint::black_box(&pad);
+            if levels == 0 {
+                remaining_stack().unwrap_or(0)
+            } else {
+                nested(levels - 1)
+            }
+        }
+        let shallow = remaining_stack().expect("known on linux");
+        let deep = nested(16);
+        assert!(deep + 16 * 4096 <= shallow, "{deep} vs {shallow}");
+    }
+
+    #[test]
+    fn messages_read_like_bash() {
+        let e = LimitExceeded::FunctionNesting {
+            function: "f".into(),
+            limit: 10,
+        };
+        assert_eq!(
+            e.message(),
+            "bash: f: maximum function nesting level exceeded (10)\n"
+        );
+        assert_eq!(e.exit_code(), 1);
+    }
+}

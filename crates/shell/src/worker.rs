@@ -1,0 +1,225 @@
+//! The thread and the Tokio runtime a session lives on, and the session's end.
+//!
+//! brush's parser and interpreter recurse once per nesting level of the code they run (a function
+//! call, a compound command, a substitution), and an unoptimised build spends tens of kilobytes
+//! of stack per level: on an ordinary 2 MiB runtime thread a recursive function overflows after a
+//! few dozen calls, and a stack overflow kills the whole host process. So each session gets its
+//! own thread and its own multi-threaded runtime, and every thread of it — the session thread
+//! that drives the foreground command, the workers that run the tasks brush spawns (background
+//! jobs, command and process substitutions, coprocesses) and the blocking pool brush runs
+//! pipeline builtins on — has a [`STACK_SIZE`] stack. It is address space, not memory: pages are
+//! committed only as deep as the code actually recurses. The nesting limits ([`limits`],
+//! [`nesting`]) keep every run well inside it.
+//!
+//! The runtime is also what bounds the session's in-process work. A session ends after `exit`,
+//! an error, a cancelled or timed-out run, or when its owner drops it; then its hooks are stopped
+//! (every clone of the shell parks at its next simple command), its runtime is shut down, which
+//! drops every task brush spawned for it, and only then are the processes of a stopped run
+//! terminated (a job waiting on one would otherwise go on to its next command when it dies). A run that ends its session is answered only once
+//! all of that is done, so when its caller hears of the end, nothing the session ran in-process
+//! can run another command or write another byte.
+//!
+//! [`limits`]: crate::limits
+//! [`nesting`]: crate::nesting
+
+use std::time::Duration;
+
+use shellwright_proc::{CancelReason, CancelToken, RunScope};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::ShellError;
+use crate::hooks;
+use crate::output::ChunkHandler;
+use crate::session::{CreateStopped, RunOutcome, RunRequest, Session, SessionOptions, StoppedRuns};
+
+/// The stack of every thread that runs brush code. Enough for the nesting limits in an
+/// unoptimised build with a wide margin; reserved address space, committed only when used.
+pub const STACK_SIZE: usize = 512 << 20;
+
+/// Worker threads per session: background jobs and substitutions that feed each other through
+/// pipes with blocking writes need more than one thread besides the foreground.
+const WORKERS: usize = 2;
+
+/// How long shutting the runtime down may wait for blocking work (a pipeline builtin).
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(250);
+
+/// SIGKILL follows SIGTERM this long after a cancellation (within 200 ms, as promised).
+const KILL_GRACE: Duration = Duration::from_millis(150);
+
+type Reply = oneshot::Sender<Result<RunOutcome, ShellError>>;
+
+struct Job {
+    request: RunRequest,
+    on_chunk: ChunkHandler,
+    reply: Reply,
+}
+
+/// A handle to a session running on its own thread; dropping it ends the session.
+pub(crate) struct SessionThread {
+    jobs: mpsc::UnboundedSender<Job>,
+    closed: oneshot::Receiver<()>,
+}
+
+/// Whether a session outlives a run that ended this way: not after `exit`, an error or a
+/// cancellation. A cwd that cannot be entered is refused before anything runs.
+pub(crate) fn keeps_session(outcome: &Result<RunOutcome, ShellError>) -> bool {
+    match outcome {
+        Ok(outcome) => outcome.keep_session,
+        Err(error) => matches!(error, ShellError::Cwd(_)),
+    }
+}
+
+impl SessionThread {
+    /// Starts a session (environment, builtins, snapshot) on a new thread. Resolves to the reason
+    /// when `cancel` stops the snapshot first; the session is torn down by then.
+    pub async fn start(
+        options: &SessionOptions,
+        cancel: &CancelToken,
+        one_shot: bool,
+    ) -> Result<Result<Self, CancelReason>, ShellError> {
+        let (ready_tx, ready) = oneshot::channel();
+        let (jobs, queue) = mpsc::unbounded_channel();
+        let (closed_tx, closed) = oneshot::channel();
+        let options = options.clone();
+        let cancel = cancel.clone();
+        std::thread::Builder::new()
+            .name("shellwright-session".into())
+            .stack_size(STACK_SIZE)
+            .spawn(move || serve(&options, &cancel, one_shot, ready_tx, queue, closed_tx))
+            .map_err(|e| ShellError::Init(format!("cannot start the session thread: {e}")))?;
+        match ready.await {
+            Ok(Ok(())) => Ok(Ok(Self { jobs, closed })),
+            Ok(Err(CreateStopped::Cancelled(reason))) => Ok(Err(reason)),
+            Ok(Err(CreateStopped::Failed(error))) => Err(error),
+            Err(_) => Err(ShellError::Init("the session thread ended".into())),
+        }
+    }
+
+    /// Runs one command in the session. When the run ends the session, this resolves after the
+    /// session was torn down.
+    pub async fn run(
+        &self,
+        request: RunRequest,
+        on_chunk: ChunkHandler,
+    ) -> Result<RunOutcome, ShellError> {
+        let (reply, answer) = oneshot::channel();
+        self.jobs
+            .send(Job {
+                request,
+                on_chunk,
+                reply,
+            })
+            .map_err(|_| ShellError::Execution("the session has ended".into()))?;
+        answer
+            .await
+            .map_err(|_| ShellError::Execution("the session ended during the run".into()))?
+    }
+
+    /// Ends the session and waits until everything it ran in-process has stopped.
+    pub async fn close(self) {
+        let Self { jobs, closed } = self;
+        drop(jobs);
+        let _ = closed.await;
+    }
+}
+
+/// The session thread: creates the session (one that ends with its first run when `one_shot`), serves runs until one ends it or the handle is
+/// dropped, then tears it down.
+fn serve(
+    options: &SessionOptions,
+    cancel: &CancelToken,
+    one_shot: bool,
+    ready: oneshot::Sender<Result<(), CreateStopped>>,
+    mut queue: mpsc::UnboundedReceiver<Job>,
+    closed: oneshot::Sender<()>,
+) {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(WORKERS)
+        .thread_name("shellwright-session-worker")
+        .thread_stack_size(STACK_SIZE)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            let error = ShellError::Init(format!("cannot start the session runtime: {e}"));
+            let _ = ready.send(Err(CreateStopped::Failed(error)));
+            return;
+        }
+    };
+    let mut ready = Some(ready);
+    let stopped = StoppedRuns::default();
+    let ended = runtime.block_on(async {
+        let mut session = Session::create(options, cancel, stopped.clone()).await?;
+        if one_shot {
+            session.end_after_run();
+        }
+        if let Some(ready) = ready.take() {
+            let _ = ready.send(Ok(()));
+        }
+        Ok(serve_runs(session, &mut queue).await)
+    });
+    // Whoever is waiting to hear how things ended is answered after the shutdown.
+    let answer = match ended {
+        Ok((session, last_run)) => {
+            session.stop();
+            // brush's jobs hold Tokio handles: drop them inside the runtime.
+            let _context = runtime.enter();
+            drop(session);
+            last_run.map(|(reply, outcome)| Answer::Run(reply, outcome))
+        }
+        Err(stopped) => ready.take().map(|ready| Answer::Start(ready, stopped)),
+    };
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    terminate_runs(&stopped.take());
+    match answer {
+        Some(Answer::Run(reply, outcome)) => {
+            let _ = reply.send(outcome);
+        }
+        Some(Answer::Start(ready, stopped)) => {
+            let _ = ready.send(Err(stopped));
+        }
+        None => {}
+    }
+    let _ = closed.send(());
+}
+
+enum Answer {
+    Start(oneshot::Sender<Result<(), CreateStopped>>, CreateStopped),
+    Run(Reply, Result<RunOutcome, ShellError>),
+}
+
+/// Terminates the processes of the runs that were stopped (on a runtime of its own: the
+/// session's is gone by now).
+fn terminate_runs(runs: &[RunScope]) {
+    if runs.is_empty() {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    runtime.block_on(async {
+        for run in runs {
+            hooks::terminate_run(run, KILL_GRACE).await;
+        }
+    });
+}
+
+/// Runs jobs until one ends the session (returned with its answer, to be sent after the
+/// teardown) or the handle is dropped.
+async fn serve_runs(
+    mut session: Session,
+    queue: &mut mpsc::UnboundedReceiver<Job>,
+) -> (Session, Option<(Reply, Result<RunOutcome, ShellError>)>) {
+    while let Some(job) = queue.recv().await {
+        let outcome = session.run(&job.request, job.on_chunk).await;
+        if !keeps_session(&outcome) {
+            return (session, Some((job.reply, outcome)));
+        }
+        let _ = job.reply.send(outcome);
+    }
+    (session, None)
+}

@@ -1,0 +1,269 @@
+//! Deep nesting ends a run with a message, never with a crash of the host. A binary of its own:
+//! deep recursion holds many of the process's descriptors while it runs.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use shellwright_shell::limits::FUNCTION_NESTING_LIMIT;
+use shellwright_shell::nesting::PARSER_NESTING_LIMIT;
+use shellwright_shell::{
+    PersistentShell, RunRequest, RunResult, SessionOptions, ShellError, execute_once,
+};
+
+type Outcome = (Result<RunResult, ShellError>, String);
+
+fn collector() -> (Arc<Mutex<String>>, shellwright_shell::output::ChunkHandler) {
+    let out = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&out);
+    (
+        out,
+        Box::new(move |c| sink.lock().expect("lock").push_str(&c)),
+    )
+}
+
+async fn run_with(shell: &PersistentShell, request: RunRequest) -> Outcome {
+    let (out, sink) = collector();
+    let result = shell.run(request, sink).await;
+    let text = out.lock().expect("lock").clone();
+    (result, text)
+}
+
+async fn run(shell: &PersistentShell, command: &str) -> Outcome {
+    run_with(shell, request(command)).await
+}
+
+async fn once(request: RunRequest, options: SessionOptions) -> Outcome {
+    let (out, sink) = collector();
+    let result = execute_once(options, request, sink).await;
+    let text = out.lock().expect("lock").clone();
+    (result, text)
+}
+
+fn request(command: &str) -> RunRequest {
+    RunRequest {
+        command: command.into(),
+        ..Default::default()
+    }
+}
+
+fn timed(command: &str, dir: &Path, ms: u64) -> RunRequest {
+    RunRequest {
+        command: command.into(),
+        cwd: Some(dir.to_path_buf()),
+        timeout: Some(Duration::from_millis(ms)),
+        ..Default::default()
+    }
+}
+
+fn exited(code: i32) -> Result<RunResult, ShellError> {
+    Ok(RunResult {
+        exit_code: Some(code),
+        cancelled: false,
+        timed_out: false,
+    })
+}
+
+fn timed_out() -> Result<RunResult, ShellError> {
+    Ok(RunResult {
+        exit_code: None,
+        cancelled: false,
+        timed_out: true,
+    })
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "shellwright-reliability-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Asserts that `path` does not change for `quiet` (it may not exist).
+async fn assert_stays_unchanged(path: &Path, quiet: Duration) {
+    let before = std::fs::read(path).ok();
+    tokio::time::sleep(quiet).await;
+    assert_eq!(
+        std::fs::read(path).ok(),
+        before,
+        "{} changed after the run settled",
+        path.display()
+    );
+}
+
+/// Deep recursion holds about sixteen descriptors per level in brush: the tests that recurse deep
+/// take turns, with the descriptor limit raised as far as the process may.
+static DEEP: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn raise_descriptor_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain getrlimit/setrlimit on this test process.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+/// The message of the first limit a runaway recursion meets: the function, stack or descriptor
+/// limit, whichever this machine's descriptor limit lets it reach first.
+fn is_limit_message(out: &str, function_limit: Option<usize>) -> bool {
+    let function =
+        function_limit.map(|n| format!("bash: f: maximum function nesting level exceeded ({n})\n"));
+    Some(out) == function.as_deref()
+        || out == "bash: maximum nesting depth exceeded (stack exhausted)\n"
+        || out == "bash: maximum nesting depth exceeded (out of file descriptors)\n"
+}
+
+fn nested(open: &str, middle: &str, close: &str, n: usize) -> String {
+    format!("{}{middle}{}", open.repeat(n), close.repeat(n))
+}
+
+// ---- nesting ----------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_nested_function_calls_work_like_bash() {
+    let _turn = DEEP.lock().await;
+    raise_descriptor_limit();
+    let shell = PersistentShell::new(SessionOptions::default());
+    // Each level holds ~20 descriptors in brush: 1,000 levels need a descriptor limit past
+    // 20,000, which CI machines and Node (it raises its soft limit to the hard one) usually have.
+    let left = shellwright_shell::limits::descriptors_left().unwrap_or(0);
+    let levels = if left > 24_000 { 1_000 } else { 800 };
+    let (result, out) = run(
+        &shell,
+        &format!("f(){{ [ $1 -lt {levels} ] && f $(($1+1)) || echo \"deepest $1 ${{#FUNCNAME[@]}}\"; }}; f 0"),
+    )
+    .await;
+    assert_eq!(result, exited(0));
+    assert_eq!(out, format!("deepest {levels} {}\n", levels + 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_recursion_ends_the_run_with_bash_message() {
+    let _turn = DEEP.lock().await;
+    raise_descriptor_limit();
+    let shell = PersistentShell::new(SessionOptions::default());
+    run(&shell, "kept=1").await.0.expect("runs");
+    let (result, out) = run(&shell, "f(){ f; }; f; echo never").await;
+    assert_eq!(result, exited(1));
+    assert!(
+        is_limit_message(&out, Some(FUNCTION_NESTING_LIMIT)),
+        "{out:?}"
+    );
+    // The run's unwinding was cut short, so the session starts afresh.
+    let (result, out) = run(&shell, "echo \"[$kept]\"").await;
+    assert_eq!(result, exited(0));
+    assert_eq!(out, "[]\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn funcnest_lowers_the_limit_as_in_bash() {
+    let _turn = DEEP.lock().await;
+    let shell = PersistentShell::new(SessionOptions::default());
+    let (result, out) = run(
+        &shell,
+        "FUNCNEST=3; f(){ echo $1; f $(($1+1)); }; f 1; echo never",
+    )
+    .await;
+    assert_eq!(result, exited(1));
+    assert_eq!(
+        out,
+        "1\n2\n3\nbash: f: maximum function nesting level exceeded (3)\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recursion_through_command_substitution_is_bounded_too() {
+    let _turn = DEEP.lock().await;
+    let shell = PersistentShell::new(SessionOptions::default());
+    let (result, out) = run(&shell, "FUNCNEST=50; f(){ echo $(f); }; f; echo after").await;
+    // bash prints the message from the innermost subshell and goes on in the outer ones.
+    assert!(
+        out.contains("bash: f: maximum function nesting level exceeded (50)\n"),
+        "{out:?}"
+    );
+    assert!(
+        matches!(
+            result,
+            Ok(RunResult {
+                exit_code: Some(_),
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_compound_commands_and_substitutions_run() {
+    let _turn = DEEP.lock().await;
+    raise_descriptor_limit();
+    let shell = PersistentShell::new(SessionOptions::default());
+    let cases = [
+        (nested("if true; then ", "echo if", "; fi", 500), "if\n"),
+        (nested("{ ", "echo braces", "; }", 1_000), "braces\n"),
+        (nested("( :; ", "echo subshells", " )", 200), "subshells\n"),
+        (format!("echo $(( {} ))", nested("(", "1", ")", 140)), "1\n"),
+        (format!("echo {}", nested("$(echo ", "x", ")", 158)), "x\n"),
+    ];
+    for (command, expected) in cases {
+        let (result, out) = run(&shell, &command).await;
+        assert_eq!(result, exited(0), "{}", &command[..40]);
+        assert_eq!(out, expected, "{}", &command[..40]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_nested_past_the_parser_limit_is_a_syntax_error_and_keeps_the_session() {
+    let _turn = DEEP.lock().await;
+    let shell = PersistentShell::new(SessionOptions::default());
+    run(&shell, "kept=1").await.0.expect("runs");
+    let deep = nested("{ ", "echo x", "; }", 1_000_000);
+    let started = Instant::now();
+    let (result, out) = run(&shell, &deep).await;
+    assert_eq!(result, exited(2));
+    assert_eq!(
+        out,
+        format!("bash: syntax error: nesting deeper than {PARSER_NESTING_LIMIT} levels\n")
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(run(&shell, "echo $kept").await.1, "1\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn self_referencing_arithmetic_is_an_error_not_a_crash() {
+    let _turn = DEEP.lock().await;
+    let shell = PersistentShell::new(SessionOptions::default());
+    let (result, out) = run(&shell, "a=a; echo $((a)); echo after").await;
+    assert!(
+        out.contains("expression recursion level exceeded"),
+        "{out:?}"
+    );
+    assert!(
+        matches!(result, Ok(RunResult { exit_code: Some(c), .. }) if c != 0),
+        "{result:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_eval_recursion_stops_before_the_stack_runs_out() {
+    let _turn = DEEP.lock().await;
+    let shell = PersistentShell::new(SessionOptions::default());
+    let (result, out) = run(&shell, "x='eval \"$x\"'; eval \"$x\"").await;
+    assert_eq!(result, exited(1));
+    assert!(is_limit_message(&out, None), "{out:?}");
+    assert_eq!(run(&shell, "echo ok").await.1, "ok\n");
+}
