@@ -96,8 +96,15 @@ impl HooksGuard {
             .shell_functions_inherit_debug_and_return_traps = true;
     }
 
+    /// The id our builtins find this session by (see [`session_of`]).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     fn trap_command(&self) -> String {
-        format!("{DEBUG_TRAP_BUILTIN} {}", self.id)
+        // `"$_"` last: brush sets `$_` to a command's last argument, so the trap leaves it as the
+        // user's previous command had it.
+        format!("{DEBUG_TRAP_BUILTIN} {} \"$_\"", self.id)
     }
 
     /// Makes `token` the one the DEBUG trap obeys until [`end_run`](Self::end_run).
@@ -174,12 +181,13 @@ pub fn install_builtins(builtins: &mut HashMap<String, Registration<DefaultShell
 }
 
 /// The session id in our DEBUG trap's command text, if the trap is ours.
-fn session_of(shell: &Shell) -> Option<u64> {
+pub(crate) fn session_of(shell: &Shell) -> Option<u64> {
     let handler = shell.traps().get_handler(TrapSignal::Debug)?;
     handler
         .command
         .strip_prefix(DEBUG_TRAP_BUILTIN)?
-        .trim()
+        .split_whitespace()
+        .next()?
         .parse()
         .ok()
 }

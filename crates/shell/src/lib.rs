@@ -19,10 +19,12 @@
 //! # Ok(()) }
 //! ```
 
+mod builtins;
 pub mod env;
 mod error;
 pub mod fixups;
 pub mod hooks;
+mod isolation;
 pub mod limits;
 pub mod nesting;
 pub mod output;

@@ -85,7 +85,7 @@ impl PersistentShell {
                 cancel: request.cancel.clone(),
                 finished,
             });
-            let outcome = run_in(&mut slot, &inner.options, request, on_chunk).await;
+            let outcome = run_in(&mut slot, &inner.options, request, on_chunk, false).await;
             *lock(&inner.active) = None;
             let _ = finished_tx.send(true);
             drop(my_turn_done);
@@ -117,6 +117,7 @@ async fn run_in(
     options: &SessionOptions,
     request: RunRequest,
     on_chunk: ChunkHandler,
+    one_shot: bool,
 ) -> Result<RunResult, ShellError> {
     if let Some(reason) = request.cancel.reason() {
         return Ok(RunResult::stopped(reason));
@@ -124,7 +125,7 @@ async fn run_in(
     let _timer = request.timeout.map(|t| request.cancel.cancel_after(t));
     let session = match slot {
         Some(session) => session,
-        None => match SessionThread::start(options, &request.cancel).await? {
+        None => match SessionThread::start(options, &request.cancel, one_shot).await? {
             Ok(session) => slot.insert(session),
             Err(reason) => return Ok(RunResult::stopped(reason)),
         },
@@ -144,7 +145,7 @@ pub async fn execute_once(
     on_chunk: ChunkHandler,
 ) -> Result<RunResult, ShellError> {
     let mut slot = None;
-    let result = run_in(&mut slot, &options, request, on_chunk).await;
+    let result = run_in(&mut slot, &options, request, on_chunk, true).await;
     if let Some(session) = slot {
         session.close().await;
     }

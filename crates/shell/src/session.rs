@@ -18,9 +18,11 @@ use brush_core::{
 use brush_parser::{Parser, ParserOptions};
 use shellwright_proc::{CancelReason, CancelToken, RunScope};
 
+use crate::builtins::{self, StateGuard};
 use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
+use crate::isolation;
 use crate::limits::{self, LimitExceeded};
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::{ChunkHandler, OutputPump};
@@ -85,6 +87,9 @@ pub(crate) struct RunOutcome {
     pub keep_session: bool,
 }
 
+/// How long an EXIT trap may run when the session is torn down after a cancellation.
+const EXIT_TRAP_AFTER_CANCEL: Duration = Duration::from_millis(500);
+
 /// The scopes of a session's stopped runs. Their processes are terminated only after the
 /// session's runtime is shut down: a job waiting on one of them would otherwise wake up when it
 /// dies and start its next command (a redirection is opened before any hook runs).
@@ -134,7 +139,10 @@ enum Ended {
 pub(crate) struct Session {
     shell: Shell,
     hooks: HooksGuard,
+    state: StateGuard,
     output: OutputPump,
+    /// `executeShell`: the session ends with its one command (and runs its EXIT trap then).
+    one_shot: bool,
     stopped: StoppedRuns,
 }
 
@@ -145,8 +153,8 @@ impl Session {
         stopped: StoppedRuns,
     ) -> Result<Self, CreateStopped> {
         let mut builtins = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
-        builtins.remove("exec");
         builtins.remove("suspend");
+        builtins::install(&mut builtins);
         hooks::install_builtins(&mut builtins);
 
         let mut builder = Shell::builder()
@@ -154,6 +162,7 @@ impl Session {
             .profile(ProfileLoadBehavior::Skip)
             .rc(RcLoadBehavior::Skip)
             .no_editing(true)
+            .command_string_mode(true)
             .shell_name("bash".to_string())
             .max_function_call_depth(limits::FUNCTION_NESTING_LIMIT + 1)
             .builtins(builtins);
@@ -172,20 +181,32 @@ impl Session {
             .build()
             .await
             .map_err(|e| ShellError::Init(e.to_string()))?;
+        // brush starts OLDPWD at its own cwd; `bash -c` starts without one (we skip the host's).
+        let _ = shell.env_mut().unset("OLDPWD");
         let hooks = HooksGuard::register();
         hooks.install(&mut shell);
+        let state = StateGuard::register(hooks.id(), isolation::host_umask());
         let output = OutputPump::start()
             .map_err(|e| ShellError::Init(format!("cannot start the output thread: {e}")))?;
         let mut session = Self {
             shell,
             hooks,
+            state,
             output,
+            one_shot: false,
             stopped,
         };
+        // The host's stdio is never the session's: between runs it is /dev/null.
+        session.detach_stdio();
         if let Some(path) = &options.snapshot_path {
             session.source_snapshot(path, cancel).await?;
         }
         Ok(session)
+    }
+
+    /// Makes this session end with its next run, as `executeShell`'s does.
+    pub fn end_after_run(&mut self) {
+        self.one_shot = true;
     }
 
     /// Sources the snapshot as a run of its own: tagged, cancellable, under the nesting limits.
@@ -272,6 +293,10 @@ impl Session {
             self.shell
                 .set_working_dir(cwd)
                 .map_err(|e| ShellError::Cwd(format!("{}: {e}", cwd.display())))?;
+            if self.one_shot {
+                // `executeShell` starts *in* cwd, as `bash -c` does: no previous directory.
+                let _ = self.shell.env_mut().unset("OLDPWD");
+            }
         }
         let scope = RunScope::begin();
         self.enter_command_scope(&request.env, scope.tag())?;
@@ -279,15 +304,19 @@ impl Session {
             .output
             .begin(on_chunk)
             .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
-        let params = self.run_params(writer)?;
+        self.attach_stdio(writer)?;
+        let params = self.shell.default_exec_params();
 
         self.hooks.begin_run(request.cancel.clone());
         let limit = self.hooks.watch_limits();
-        let ended = self
-            .execute(&request.command, &params, &request.cancel, &limit)
-            .await;
+        let umask = self.state.umask();
+        let ended = isolation::run_isolated(
+            umask,
+            self.execute(&request.command, &params, &request.cancel, &limit),
+        )
+        .await
+        .map_err(|e| ShellError::Execution(format!("cannot start the run thread: {e}")))?;
         self.hooks.end_run();
-        drop(params);
 
         let outcome = match ended {
             Ended::Finished(Ok(result)) => {
@@ -304,6 +333,7 @@ impl Session {
                 keep_session: true,
             }),
             Ended::Cancelled(reason) => {
+                self.exit_trap_after_cancel().await;
                 self.stop_run(scope);
                 Ok(RunOutcome {
                     result: RunResult::stopped(reason),
@@ -331,8 +361,34 @@ impl Session {
         ) {
             let _ = self.shell.env_mut().pop_scope(EnvironmentScope::Command);
         }
+        self.detach_stdio();
         reader.finish().await;
         outcome
+    }
+
+    /// The session is being torn down after a cancellation: its EXIT trap gets a short while.
+    async fn exit_trap_after_cancel(&mut self) {
+        if !self
+            .shell
+            .traps()
+            .handles(brush_core::traps::TrapSignal::Exit)
+            || self.state.take_ending().is_some()
+        {
+            return;
+        }
+        let token = CancelToken::new();
+        let _deadline = token.cancel_after(EXIT_TRAP_AFTER_CANCEL);
+        self.hooks.begin_run(token.clone());
+        let shell = &mut self.shell;
+        let _ = isolation::run_isolated(self.state.umask(), async {
+            tokio::select! {
+                biased;
+                _ = shell.on_exit() => {}
+                _ = token.cancelled() => {}
+            }
+        })
+        .await;
+        self.hooks.end_run();
     }
 
     /// Checks, parses and runs `command`, until it ends, `cancel` fires or a limit is passed.
@@ -366,14 +422,32 @@ impl Session {
                 },
             }
         };
-        let run = run_parsed(&mut self.shell, parsed, params);
-        tokio::pin!(run);
-        tokio::select! {
-            biased;
-            result = &mut run => Ended::Finished(Ok(result)),
-            reason = cancel.cancelled() => Ended::Cancelled(reason),
-            _ = limit.cancelled() => Ended::Limit,
+        // Like `bash -c`: `$-` has `c`, and `$LINENO` counts the command string's lines.
+        self.shell.start_command_string_mode();
+        let ended = {
+            let run = run_parsed(&mut self.shell, parsed, params);
+            tokio::pin!(run);
+            tokio::select! {
+                biased;
+                result = &mut run => Ended::Finished(Ok(result)),
+                reason = cancel.cancelled() => Ended::Cancelled(reason),
+                _ = limit.cancelled() => Ended::Limit,
+            }
+        };
+        let _ = self.shell.end_command_string_mode();
+        if let Ended::Finished(Ok(result)) = &ended
+            && (self.one_shot || !matches!(result.next_control_flow, ExecutionControlFlow::Normal))
+            && self.state.take_ending().is_none()
+        {
+            // The session ends with this command: its EXIT trap runs now, into this transcript.
+            tokio::select! {
+                biased;
+                _ = self.shell.on_exit() => {}
+                _ = cancel.cancelled() => {}
+                _ = limit.cancelled() => {}
+            }
         }
+        ended
     }
 
     /// Pushes a command scope holding the run's `env` and its tag; popped after the run.
@@ -401,20 +475,36 @@ impl Session {
         Ok(())
     }
 
-    fn run_params(&self, output: std::io::PipeWriter) -> Result<ExecutionParameters, ShellError> {
+    /// Makes the run's transcript the session's own stdout and stderr, and /dev/null its stdin.
+    ///
+    /// They are the shell's fds rather than the run's parameters, so that `exec >file` can
+    /// replace them and everything that writes to the shell's defaults (traps, completion
+    /// functions) writes to the transcript — never to the host's stdout or stderr. Other fds a
+    /// script opened with `exec` stay open across runs, as in one long bash session.
+    fn attach_stdio(&mut self, output: std::io::PipeWriter) -> Result<(), ShellError> {
         let fail =
             |e: &dyn std::fmt::Display| ShellError::Execution(format!("cannot set up stdio: {e}"));
-        let mut params = self.shell.default_exec_params();
-        params.set_fd(
+        let stdin = openfiles::null().map_err(|e| fail(&e))?;
+        let stderr = OpenFile::PipeWriter(output.try_clone().map_err(|e| fail(&e))?);
+        let files = self.shell.open_files_mut();
+        files.set_fd(OpenFiles::STDIN_FD, stdin);
+        files.set_fd(OpenFiles::STDOUT_FD, OpenFile::PipeWriter(output));
+        files.set_fd(OpenFiles::STDERR_FD, stderr);
+        Ok(())
+    }
+
+    /// Between runs the session's stdio is /dev/null, so the transcript's pipe can reach EOF.
+    fn detach_stdio(&mut self) {
+        for fd in [
             OpenFiles::STDIN_FD,
-            openfiles::null().map_err(|e| fail(&e))?,
-        );
-        params.set_fd(
+            OpenFiles::STDOUT_FD,
             OpenFiles::STDERR_FD,
-            OpenFile::PipeWriter(output.try_clone().map_err(|e| fail(&e))?),
-        );
-        params.set_fd(OpenFiles::STDOUT_FD, OpenFile::PipeWriter(output));
-        Ok(params)
+        ] {
+            let _ = match openfiles::null() {
+                Ok(null) => self.shell.open_files_mut().set_fd(fd, null),
+                Err(_) => self.shell.open_files_mut().remove_fd(fd),
+            };
+        }
     }
 }
 

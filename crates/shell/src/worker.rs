@@ -75,6 +75,7 @@ impl SessionThread {
     pub async fn start(
         options: &SessionOptions,
         cancel: &CancelToken,
+        one_shot: bool,
     ) -> Result<Result<Self, CancelReason>, ShellError> {
         let (ready_tx, ready) = oneshot::channel();
         let (jobs, queue) = mpsc::unbounded_channel();
@@ -84,7 +85,7 @@ impl SessionThread {
         std::thread::Builder::new()
             .name("shellwright-session".into())
             .stack_size(STACK_SIZE)
-            .spawn(move || serve(&options, &cancel, ready_tx, queue, closed_tx))
+            .spawn(move || serve(&options, &cancel, one_shot, ready_tx, queue, closed_tx))
             .map_err(|e| ShellError::Init(format!("cannot start the session thread: {e}")))?;
         match ready.await {
             Ok(Ok(())) => Ok(Ok(Self { jobs, closed })),
@@ -122,11 +123,12 @@ impl SessionThread {
     }
 }
 
-/// The session thread: creates the session, serves runs until one ends it or the handle is
+/// The session thread: creates the session (one that ends with its first run when `one_shot`), serves runs until one ends it or the handle is
 /// dropped, then tears it down.
 fn serve(
     options: &SessionOptions,
     cancel: &CancelToken,
+    one_shot: bool,
     ready: oneshot::Sender<Result<(), CreateStopped>>,
     mut queue: mpsc::UnboundedReceiver<Job>,
     closed: oneshot::Sender<()>,
@@ -148,7 +150,10 @@ fn serve(
     let mut ready = Some(ready);
     let stopped = StoppedRuns::default();
     let ended = runtime.block_on(async {
-        let session = Session::create(options, cancel, stopped.clone()).await?;
+        let mut session = Session::create(options, cancel, stopped.clone()).await?;
+        if one_shot {
+            session.end_after_run();
+        }
         if let Some(ready) = ready.take() {
             let _ = ready.send(Ok(()));
         }

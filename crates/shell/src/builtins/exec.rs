@@ -1,0 +1,191 @@
+//! `exec`, without replacing the host process.
+//!
+//! With only redirections it does what the stock builtin does: the redirections become the
+//! session's own fds. With a command, `bash -c` would `execve` itself away; the session instead
+//! runs the command to completion and then ends with its status, which is what the caller of
+//! `bash -c` observes. In a subshell, where bash replaces only the subshell, the command runs and
+//! the subshell ends.
+
+use std::io::Write as _;
+
+use brush_core::commands::{self, CommandArg};
+use brush_core::extensions::DefaultShellExtensions;
+use brush_core::{ExecutionContext, ExecutionResult};
+use futures_util::future::BoxFuture;
+
+use super::{Ending, exit_with, stock, with_shell_state};
+
+/// What `exec` was asked to do.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ExecRequest {
+    argv0: Option<String>,
+    clear_env: bool,
+    login: bool,
+    command: Vec<String>,
+}
+
+/// Parses `exec [-cl] [-a name] [command [args…]]`; `Err` holds a usage message.
+fn parse(args: &[String]) -> Result<ExecRequest, String> {
+    let mut request = ExecRequest::default();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--" {
+            break;
+        }
+        let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
+            request.command.push(arg.clone());
+            break;
+        };
+        let mut chars = flags.chars();
+        while let Some(flag) = chars.next() {
+            match flag {
+                'c' => request.clear_env = true,
+                'l' => request.login = true,
+                'a' => {
+                    let inline: String = chars.by_ref().collect();
+                    let name = if inline.is_empty() {
+                        rest.next().cloned()
+                    } else {
+                        Some(inline)
+                    };
+                    request.argv0 =
+                        Some(name.ok_or_else(|| "-a: option requires an argument".to_string())?);
+                }
+                other => return Err(format!("-{other}: invalid option")),
+            }
+        }
+    }
+    request.command.extend(rest.cloned());
+    Ok(request)
+}
+
+pub(super) fn run(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(async move {
+        let words: Vec<String> = args.iter().skip(1).map(ToString::to_string).collect();
+        let request = match parse(&words) {
+            Ok(request) => request,
+            Err(message) => {
+                let _ = writeln!(ctx.stderr(), "{}: {message}", ctx.command_name);
+                let _ = writeln!(
+                    ctx.stderr(),
+                    "exec: usage: exec [-cl] [-a name] [command [argument ...]] [redirection ...]"
+                );
+                return Ok(ExecutionResult::new(2));
+            }
+        };
+        if request.command.is_empty() {
+            let fds: Vec<_> = ctx.iter_fds().collect();
+            ctx.shell.replace_open_files(fds.into_iter());
+            return Ok(ExecutionResult::success());
+        }
+        if !ctx.shell.is_subshell() {
+            // The shell is gone once the command ends: its EXIT trap must not run.
+            with_shell_state(ctx.shell, |s| s.ending = Some(Ending::Exec));
+        }
+        let code = run_command(ctx, &request).await?;
+        Ok(exit_with(code))
+    })
+}
+
+/// Runs the command `exec` was given and returns its exit status.
+async fn run_command(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    request: &ExecRequest,
+) -> Result<u8, brush_core::Error> {
+    let plain = request.argv0.is_none() && !request.clear_env && !request.login;
+    if plain && let Some(command) = stock("command") {
+        // `command` finds builtins and executables but not functions, as exec does.
+        let mut argv = vec![CommandArg::from("command".to_string())];
+        argv.push(CommandArg::from("--".to_string()));
+        argv.extend(request.command.iter().cloned().map(CommandArg::from));
+        let program = request.command[0].clone();
+        let mut stderr = ctx.stderr();
+        return match command(ctx, argv).await {
+            Ok(result) => Ok(u8::from(result.exit_code)),
+            // Not found: bash -c reports it and exits with 127 (the shell is gone either way).
+            Err(error) => {
+                let _ = writeln!(stderr, "bash: exec: {program}: {error}");
+                Ok(127)
+            }
+        };
+    }
+    let program = &request.command[0];
+    let mut argv0 = request.argv0.clone().unwrap_or_else(|| program.clone());
+    if request.login {
+        argv0.insert(0, '-');
+    }
+    let mut cmd = commands::compose_std_command(
+        &ctx,
+        program,
+        &argv0,
+        &request.command[1..],
+        request.clear_env,
+    )?;
+    let status = match cmd.spawn() {
+        // Waited for off this thread, so that a cancellation can still be noticed meanwhile.
+        Ok(mut child) => tokio::task::spawn_blocking(move || child.wait())
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?,
+        Err(error) => {
+            let code = if error.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            let _ = writeln!(ctx.stderr(), "bash: {program}: {error}");
+            return Ok(code);
+        }
+    }?;
+    Ok(exit_status_code(status))
+}
+
+/// The shell's view of a child's end: its code, or 128 + the signal that killed it.
+fn exit_status_code(status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt as _;
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    (code & 0xff) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_options_then_the_command() {
+        assert_eq!(parse(&[]).unwrap(), ExecRequest::default());
+        let request = parse(&strings(&["-cl", "-a", "name", "ls", "-l"])).unwrap();
+        assert_eq!(
+            request,
+            ExecRequest {
+                argv0: Some("name".into()),
+                clear_env: true,
+                login: true,
+                command: strings(&["ls", "-l"]),
+            }
+        );
+        assert_eq!(
+            parse(&strings(&["--", "-x", "y"])).unwrap().command,
+            strings(&["-x", "y"])
+        );
+        assert_eq!(
+            parse(&strings(&["-anm", "true"])).unwrap().argv0.as_deref(),
+            Some("nm")
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_options_and_a_missing_name() {
+        assert_eq!(parse(&strings(&["-x"])), Err("-x: invalid option".into()));
+        assert!(parse(&strings(&["-a"])).is_err());
+    }
+}

@@ -1,0 +1,237 @@
+//! `kill`, where the session's own pid is the host's.
+//!
+//! `$$` in the session is the host process's pid, and `0` or `-<pgid>` name the host's process
+//! group. A signal aimed there is meant for the shell itself, so it acts on the session as the
+//! signal would act on `bash -c`: a trap the script set runs, an ignored signal does nothing,
+//! and a fatal one ends the session with status 128 + the signal number (its EXIT trap runs,
+//! except after SIGKILL). The host never receives it. Every other target goes to the stock
+//! builtin, one target at a time.
+
+use std::io::Write as _;
+
+use brush_core::commands::CommandArg;
+use brush_core::extensions::DefaultShellExtensions;
+use brush_core::traps::TrapSignal;
+use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult};
+use futures_util::future::BoxFuture;
+
+use super::{Ending, exit_with, stock, with_shell_state};
+
+const SIGKILL: i32 = libc::SIGKILL;
+
+/// A `kill` command line split into its signal and its targets.
+#[derive(Debug, PartialEq, Eq)]
+struct KillRequest {
+    /// The signal as written (`TERM`, `SIGTERM`, `15`), or `None` for the default SIGTERM.
+    signal: Option<String>,
+    targets: Vec<String>,
+}
+
+/// Splits `kill` arguments; `None` when the stock builtin should handle the line as a whole
+/// (`-l`, `-L`, malformed options).
+fn parse(args: &[String]) -> Option<KillRequest> {
+    let mut signal = None;
+    let mut rest = args.iter().peekable();
+    while let Some(arg) = rest.peek() {
+        match arg.as_str() {
+            "--" => {
+                rest.next();
+                break;
+            }
+            "-s" | "-n" => {
+                rest.next();
+                signal = Some(rest.next()?.clone());
+            }
+            "-l" | "-L" => return None,
+            other if other.starts_with('-') && other.len() > 1 && signal.is_none() => {
+                let spec = &other[1..];
+                // `-1` is a pid (every process) only after the signal; as the first word it is
+                // a signal number, as in bash.
+                signal = Some(spec.to_string());
+                rest.next();
+            }
+            _ => break,
+        }
+    }
+    Some(KillRequest {
+        signal,
+        targets: rest.cloned().collect(),
+    })
+}
+
+/// Whether `target` names the session itself: the host's pid, its process group, or `0`.
+fn is_self(target: &str) -> bool {
+    let host = std::process::id() as i64;
+    // SAFETY: getpgrp(2) cannot fail.
+    let group = i64::from(unsafe { libc::getpgrp() });
+    match target.parse::<i64>() {
+        Ok(0) => true,
+        Ok(pid) if pid > 0 => pid == host,
+        Ok(pid) => -pid == group || -pid == host,
+        Err(_) => false,
+    }
+}
+
+/// The signal number of `spec` (`TERM`, `SIGterm`, `15`), if it is a real signal.
+fn signal_number(spec: Option<&str>) -> Option<i32> {
+    let Some(spec) = spec else {
+        return Some(libc::SIGTERM);
+    };
+    let parsed = match spec.parse::<i32>() {
+        Ok(n) => TrapSignal::try_from(n).ok()?,
+        Err(_) => TrapSignal::try_from(spec.to_ascii_uppercase().as_str()).ok()?,
+    };
+    i32::try_from(parsed).ok()
+}
+
+/// What a signal with no trap does to a shell: end it, or nothing.
+fn is_fatal_by_default(signal: i32) -> bool {
+    !matches!(
+        signal,
+        libc::SIGCHLD
+            | libc::SIGCONT
+            | libc::SIGURG
+            | libc::SIGWINCH
+            // Stopping is for job control; a non-interactive session just goes on.
+            | libc::SIGSTOP
+            | libc::SIGTSTP
+            | libc::SIGTTIN
+            | libc::SIGTTOU
+    )
+}
+
+pub(super) fn run(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(async move {
+        let words: Vec<String> = args.iter().skip(1).map(ToString::to_string).collect();
+        let Some(stock_kill) = stock("kill") else {
+            return Ok(ExecutionResult::new(2));
+        };
+        let request = match parse(&words) {
+            Some(request) if request.targets.iter().any(|t| is_self(t)) => request,
+            _ => return stock_kill(ctx, args).await,
+        };
+        let Some(signal) = signal_number(request.signal.as_deref()) else {
+            let spec = request.signal.unwrap_or_default();
+            let _ = writeln!(
+                ctx.stderr(),
+                "bash: kill: {spec}: invalid signal specification"
+            );
+            return Ok(ExecutionResult::new(1));
+        };
+        let ExecutionContext {
+            shell,
+            command_name,
+            params,
+        } = ctx;
+        let mut status = 0;
+        for target in request.targets.iter().filter(|t| !is_self(t)) {
+            let argv = ["kill", "-s", &signal.to_string(), target.as_str()]
+                .map(|word| CommandArg::from(word.to_string()))
+                .to_vec();
+            let context = ExecutionContext {
+                shell: &mut *shell,
+                command_name: command_name.clone(),
+                params: params.clone(),
+            };
+            let result = stock_kill(context, argv).await?;
+            if !result.is_success() {
+                status = u8::from(result.exit_code);
+            }
+        }
+        let mut result = signal_self(
+            ExecutionContext {
+                shell,
+                command_name,
+                params,
+            },
+            signal,
+        )
+        .await?;
+        if matches!(result.next_control_flow, ExecutionControlFlow::Normal) && status != 0 {
+            result.exit_code = status.into();
+        }
+        Ok(result)
+    })
+}
+
+/// Acts on the session as `signal` would act on the shell.
+async fn signal_self(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    signal: i32,
+) -> Result<ExecutionResult, brush_core::Error> {
+    let trap = TrapSignal::try_from(signal)
+        .ok()
+        .and_then(|s| ctx.shell.traps().get_handler(s).cloned());
+    match trap {
+        Some(handler) if signal != SIGKILL => {
+            if handler.command.trim().is_empty() {
+                return Ok(ExecutionResult::success());
+            }
+            let saved = ctx.shell.last_exit_status();
+            let result = ctx
+                .shell
+                .run_string(handler.command, &handler.source_info, &ctx.params)
+                .await?;
+            if matches!(result.next_control_flow, ExecutionControlFlow::ExitShell) {
+                return Ok(result);
+            }
+            ctx.shell.set_last_exit_status(saved);
+            Ok(ExecutionResult::success())
+        }
+        _ if signal == SIGKILL => {
+            with_shell_state(ctx.shell, |s| s.ending = Some(Ending::Killed));
+            Ok(exit_with(128 + SIGKILL as u8))
+        }
+        _ if is_fatal_by_default(signal) => Ok(exit_with((128 + signal) as u8)),
+        _ => Ok(ExecutionResult::success()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn splits_the_signal_from_the_targets() {
+        let parsed = |args: &[&str]| parse(&strings(args)).unwrap();
+        assert_eq!(parsed(&["123"]).signal, None);
+        assert_eq!(parsed(&["-9", "1", "2"]).signal.as_deref(), Some("9"));
+        assert_eq!(parsed(&["-9", "1", "2"]).targets, strings(&["1", "2"]));
+        assert_eq!(parsed(&["-s", "USR1", "5"]).signal.as_deref(), Some("USR1"));
+        assert_eq!(parsed(&["-n", "2", "5"]).signal.as_deref(), Some("2"));
+        assert_eq!(parsed(&["--", "-5"]).targets, strings(&["-5"]));
+        assert_eq!(parse(&strings(&["-l"])), None);
+        assert_eq!(parse(&strings(&["-s"])), None);
+    }
+
+    #[test]
+    fn recognises_the_session_itself() {
+        let host = std::process::id().to_string();
+        // SAFETY: getpgrp(2) cannot fail.
+        let group = format!("-{}", unsafe { libc::getpgrp() });
+        for target in [host.as_str(), "0", group.as_str()] {
+            assert!(is_self(target), "{target}");
+        }
+        for target in ["1", "%1", "abc", "-1"] {
+            assert!(!is_self(target), "{target}");
+        }
+    }
+
+    #[test]
+    fn reads_signal_names_and_numbers() {
+        assert_eq!(signal_number(None), Some(libc::SIGTERM));
+        assert_eq!(signal_number(Some("9")), Some(libc::SIGKILL));
+        assert_eq!(signal_number(Some("usr1")), Some(libc::SIGUSR1));
+        assert_eq!(signal_number(Some("SIGINT")), Some(libc::SIGINT));
+        assert_eq!(signal_number(Some("NOPE")), None);
+        assert!(is_fatal_by_default(libc::SIGINT));
+        assert!(!is_fatal_by_default(libc::SIGCHLD));
+    }
+}

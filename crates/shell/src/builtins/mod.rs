@@ -1,0 +1,118 @@
+//! Builtins of our own, where the stock ones would reach the host process: `exec` (which would
+//! `execve` the host), `kill` (whose `$$` is the host's pid) and `umask` (process-wide).
+//!
+//! Each keeps the stock registration (help text, special-builtin flag) and swaps its function.
+//! What they need to remember between the builtin and the end of the run lives in a per-session
+//! record here, keyed by the session's hook id.
+
+mod exec;
+mod kill;
+mod umask;
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use brush_core::builtins::{CommandExecuteFunc, Registration};
+use brush_core::extensions::DefaultShellExtensions;
+use brush_core::{ExecutionControlFlow, ExecutionResult, Shell};
+
+use crate::hooks;
+
+type BuiltinFn = CommandExecuteFunc<DefaultShellExtensions>;
+
+/// How a session was ended by one of our builtins, when that changes what happens at its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// `exec cmd` replaced the shell: no EXIT trap (there is no shell left to run it).
+    Exec,
+    /// SIGKILL aimed at the session itself: no EXIT trap.
+    Killed,
+}
+
+#[derive(Debug)]
+struct SessionState {
+    umask: u32,
+    ending: Option<Ending>,
+}
+
+static STATES: LazyLock<Mutex<HashMap<u64, SessionState>>> = LazyLock::new(Mutex::default);
+
+fn with_state<R>(id: u64, f: impl FnOnce(&mut SessionState) -> R) -> Option<R> {
+    let mut states = STATES.lock().unwrap_or_else(|p| p.into_inner());
+    states.get_mut(&id).map(f)
+}
+
+fn with_shell_state<R>(shell: &Shell, f: impl FnOnce(&mut SessionState) -> R) -> Option<R> {
+    with_state(hooks::session_of(shell)?, f)
+}
+
+/// Registers a session's record; dropping the guard removes it.
+pub(crate) struct StateGuard {
+    id: u64,
+}
+
+impl StateGuard {
+    pub fn register(id: u64, umask: u32) -> Self {
+        STATES.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            id,
+            SessionState {
+                umask,
+                ending: None,
+            },
+        );
+        Self { id }
+    }
+
+    /// The session's umask (what its processes and files are created with).
+    pub fn umask(&self) -> u32 {
+        with_state(self.id, |s| s.umask).unwrap_or(0o022)
+    }
+
+    /// How our builtins ended the session, if they did; cleared by reading.
+    pub fn take_ending(&self) -> Option<Ending> {
+        with_state(self.id, |s| s.ending.take()).flatten()
+    }
+}
+
+impl Drop for StateGuard {
+    fn drop(&mut self) {
+        STATES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+    }
+}
+
+/// Swaps in our `exec`, `kill` and `umask`.
+pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
+    let ours: [(&str, BuiltinFn); 3] = [
+        ("exec", exec::run),
+        ("kill", kill::run),
+        ("umask", umask::run),
+    ];
+    for (name, func) in ours {
+        if let Some(reg) = builtins.get_mut(name) {
+            reg.execute_func = func;
+        }
+    }
+}
+
+/// A result that ends the session with `code`.
+fn exit_with(code: u8) -> ExecutionResult {
+    let mut result = ExecutionResult::new(code);
+    result.next_control_flow = ExecutionControlFlow::ExitShell;
+    result
+}
+
+/// The stock builtin `name`, for the cases ours hands over unchanged.
+fn stock(name: &str) -> Option<BuiltinFn> {
+    static STOCK: LazyLock<HashMap<String, BuiltinFn>> = LazyLock::new(|| {
+        brush_builtins::default_builtins::<DefaultShellExtensions>(
+            brush_builtins::BuiltinSet::BashMode,
+        )
+        .into_iter()
+        .map(|(name, reg)| (name, reg.execute_func))
+        .collect()
+    });
+    STOCK.get(name).copied()
+}

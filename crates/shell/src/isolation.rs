@@ -1,0 +1,92 @@
+//! The thread a run executes on, which keeps process-wide state of the host out of the shell's
+//! reach.
+//!
+//! Each run is driven on a thread of its own rather than on a runtime worker, for two reasons:
+//!
+//! - **umask.** On Linux the umask lives in the thread's filesystem context, which threads share
+//!   unless one calls `unshare(CLONE_FS)`. The run thread does so, then installs the session's
+//!   umask: files the shell creates (redirections) and processes it spawns see the session's
+//!   umask, and the host's never changes.
+//! - **Tasks brush spawns while a builtin blocks.** brush starts the producer of a process
+//!   substitution with `tokio::spawn` and reads it with a blocking `read`. Spawned from a worker,
+//!   the producer lands in that worker's private next-task slot, which no other worker may steal,
+//!   and the blocked reader never lets it run. Spawned from a thread outside the runtime, it goes
+//!   to the shared queue and any worker runs it.
+
+use std::cell::Cell;
+use std::future::Future;
+
+use tokio::runtime::{Handle, RuntimeFlavor};
+
+thread_local! {
+    /// True on a run thread whose filesystem context is private (its umask is the session's).
+    static PRIVATE_UMASK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the current thread owns its umask, so that setting it cannot reach the host.
+pub(crate) fn umask_is_private() -> bool {
+    PRIVATE_UMASK.with(Cell::get)
+}
+
+/// The host process's umask, read from `/proc` without the set-and-restore dance of `umask(2)`
+/// (which would briefly change it for every thread).
+pub(crate) fn host_umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Umask:"))
+                .and_then(|value| u32::from_str_radix(value.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
+/// Sets the current thread's umask if it is private; returns whether it did.
+pub(crate) fn set_private_umask(mask: u32) -> bool {
+    if !umask_is_private() {
+        return false;
+    }
+    // SAFETY: umask(2) cannot fail; on this thread it only touches the thread's own context.
+    unsafe { libc::umask(mask as libc::mode_t) };
+    true
+}
+
+/// Drives `future` to completion on a new thread with a private filesystem context whose umask
+/// is `umask`. On a current-thread runtime (unit tests) the future simply runs in place.
+/// Fails only when no thread can be created.
+pub(crate) async fn run_isolated<F>(umask: u32, future: F) -> std::io::Result<F::Output>
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    let handle = Handle::current();
+    if handle.runtime_flavor() == RuntimeFlavor::CurrentThread {
+        return Ok(future.await);
+    }
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            let worker = std::thread::Builder::new()
+                .name("shellwright-run".into())
+                .stack_size(crate::worker::STACK_SIZE)
+                .spawn_scoped(scope, || {
+                    enter_private_fs(umask);
+                    handle.block_on(future)
+                });
+            // A panic in brush propagates as it would have without the thread.
+            worker.map(|thread| {
+                thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+        })
+    })
+}
+
+/// Gives the current thread a private filesystem context with `umask` installed.
+fn enter_private_fs(umask: u32) {
+    // SAFETY: unshare(CLONE_FS) only detaches this thread's cwd/root/umask from the others'.
+    let private = unsafe { libc::unshare(libc::CLONE_FS) } == 0;
+    PRIVATE_UMASK.with(|flag| flag.set(private));
+    set_private_umask(umask);
+}

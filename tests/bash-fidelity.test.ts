@@ -1,0 +1,216 @@
+// The in-process shell against real bash: the same script through `bash --norc --noprofile -c`
+// and through executeShell must print the same transcript and end with the same status. Each
+// group is a class of difference our embedding once introduced.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { Shell, executeShell } from '../index.js'
+import { collector } from './helpers.js'
+
+const scratch = mkdtempSync(join(tmpdir(), 'shellwright-fidelity-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+const hasBash = spawnSync('bash', ['--version']).status === 0
+let caseNumber = 0
+
+/** Runs `script` in a fresh directory with bash, stdout and stderr into one file. */
+function runBash(script: string, cwd: string): { text: string; exitCode: number | null } {
+  const out = join(cwd, '..', `${caseNumber}.bash-out`)
+  const fd = openSync(out, 'w')
+  const env = { ...process.env }
+  delete env.OLDPWD
+  const child = spawnSync('bash', ['--norc', '--noprofile', '-c', script], {
+    cwd,
+    env,
+    stdio: ['ignore', fd, fd],
+    timeout: 10_000,
+  })
+  closeSync(fd)
+  return { text: readFileSync(out, 'utf8'), exitCode: child.status ?? (child.signal ? 128 + osSignal(child.signal) : null) }
+}
+
+function osSignal(name: string): number {
+  return Number(execFileSync('bash', ['-c', `kill -l ${name}`], { encoding: 'utf8' }).trim())
+}
+
+async function runOurs(script: string, cwd: string) {
+  const out = collector()
+  const result = await executeShell({ command: script, cwd, timeoutMs: 10_000 }, out.push)
+  return { text: out.text, exitCode: result.exitCode ?? null }
+}
+
+/** Asserts that executeShell and bash agree on `script` exactly. */
+async function expectLikeBash(script: string) {
+  caseNumber++
+  const bashDir = join(scratch, `b${caseNumber}`)
+  const ourDir = join(scratch, `o${caseNumber}`)
+  execFileSync('mkdir', ['-p', bashDir, ourDir])
+  const ours = await runOurs(script, ourDir)
+  const theirs = runBash(script, bashDir)
+  expect({ script, ...ours }).toEqual({ script, ...theirs })
+}
+
+const cases: Record<string, string[]> = {
+  'process substitution feeding a loop or mapfile (used to hang)': [
+    `while read l; do echo "[$l]"; done < <(printf 'x\\ny\\n')`,
+    `mapfile -t lines < <(printf '1\\n2\\n3\\n'); echo "\${#lines[@]} \${lines[2]}"`,
+    `while read -r a b; do echo "$b $a"; done < <(echo one two; echo three four)`,
+  ],
+  'signals the script sends to itself': [
+    `trap 'echo bye' EXIT; kill $$; echo after`,
+    `trap 'echo bye' EXIT; kill -INT $$; echo after`,
+    `trap 'echo bye' EXIT; kill -USR1 $$; echo after`,
+    `trap 'echo bye' EXIT; kill -9 $$; echo after`,
+    `trap 'echo got TERM' TERM; kill $$; echo after $?`,
+    `trap '' INT; kill -INT $$; echo after`,
+    `trap 'echo t; exit 3' TERM; trap 'echo bye' EXIT; kill -s TERM $$; echo after`,
+    `kill -CHLD $$; echo still here`,
+    `f() { kill $$; echo in f; }; f; echo after`,
+  ],
+  'EXIT traps': [
+    `trap 'echo bye' EXIT; echo hi`,
+    `trap 'echo "bye $?"' EXIT; false`,
+    `trap 'echo bye' EXIT; exit 4`,
+    `trap 'echo one' EXIT; trap 'echo two' EXIT; echo main`,
+    `trap 'echo bye' EXIT; trap - EXIT; echo main`,
+  ],
+  exec: [
+    `exec 3>f; echo to-three >&3; exec 3>&-; cat f`,
+    `exec 4<&0; exec 4<&-; echo closed`,
+    `{ exec >log; echo hidden; }; cat log >&2`,
+    `exec 2>&1; echo merged`,
+    `exec sh -c 'echo child; exit 7'; echo never`,
+    `trap 'echo bye' EXIT; exec true; echo never`,
+    `(exec echo in-subshell); echo after $?`,
+    `exec -a custom sh -c 'echo "$0"'`,
+    `exec /nonexistent/cmd 2>/dev/null; echo never`,
+  ],
+  'internal hooks stay invisible': [
+    `f() { echo "[$_]"; }; f arg1 arg2`,
+    `echo a b c; echo "$_"`,
+    `echo $LINENO\necho $LINENO\n\necho $LINENO`,
+    `trap -p; echo none`,
+    `trap 'echo dbg' DEBUG; trap -p DEBUG; trap - DEBUG; trap -p DEBUG; echo done`,
+    `set -o | grep -E '^(functrace|xtrace)'`,
+  ],
+  environment: [
+    `unset PATH; echo "\${PATH-unset}"`,
+    `set -u; unset PATH; echo "\${PATH-unset}"`,
+    `echo "\${OLDPWD-unset}"; cd /; echo "$OLDPWD" | grep -c .`,
+  ],
+  umask: [
+    `umask 077; umask; umask -S; : > f; stat -c %a f`,
+    `umask u=rwx,g=rx,o=; umask; umask -p`,
+    `umask 0022; sh -c umask`,
+  ],
+}
+
+describe.skipIf(!hasBash)('like bash -c', () => {
+  for (const [group, scripts] of Object.entries(cases)) {
+    describe(group, () => {
+      for (const script of scripts) {
+        it(script.replace(/\n/g, '\\n'), async () => {
+          await expectLikeBash(script.replace(/\\n/g, '\n'))
+        })
+      }
+    })
+  }
+})
+
+// Still different (see docs/bash-compatibility.md): the cancellation hook forces functrace and
+// shows in xtrace. These assert the difference still exists, so fixing it flips them.
+describe.skipIf(!hasBash)('known differences', () => {
+  for (const script of ['echo $-', 'set -x; echo traced; set +x; echo untraced', 'shopt -o functrace']) {
+    it.fails(script, async () => {
+      await expectLikeBash(script)
+    })
+  }
+})
+
+describe('persistent Shell', () => {
+  it('runs the EXIT trap on exit and ends the session', async () => {
+    const shell = new Shell()
+    const out = collector()
+    await shell.run({ command: `trap 'echo bye' EXIT; x=1` }, out.push)
+    expect(out.text).toBe('')
+    const last = await shell.run({ command: 'echo "x=$x"; exit 5' }, out.push)
+    expect(last.exitCode).toBe(5)
+    expect(out.text).toBe('x=1\nbye\n')
+    const fresh = collector()
+    await shell.run({ command: 'echo "x=$x"' }, fresh.push)
+    expect(fresh.text).toBe('x=\n')
+  })
+
+  it('runs the EXIT trap when the session is torn down after a timeout', async () => {
+    const shell = new Shell()
+    const out = collector()
+    const result = await shell.run({ command: `trap 'echo torn down' EXIT; while :; do :; done`, timeoutMs: 200 }, out.push)
+    expect(result.timedOut).toBe(true)
+    expect(out.text).toBe('torn down\n')
+  })
+
+  it('keeps umask and fds opened with exec across runs, and stdio on the transcript', async () => {
+    const shell = new Shell()
+    const out = collector()
+    await shell.run({ command: `cd ${scratch} && umask 027 && exec 5>persist.txt` }, out.push)
+    await shell.run({ command: 'echo kept >&5; exec 5>&-; cat persist.txt; umask; exec >/dev/null' }, out.push)
+    await shell.run({ command: 'echo visible again' }, out.push)
+    expect(out.text).toBe('kept\n0027\nvisible again\n')
+  })
+
+  it('kill $$ ends the session with 143 and the next run starts fresh', async () => {
+    const shell = new Shell()
+    const out = collector()
+    await shell.run({ command: 'x=1' })
+    const killed = await shell.run({ command: 'kill $$; echo after' }, out.push)
+    expect(killed.exitCode).toBe(143)
+    await shell.run({ command: 'echo "x=$x"' }, out.push)
+    expect(out.text).toBe('x=\n')
+  })
+})
+
+describe('host isolation', () => {
+  it('leaves the host umask, signal dispositions, stdout and stderr untouched', () => {
+    const scripts = [
+      'umask 077; umask',
+      'kill -USR1 $$; echo after',
+      'kill -INT $$',
+      "trap '' INT; kill -INT $$; echo ignored",
+      'kill -9 $$',
+      'kill 0; echo after',
+      'kill $$',
+      'kill -HUP -$(ps -o pgid= $$)',
+      'f() { echo completion-out; echo completion-err >&2; COMPREPLY=(x); }; compgen -F f; echo done',
+      "trap 'echo trapped' TERM INT HUP USR1 USR2; echo set",
+    ]
+    const child = spawnSync(process.execPath, [join(__dirname, 'fixtures', 'host-isolation.mjs'), JSON.stringify(scripts)], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    expect(child.signal).toBeNull()
+    expect(child.stderr).toBe('')
+    expect(child.status).toBe(0)
+    const lines = child.stdout.split('\n').filter(Boolean)
+    expect(lines).toHaveLength(1)
+    const report = JSON.parse(lines[0])
+    // brush-core installs Tokio listeners for SIGCHLD and SIGTSTP (job control) the first time a
+    // session starts; those two may become caught. Nothing else may change.
+    const listeners = (1n << 16n) | (1n << 19n)
+    const caught = (hex: string) => BigInt(`0x${hex}`) & ~listeners
+    expect(caught(report.after.SigCgt)).toBe(caught(report.before.SigCgt))
+    expect({ ...report.after, SigCgt: '' }).toEqual({ ...report.before, SigCgt: '' })
+    const byCommand = Object.fromEntries(report.results.map((r: { command: string }) => [r.command, r]))
+    expect(byCommand['umask 077; umask']).toMatchObject({ text: '0077\n', exitCode: 0 })
+    expect(byCommand['kill -USR1 $$; echo after']).toMatchObject({ text: '', exitCode: 138 })
+    expect(byCommand['kill -INT $$']).toMatchObject({ exitCode: 130 })
+    expect(byCommand["trap '' INT; kill -INT $$; echo ignored"]).toMatchObject({ text: 'ignored\n', exitCode: 0 })
+    expect(byCommand['kill -9 $$']).toMatchObject({ exitCode: 137 })
+    expect(byCommand['kill 0; echo after']).toMatchObject({ text: '', exitCode: 143 })
+    expect(byCommand['kill -HUP -$(ps -o pgid= $$)']).toMatchObject({ exitCode: 129 })
+    expect(byCommand['f() { echo completion-out; echo completion-err >&2; COMPREPLY=(x); }; compgen -F f; echo done'].text).toContain(
+      'completion-err',
+    )
+  }, 90_000)
+})
