@@ -1,4 +1,4 @@
-// parseKey cost per call from JS (DESIGN §4: ≤ 1 µs), over a mix of the sequences a TUI receives:
+// parseKey cost per call from JS (budget: ≤ 1 µs), over a mix of the sequences a TUI receives:
 // text, C0 controls, legacy CSI/SS3 keys, xterm modified keys, Kitty CSI u events and non-keys.
 import { createRequire } from 'node:module'
 import { report, sample, stats } from './lib.mjs'

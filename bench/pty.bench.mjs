@@ -1,4 +1,4 @@
-// PTY benchmarks (DESIGN §4): PtySession against node-pty in the same process — throughput of a
+// PTY benchmarks: PtySession against node-pty in the same process — throughput of a
 // 100 MB text stream with the terminal emulator on (every PtySession feeds its emulator; node-pty
 // has none), with the byte counts each delivered (node-pty is known to lose the tail of fast output
 // at exit), and the echo round trip through `stty -echo; exec cat`. Then the memory check: 1 GB

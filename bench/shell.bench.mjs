@@ -1,4 +1,4 @@
-// Shell benchmarks (DESIGN §4): Shell.run latency for a builtin and an external command, and
+// Shell benchmarks: Shell.run latency for a builtin and an external command, and
 // streaming throughput, each against what a Node user would use instead, in the same process.
 import { execFile, spawn } from 'node:child_process'
 import { createRequire } from 'node:module'

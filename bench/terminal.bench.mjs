@@ -1,4 +1,4 @@
-// VirtualTerminal benchmarks (DESIGN §4): parse throughput against @xterm/headless on the same
+// VirtualTerminal benchmarks: parse throughput against @xterm/headless on the same
 // generated stream (text, SGR 16/256/truecolour, cursor addressing, scroll regions, wide characters,
 // full-screen redraws; see terminal-stream.mjs), and snapshot() with 10 000 scrollback lines against
 // @xterm/addon-serialize. Both terminals get the same bytes in the same 64 KiB chunks.

@@ -1,4 +1,4 @@
-// The key parser's exports (DESIGN §2.4) from JS: exact ids, booleans and Kitty fields.
+// The key parser's exports from JS: exact ids, booleans and Kitty fields.
 import { spawn, spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// VirtualTerminal (DESIGN §2.2, §3.2) from JS: screen, query replies, snapshots checked against
+// VirtualTerminal from JS: screen, query replies, snapshots checked against
 // @xterm/headless, command records, and argument errors.
 import { Terminal as XtermTerminal } from '@xterm/headless'
 import { describe, expect, it } from 'vitest'

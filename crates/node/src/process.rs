@@ -1,4 +1,4 @@
-//! The JS `Process` class (DESIGN §2.3, §3.3): thin glue over [`shellwright_proc::Process`].
+//! The JS `Process` class: thin glue over [`shellwright_proc::Process`].
 
 use napi::bindgen_prelude::{Env, PromiseRaw, Result, Unknown};
 use napi_derive::napi;

@@ -1,4 +1,4 @@
-//! `PtySession` (DESIGN §2.2, §3.2): argument conversion, callbacks and errors over
+//! `PtySession`: argument conversion, callbacks and errors over
 //! `shellwright_pty::PtySession`, which owns the session's state (one run at a time, the terminal
 //! that outlives the run, resizes, timeouts).
 //!

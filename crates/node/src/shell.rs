@@ -1,4 +1,4 @@
-//! `Shell`, `executeShell` and `applyBashFixups` (DESIGN §2.1) over `shellwright-shell`.
+//! `Shell`, `executeShell` and `applyBashFixups` over `shellwright-shell`.
 
 use std::path::PathBuf;
 

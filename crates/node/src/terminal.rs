@@ -1,4 +1,4 @@
-//! `VirtualTerminal` (DESIGN §2.2) over `shellwright_term::Terminal`, and the JS shapes of
+//! `VirtualTerminal` over `shellwright_term::Terminal`, and the JS shapes of
 //! `TerminalScreen` and `CommandRecord` that `PtySession` returns too.
 
 use napi::ValueType;
@@ -13,7 +13,7 @@ use shellwright_term::{Terminal, TerminalOptions};
 
 use crate::options::{OptionReader, clamp_count, finite_arg, type_error};
 
-/// What the screen shows (DESIGN §2.2).
+/// What the screen shows.
 #[napi(object, object_from_js = false)]
 pub struct TerminalScreen {
     pub cols: u32,
@@ -92,7 +92,7 @@ impl From<shellwright_term::TerminalScreen> for TerminalScreen {
     }
 }
 
-/// One command seen through OSC 133 (or the prompt fallback) (DESIGN §2.2).
+/// One command seen through OSC 133 (or the prompt fallback).
 #[napi(object, object_from_js = false)]
 pub struct CommandRecord {
     /// The command line as entered.

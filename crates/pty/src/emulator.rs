@@ -1,4 +1,4 @@
-//! The terminal model inside a PTY run (DESIGN §3.2): every byte the child writes goes through a
+//! The terminal model inside a PTY run: every byte the child writes goes through a
 //! `shellwright_term::Terminal` on the I/O thread, the same way tmux sits between a program and
 //! its viewers.
 //!

@@ -13,7 +13,7 @@
 //! through a generated rcfile (`hooks`). [`PtySession`] puts these together for a caller that
 //! runs one command at a time and reads the terminal after the run.
 //!
-//! Behaviour follows DESIGN §3.2: output is read until EIO (every holder of the slave side closed
+//! Output is read until EIO (every holder of the slave side closed
 //! it), with [`ORPHAN_DRAIN`] for processes that outlive the child; a cancel gives
 //! [`CANCEL_GRACE`] before SIGKILL; sizes are clamped to 20..400 × 5..200. POSIX terminal
 //! semantics: `tcgetpgrp(3)`, `pty(7)`. Unix only for now (Windows ConPTY is not wired).

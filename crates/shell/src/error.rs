@@ -1,4 +1,4 @@
-//! Errors a run can fail with. Each message starts with the phrase DESIGN §3.1 fixes, so a caller
+//! Errors a run can fail with. Each message starts with a fixed phrase, so a caller
 //! can tell them apart by prefix.
 
 /// Why a run was rejected (as opposed to finishing with an exit code or being cancelled).

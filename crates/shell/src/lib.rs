@@ -1,6 +1,6 @@
 //! shellwright-shell: a persistent, in-process bash-compatible shell built on brush-core.
 //!
-//! Owns the session runtime of DESIGN §3.1: the environment model ([`env`](mod@env)), creating and
+//! Owns the session runtime: the environment model ([`env`](mod@env)), creating and
 //! keeping a brush session alive between runs ([`PersistentShell`]), streaming one merged
 //! stdout/stderr transcript with incremental UTF-8 decoding and the drain rule ([`output`]),
 //! cancellation of builtin-only loops and of every process a run started ([`hooks`]), and

@@ -1,6 +1,6 @@
 //! The output pipe of one run: one pipe shared by stdout and stderr (so the transcript keeps
-//! arrival order), read on its own thread, decoded incrementally, and drained by the rule of
-//! DESIGN §3.1: after the foreground command ends, reading goes on until the pipe closes, 250 ms
+//! arrival order), read on its own thread, decoded incrementally, and drained by the rule below.
+//! After the foreground command ends, reading goes on until the pipe closes, 250 ms
 //! pass without output, or 2 s pass in all (background jobs may hold the pipe open).
 //!
 //! The reader is a thread (one per session, see [`OutputPump`]) rather than a task because brush's

@@ -21,7 +21,7 @@ use crate::output::ChunkHandler;
 use crate::session::{RunRequest, RunResult, SessionOptions};
 use crate::worker::{SessionThread, keeps_session};
 
-/// A shell whose cwd, variables and functions survive between runs (DESIGN §3.1).
+/// A shell whose cwd, variables and functions survive between runs.
 ///
 /// The session is created lazily by the first run, and dropped — so the next run starts fresh —
 /// after `exit`, an error, a cancellation or a timeout. Cloning gives another handle to the same

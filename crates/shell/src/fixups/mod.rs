@@ -1,4 +1,4 @@
-//! `applyBashFixups` (DESIGN §3.1): strip output plumbing that only fights Shellwright's own
+//! `applyBashFixups`: strip output plumbing that only fights Shellwright's own
 //! transcript handling, without ever changing what a command means.
 //!
 //! Two rewrites, both on **top-level pipelines only** (never inside `( )`, `{ }`, `$( )`, loops or

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 
 /// (input, rewritten command, stripped pieces in removal order).
 const STRIPPED: &[(&str, &str, &[&str])] = &[
-    // The DESIGN examples.
+    // The documented examples.
     (
         "cargo build 2>&1 | head -50",
         "cargo build",

@@ -532,7 +532,7 @@ impl Terminal {
         })
     }
 
-    /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes (DESIGN §3.2).
+    /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes.
     /// Takes `&mut self` only to reach the primary screen while the alternate one is active; the
     /// terminal's observable state does not change.
     pub fn snapshot(&mut self) -> String {

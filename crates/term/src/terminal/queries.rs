@@ -73,7 +73,7 @@ fn single_param(params: &[u8]) -> Option<Option<u16>> {
     terminal_param(params).map(Some)
 }
 
-/// Recognises the queries of the table in DESIGN §3.2; everything else is `None`.
+/// Recognises the queries the responder answers (DA1/2/3, DSR, CPR, DECXCPR, XTVERSION, DECRQM, Kitty keyboard, OSC 10/11/12, XTGETTCAP, DECRQSS, window size); everything else is `None`.
 pub(crate) fn classify(sequence: &Sequence<'_>) -> Option<Query> {
     match *sequence {
         Sequence::Csi {

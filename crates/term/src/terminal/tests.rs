@@ -162,7 +162,7 @@ fn sgr_colours_are_accepted() {
     );
 }
 
-/// (query, reply) for every query of DESIGN §3.2, asked after `a` on a 80×24 terminal whose cursor
+/// (query, reply) for every query the responder answers, asked after `a` on a 80×24 terminal whose cursor
 /// was put at row 3, column 5, with bracketed paste on (so CPR reports column 6).
 const QUERIES: &[(&str, &str)] = &[
     ("\x1b[c", "\x1b[?62;22c"),
