@@ -247,7 +247,7 @@ export interface BashFixups {
   stripped: Array<string>
 }
 
-/** One command seen through OSC 133 (or the prompt fallback) (DESIGN §2.2). */
+/** One command seen through OSC 133 (or the prompt fallback). */
 export interface CommandRecord {
   /** The command line as entered. */
   command: string
@@ -352,7 +352,7 @@ export interface TerminalModes {
   autoWrap: boolean
 }
 
-/** What the screen shows (DESIGN §2.2). */
+/** What the screen shows. */
 export interface TerminalScreen {
   cols: number
   rows: number

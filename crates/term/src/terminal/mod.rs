@@ -11,9 +11,11 @@
 //! input is worth and behave as xterm does: counts cut to the screen (`bounds`), tab stops kept for
 //! snapshots, and `CSI ? 1049 l` restoring the saved cursor even on the normal screen.
 
+mod actions;
 mod bounds;
 mod commands;
 mod engine;
+mod modes;
 mod queries;
 mod scanner;
 mod snapshot;
@@ -24,14 +26,14 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::term::TermMode;
 
 pub use commands::{CommandRecord, MAX_OUTPUT_BYTES, MAX_RECORDS};
+pub use modes::{MouseTracking, TerminalModes};
 pub use queries::{PRIMARY_ATTRIBUTES, SECONDARY_ATTRIBUTES, TERTIARY_ATTRIBUTES};
 
-use commands::{CommandTracker, Mark, looks_like_prompt, parse_mark};
+use actions::{Action, TabChange, action, default_tab_stops};
+use commands::{CommandTracker, looks_like_prompt};
 use engine::{Engine, row_text};
-use queries::{Query, ReplyContext, classify, may_be_query};
-use scanner::{Event, Origin, Scanner, Sequence};
-
-use crate::params;
+use queries::{ReplyContext, may_be_query};
+use scanner::{Event, Origin, Scanner};
 
 /// Size limits applied by [`TerminalOptions`] and [`Terminal::resize`].
 pub const MIN_COLS: u16 = 2;
@@ -96,76 +98,6 @@ pub struct TerminalScreen {
     pub modes: TerminalModes,
 }
 
-/// Mouse events the program asked for (xterm modes 1000, 1002, 1003; the last one set wins).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MouseTracking {
-    None,
-    /// Presses and releases (1000).
-    Click,
-    /// Also motion while a button is held (1002).
-    Drag,
-    /// All motion (1003).
-    Motion,
-}
-
-impl MouseTracking {
-    pub fn name(self) -> &'static str {
-        match self {
-            MouseTracking::None => "none",
-            MouseTracking::Click => "click",
-            MouseTracking::Drag => "drag",
-            MouseTracking::Motion => "motion",
-        }
-    }
-}
-
-/// The input modes a client needs to send the program what it expects: which bytes keys send,
-/// whether pastes are bracketed, which mouse reports it reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TerminalModes {
-    /// DECCKM: arrows, Home and End send SS3 sequences.
-    pub application_cursor_keys: bool,
-    /// DECKPAM: the keypad sends application sequences.
-    pub application_keypad: bool,
-    /// Mode 2004: pastes are wrapped in `CSI 200 ~` … `CSI 201 ~`.
-    pub bracketed_paste: bool,
-    pub alt_screen: bool,
-    pub mouse_tracking: MouseTracking,
-    /// Mode 1006: mouse reports in SGR form.
-    pub sgr_mouse: bool,
-    /// Mode 1004: focus in/out reports.
-    pub focus_events: bool,
-    /// IRM: printed text is inserted.
-    pub insert: bool,
-    /// DECAWM: text wraps at the last column.
-    pub auto_wrap: bool,
-}
-
-impl TerminalModes {
-    fn of(modes: TermMode) -> Self {
-        let mouse_tracking = if modes.contains(TermMode::MOUSE_MOTION) {
-            MouseTracking::Motion
-        } else if modes.contains(TermMode::MOUSE_DRAG) {
-            MouseTracking::Drag
-        } else if modes.contains(TermMode::MOUSE_REPORT_CLICK) {
-            MouseTracking::Click
-        } else {
-            MouseTracking::None
-        };
-        Self {
-            application_cursor_keys: modes.contains(TermMode::APP_CURSOR),
-            application_keypad: modes.contains(TermMode::APP_KEYPAD),
-            bracketed_paste: modes.contains(TermMode::BRACKETED_PASTE),
-            alt_screen: modes.contains(TermMode::ALT_SCREEN),
-            mouse_tracking,
-            sgr_mouse: modes.contains(TermMode::SGR_MOUSE),
-            focus_events: modes.contains(TermMode::FOCUS_IN_OUT),
-            insert: modes.contains(TermMode::INSERT),
-            auto_wrap: modes.contains(TermMode::LINE_WRAP),
-        }
-    }
-}
-
 /// A terminal emulator with scrollback, query answers and command tracking. No I/O.
 pub struct Terminal {
     engine: Engine,
@@ -183,36 +115,6 @@ pub struct Terminal {
     /// Horizontal tab stops by column, as the program set them (alacritty keeps its own privately);
     /// snapshots carry them when they differ from the default of every 8 columns.
     tab_stops: Vec<bool>,
-}
-
-/// A change of tab stops (HTS, TBC, DECST8C).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TabChange {
-    SetAtCursor,
-    ClearAtCursor,
-    ClearAll,
-    Default,
-}
-
-fn default_tab_stops(cols: u16) -> Vec<bool> {
-    (0..cols).map(|col| col % 8 == 0).collect()
-}
-
-/// What to do about one sequence, decided while the scanner still borrows it.
-enum Action {
-    Nothing,
-    Answer(Query),
-    Mark(Mark),
-    /// DECSTBM, with what the emulator gets instead when its bottom is past the screen.
-    ScrollRegion(u16, Option<u16>, Option<Vec<u8>>),
-    Reset,
-    /// Give the emulator these bytes instead of the sequence (counts cut to the screen).
-    Rewrite(Vec<u8>),
-    /// REP with these parameters: bounded once the emulator's state at that point is known.
-    Repeat(Vec<u8>),
-    /// `CSI ? 1049 l`: xterm restores the saved cursor even when already on the normal screen.
-    LeaveAlternateScreen,
-    Tabs(TabChange),
 }
 
 impl Terminal {
@@ -584,81 +486,6 @@ impl Terminal {
         }
         let (before, after_blank) = self.engine.cursor_line();
         looks_like_prompt(&before, after_blank)
-    }
-}
-
-/// Decides what to do about a sequence (queries only count when they are answered); `size` is
-/// the screen's (cols, rows).
-fn action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, u16)) -> Action {
-    if answer_queries && let Some(query) = classify(sequence) {
-        return Action::Answer(query);
-    }
-    match *sequence {
-        Sequence::Osc {
-            body,
-            overflowed: false,
-            ..
-        } => parse_mark(body).map_or(Action::Nothing, Action::Mark),
-        Sequence::Csi {
-            private: 0,
-            intermediate: 0,
-            final_byte,
-            params,
-            overflowed,
-        } => plain_csi_action(params, final_byte, overflowed, size),
-        Sequence::Csi {
-            private: b'?',
-            intermediate: 0,
-            final_byte,
-            params,
-            overflowed: false,
-        } => match final_byte {
-            b'l' if params::fields(params).any(|field| field == b"1049") => {
-                Action::LeaveAlternateScreen
-            }
-            b'W' if params == b"5" => Action::Tabs(TabChange::Default),
-            _ => Action::Nothing,
-        },
-        Sequence::Esc {
-            intermediate: 0,
-            final_byte: b'c',
-        } => Action::Reset,
-        Sequence::Esc {
-            intermediate: 0,
-            final_byte: b'H',
-        } => Action::Tabs(TabChange::SetAtCursor),
-        _ => Action::Nothing,
-    }
-}
-
-/// A CSI without private marker or intermediate: scroll regions, tab clears and counts.
-fn plain_csi_action(params: &[u8], final_byte: u8, overflowed: bool, size: (u16, u16)) -> Action {
-    let (cols, rows) = size;
-    if overflowed {
-        // Parameters too long to keep (or malformed) on a counting function: the count cannot
-        // be bounded, so the emulator does not get it.
-        let counting = bounds::takes_count(final_byte);
-        return if counting {
-            Action::Rewrite(Vec::new())
-        } else {
-            Action::Nothing
-        };
-    }
-    match final_byte {
-        b'r' => {
-            let mut fields = params::fields(params).map(params::terminal_param);
-            let top = fields.next().flatten().unwrap_or(1).max(1);
-            let bottom = fields.next().flatten().filter(|&b| b > 0);
-            Action::ScrollRegion(top, bottom, bounds::bound_counts(params, b'r', cols, rows))
-        }
-        b'g' => match params {
-            b"" | b"0" => Action::Tabs(TabChange::ClearAtCursor),
-            b"3" => Action::Tabs(TabChange::ClearAll),
-            _ => Action::Nothing,
-        },
-        b'b' => Action::Repeat(params.to_vec()),
-        _ => bounds::bound_counts(params, final_byte, cols, rows)
-            .map_or(Action::Nothing, Action::Rewrite),
     }
 }
 
