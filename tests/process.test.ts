@@ -178,7 +178,12 @@ describe('Process.terminate', () => {
     const { pid } = sh('exec sleep 30')
     const p = Process.fromPid(pid)!
     const signal = AbortSignal.abort()
-    await expect(p.terminate({ signal })).rejects.toThrow(/^Aborted: Signal$/)
+    await expect(p.terminate({ signal })).rejects.toMatchObject({
+      name: 'AbortError',
+      code: 'ABORT_ERR',
+      message: 'Aborted: Signal',
+      cause: signal.reason,
+    })
     expect(p.status()).toBe('running')
   })
 })
@@ -194,8 +199,10 @@ describe('Process.waitForExit', () => {
     const controller = new AbortController()
     const waiting = p.waitForExit({ signal: controller.signal })
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
-    setTimeout(() => controller.abort(), 20)
-    await expect(waiting).rejects.toThrow(/^Aborted: Signal$/)
+    const reason = new Error('stop waiting')
+    setTimeout(() => controller.abort(reason), 20)
+    await expect(waiting).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', message: 'Aborted: Signal' })
+    await expect(waiting).rejects.toHaveProperty('cause', reason)
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
 
     await expect(p.waitForExit({ signal: AbortSignal.abort() })).rejects.toThrow(/^Aborted: Signal$/)

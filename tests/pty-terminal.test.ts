@@ -174,8 +174,13 @@ describe('PtySession interactive bash and exec', () => {
     await expect(session.exec('sleep 30', { timeoutMs: 200 })).rejects.toThrowError(/^exec timed out after 200 ms$/)
     const controller = new AbortController()
     const aborted = session.exec('sleep 30', { signal: controller.signal })
-    setTimeout(() => controller.abort(), 100)
-    await expect(aborted).rejects.toThrowError(/^exec aborted$/)
+    setTimeout(() => controller.abort('user pressed stop'), 100)
+    await expect(aborted).rejects.toMatchObject({
+      name: 'AbortError',
+      code: 'ABORT_ERR',
+      message: 'exec aborted',
+      cause: 'user pressed stop',
+    })
     await expect(session.exec('echo never', { signal: AbortSignal.abort() })).rejects.toThrowError(/^exec aborted$/)
     const back = await session.exec('echo back')
     expect(back).toMatchObject({ output: 'back', exitCode: 0 })

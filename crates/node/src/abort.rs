@@ -20,14 +20,17 @@ type ListenerMethod<'env> =
     Function<'env, FnArgs<(&'static str, Function<'env, Unknown<'static>, ()>)>, Unknown<'env>>;
 
 /// A listener registered on an AbortSignal; call [`detach`](Self::detach) on the JS thread when done.
+/// It also keeps the signal, so that an abort rejection can carry the signal's `reason` as its
+/// `cause`.
 pub struct AbortWatch {
     signal: ObjectRef<false>,
-    listener: FunctionRef<Unknown<'static>, ()>,
+    /// `None` when the signal was already aborted at the call: nothing was added.
+    listener: Option<FunctionRef<Unknown<'static>, ()>>,
 }
 
 impl AbortWatch {
-    /// Ties `signal` to `token`. Returns `None` when there is nothing to detach later (no signal,
-    /// or a signal that was already aborted — the token is then cancelled already).
+    /// Ties `signal` to `token`. Returns `None` when there is no signal; a signal that was already
+    /// aborted cancels the token at once and adds no listener.
     pub fn attach(env: &Env, signal: Option<&Object>, token: &CancelToken) -> Result<Option<Self>> {
         let Some(signal) = signal else {
             return Ok(None);
@@ -37,7 +40,10 @@ impl AbortWatch {
             .coerce_to_bool()?
         {
             token.cancel(CancelReason::Aborted);
-            return Ok(None);
+            return Ok(Some(Self {
+                signal: signal.create_ref()?,
+                listener: None,
+            }));
         }
         let token = token.clone();
         let listener: Function<Unknown<'static>, ()> =
@@ -49,8 +55,24 @@ impl AbortWatch {
         add.apply(signal, FnArgs::from(("abort", listener)))?;
         Ok(Some(Self {
             signal: signal.create_ref()?,
-            listener: listener.create_ref()?,
+            listener: Some(listener.create_ref()?),
         }))
+    }
+
+    /// The signal's `reason` (what `abort(reason)` was given, or the default `AbortError`), read
+    /// on the JS thread; `None` if reading it threw.
+    pub fn reason(&self, env: &Env) -> Option<sys::napi_value> {
+        let reason = self
+            .signal
+            .get_value(env)
+            .and_then(|signal| signal.get_named_property::<Unknown>("reason"));
+        match reason {
+            Ok(value) => Some(value.raw()),
+            Err(_) => {
+                clear_pending_exception(env);
+                None
+            }
+        }
     }
 
     /// Removes the listener, on the JS thread. Never fails: see the module doc.
@@ -63,8 +85,11 @@ impl AbortWatch {
     }
 
     fn remove(&self, env: &Env) -> Result<()> {
+        let Some(listener) = &self.listener else {
+            return Ok(());
+        };
         let signal = self.signal.get_value(env)?;
-        let listener = self.listener.borrow_back(env)?;
+        let listener = listener.borrow_back(env)?;
         let remove: ListenerMethod = signal.get_named_property("removeEventListener")?;
         remove.apply(signal, FnArgs::from(("abort", listener)))?;
         Ok(())

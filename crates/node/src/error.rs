@@ -4,6 +4,7 @@
 //! with `ERR_INVALID_ARG_VALUE` (right type, unusable value), as Node's own APIs do; failures of
 //! an operation are an `Error` with the operation's code (`ERR_PTY_SPAWN`, `ERR_SHELL_CWD`, …).
 
+use std::ffi::CStr;
 use std::ptr;
 
 use napi::bindgen_prelude::{Env, Result, ToNapiValue};
@@ -15,6 +16,8 @@ pub enum ErrorClass {
     Error,
     TypeError,
     RangeError,
+    /// An `Error` named `AbortError` with code `ABORT_ERR`, as Node's own APIs reject on abort.
+    Abort,
 }
 
 /// An error to throw or reject with, built into a JS object on the JS thread.
@@ -39,6 +42,11 @@ impl JsFailure {
         Self::new(ErrorClass::Error, code, message)
     }
 
+    /// The rejection of an operation its AbortSignal stopped (`cause` is added when settling).
+    pub fn abort(message: impl Into<String>) -> Self {
+        Self::new(ErrorClass::Abort, "ABORT_ERR", message)
+    }
+
     /// A panic caught at the boundary: a bug, reported instead of aborting the process.
     pub fn panic(what: &str) -> Self {
         Self::operation(
@@ -59,7 +67,9 @@ impl JsFailure {
         // SAFETY: `env` is the live environment of the current call.
         unsafe {
             match class {
-                ErrorClass::Error => napi::JsError::from(error).throw_into(env.raw()),
+                ErrorClass::Error | ErrorClass::Abort => {
+                    napi::JsError::from(error).throw_into(env.raw())
+                }
                 ErrorClass::TypeError => JsTypeError::from(error).throw_into(env.raw()),
                 ErrorClass::RangeError => JsRangeError::from(error).throw_into(env.raw()),
             }
@@ -80,9 +90,43 @@ impl JsFailure {
                 ErrorClass::Error => napi::JsError::from(error).into_value(env),
                 ErrorClass::TypeError => JsTypeError::from(error).into_value(env),
                 ErrorClass::RangeError => JsRangeError::from(error).into_value(env),
+                ErrorClass::Abort => {
+                    let value = napi::JsError::from(error).into_value(env);
+                    set_property(env, value, c"name", "AbortError");
+                    value
+                }
             }
         }
     }
+
+    pub fn is_abort(&self) -> bool {
+        self.class == ErrorClass::Abort
+    }
+}
+
+/// Sets a string property on a JS object; best effort (a failure leaves the object as it was).
+///
+/// # Safety
+/// `env` must be the live environment of the current thread and `object` a value of it.
+unsafe fn set_property(env: sys::napi_env, object: sys::napi_value, key: &CStr, text: &str) {
+    let mut value = ptr::null_mut();
+    // SAFETY: plain Node-API calls on the live environment with valid pointers.
+    unsafe {
+        if sys::napi_create_string_utf8(env, text.as_ptr().cast(), text.len() as isize, &mut value)
+            == sys::Status::napi_ok
+        {
+            sys::napi_set_named_property(env, object, key.as_ptr(), value);
+        }
+    }
+}
+
+/// Sets `cause` on a JS error object; best effort.
+///
+/// # Safety
+/// `env` must be the live environment of the current thread; both values must be of it.
+unsafe fn set_cause(env: sys::napi_env, error: sys::napi_value, cause: sys::napi_value) {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::napi_set_named_property(env, error, c"cause".as_ptr(), cause) };
 }
 
 /// Throws a `TypeError` with `ERR_INVALID_ARG_TYPE`.
@@ -100,6 +144,8 @@ pub fn range_error(env: &Env, message: impl Into<String>) -> Error {
 pub enum Settlement<V> {
     Value(V),
     Failed(JsFailure),
+    /// An abort, with the signal's `reason` (a value of the current handle scope) as its cause.
+    Aborted(JsFailure, sys::napi_value),
     /// A value a JS callback threw, kept alive by a reference until now.
     Thrown(crate::delivery::ThrownValue),
 }
@@ -111,6 +157,12 @@ impl<V: ToNapiValue> ToNapiValue for Settlement<V> {
             Self::Value(value) => return unsafe { V::to_napi_value(env, value) },
             // SAFETY: forwarded from the caller.
             Self::Failed(failure) => unsafe { failure.into_value(env) },
+            // SAFETY: forwarded from the caller; `cause` was read in this same callback.
+            Self::Aborted(failure, cause) => unsafe {
+                let error = failure.into_value(env);
+                set_cause(env, error, cause);
+                error
+            },
             Self::Thrown(thrown) => thrown.into_value(&Env::from_raw(env))?,
         };
         // A promise resolved with a rejected promise rejects with the same reason, whatever it

@@ -169,7 +169,7 @@ impl Process {
 /// The rejection for a wait or terminate stopped by its AbortSignal.
 fn aborted(Cancelled(reason): Cancelled) -> JsFailure {
     match reason {
-        CancelReason::Aborted => JsFailure::operation("ABORT_ERR", "Aborted: Signal"),
+        CancelReason::Aborted => JsFailure::abort("Aborted: Signal"),
         CancelReason::TimedOut => JsFailure::operation("ERR_EXEC_TIMEOUT", "Timed out"),
     }
 }

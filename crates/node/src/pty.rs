@@ -245,7 +245,7 @@ fn exec_failure(err: ExecError, timeout: Option<Duration>) -> JsFailure {
             format!("exec timed out after {} ms", after.as_millis()),
         ),
         (ExecError::TimedOut, None) => JsFailure::operation("ERR_EXEC_TIMEOUT", err.to_string()),
-        (ExecError::Aborted, _) => JsFailure::operation("ABORT_ERR", err.to_string()),
+        (ExecError::Aborted, _) => JsFailure::abort(err.to_string()),
         (ExecError::Ended, _) => JsFailure::operation("ERR_PTY_NOT_RUNNING", err.to_string()),
     }
 }

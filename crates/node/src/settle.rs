@@ -1,8 +1,9 @@
 //! [`spawn_settled`]: the one way an async export runs its work and settles its promise.
 //!
-//! The work runs on the Tokio runtime; back on the JS thread the AbortSignal listener is removed
-//! first (whatever the outcome), then the promise settles: rejected with what `onChunk` threw if
-//! it threw, else with the work's result mapped by the caller. A panic in the work or in the
+//! The work runs on the Tokio runtime; back on the JS thread the promise settles — rejected with
+//! what `onChunk` threw if it threw, else with the work's result mapped by the caller (an abort
+//! rejection gets the signal's `reason` as its `cause`) — and the AbortSignal listener is removed,
+//! whatever the outcome. A panic in the work or in the
 //! settling is caught and becomes a rejection with `ERR_INTERNAL_ASSERTION` — never an abort of
 //! the host process.
 
@@ -41,19 +42,29 @@ where
     let work = CatchPanic(Box::pin(work));
     env.spawn_future_with_callback(async move { Ok(work.await) }, move |env, outcome| {
         let settle = || {
+            let settlement = if let Some(thrown) = scope.throws.as_ref().and_then(ChunkThrows::take)
+            {
+                Settlement::Thrown(thrown)
+            } else {
+                match outcome
+                    .map_err(|panic| JsFailure::panic(&panic))
+                    .and_then(finish)
+                {
+                    Ok(value) => Settlement::Value(value),
+                    Err(failure) if failure.is_abort() => {
+                        // Like Node's own APIs: the signal's reason is the rejection's cause.
+                        match scope.watch.as_ref().and_then(|watch| watch.reason(env)) {
+                            Some(reason) => Settlement::Aborted(failure, reason),
+                            None => Settlement::Failed(failure),
+                        }
+                    }
+                    Err(failure) => Settlement::Failed(failure),
+                }
+            };
             if let Some(watch) = scope.watch {
                 watch.detach(env);
             }
-            if let Some(thrown) = scope.throws.as_ref().and_then(ChunkThrows::take) {
-                return Settlement::Thrown(thrown);
-            }
-            match outcome
-                .map_err(|panic| JsFailure::panic(&panic))
-                .and_then(finish)
-            {
-                Ok(value) => Settlement::Value(value),
-                Err(failure) => Settlement::Failed(failure),
-            }
+            settlement
         };
         Ok(catch_unwind(AssertUnwindSafe(settle))
             .unwrap_or_else(|panic| Settlement::Failed(JsFailure::panic(&panic_message(&*panic)))))

@@ -522,7 +522,7 @@ async fn run_parsed(
     let result = match parsed {
         Ok(program) => shell.run_program(program, params).await,
         Err(e) => {
-            let source = SourceInfo::from("shellwright");
+            let source = SourceInfo::from("-c");
             Err(brush_core::Error::from(ErrorKind::ParseError(e, source)).into_fatal())
         }
     };
