@@ -144,7 +144,12 @@ impl RunScope {
         for p in &candidates {
             let tag = tag_of(p.pid());
             let is_root = match roots {
-                RunRoots::HostChildren => p.ppid == Some(host) && tag.is_none(),
+                // A child still running the host's own image was forked but has not exec'd
+                // yet: its environment is still the host's, so it may well belong to another
+                // live run. It is left for a later round, by when it carries its run's tag.
+                RunRoots::HostChildren => {
+                    p.ppid == Some(host) && tag.is_none() && !runs_host_image(p.pid())
+                }
                 RunRoots::Child(child) => p.id == child,
             };
             match tag {
@@ -219,6 +224,23 @@ impl Drop for RunScope {
 
 /// The value of [`RUN_TAG_VARIABLE`] in a NUL-separated environment block (the first entry wins,
 /// as with `getenv`).
+/// Whether `pid` runs the same executable as the host (a fork that has not exec'd yet).
+fn runs_host_image(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        static HOST_EXE: std::sync::OnceLock<Option<std::path::PathBuf>> =
+            std::sync::OnceLock::new();
+        let host = HOST_EXE.get_or_init(|| std::fs::read_link("/proc/self/exe").ok());
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+        host.is_some() && *host == exe
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
 fn run_tag(environ: &[u8]) -> Option<String> {
     let prefix = format!("{RUN_TAG_VARIABLE}=");
     environ
