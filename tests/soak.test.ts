@@ -141,7 +141,8 @@ async function expectBackToBaseline(baseline: Usage): Promise<void> {
         last = usage()
         return settled()
       },
-      10_000,
+      // Past Tokio's 10 s keep-alive, so idle blocking-pool threads have had time to exit.
+      20_000,
       'resources to return to baseline',
     )
   } finally {
