@@ -112,8 +112,16 @@ async fn background_jobs_outlive_a_normal_run_but_not_their_session() {
     }
     assert!(size(&log) > grown, "the job stopped with the run");
     drop(shell);
-    // The session tears down on its own thread once the last handle is gone.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The session tears down on its own thread once the last handle is gone: wait (bounded) for
+    // the log to stop growing, then check that it stays so.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let before = size(&log);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if size(&log) == before || Instant::now() > deadline {
+            break;
+        }
+    }
     assert_stays_unchanged(&log, Duration::from_millis(300)).await;
 }
 
