@@ -256,4 +256,4 @@ async function main(args) {
   return code
 }
 
-module.exports = { main, parseKeys, parseCommandLine }
+module.exports = { main, parseKeys, parseCommandLine, Watch }

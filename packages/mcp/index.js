@@ -1,0 +1,361 @@
+'use strict'
+// `shellwright/mcp`: an MCP server (stdio, @modelcontextprotocol/sdk) that gives an agent one
+// persistent shell and any number of real terminal programs. `createMcpServer()` builds the server
+// for embedding; `shellwright mcp` connects it to stdin/stdout for MCP clients' configs.
+const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
+const { z } = require('zod')
+const { Shell } = require('../../index.js')
+const { TuiSessions, ToolError } = require('./lib/sessions.js')
+const { OutputTail, tail } = require('./lib/text.js')
+const { version } = require('../../package.json')
+
+/** The documented bounds: every tool result and every wait has one. */
+const LIMITS = Object.freeze({
+  /** Running TUI sessions at once (ended ones stay readable until tui_kill, up to the same count). */
+  maxSessions: 8,
+  /** Bytes of a shell_run or tui_exec transcript returned; the beginning of longer ones is dropped. */
+  maxOutputBytes: 32 * 1024,
+  /** Bytes of an ANSI snapshot returned by tui_screen. */
+  maxSnapshotBytes: 256 * 1024,
+  /** Scrollback lines each TUI session keeps (they are part of its ANSI snapshot). */
+  scrollbackLines: 1000,
+  /** The longest tui_start/tui_send/tui_resize wait for the program to go quiet. */
+  settleMs: 10_000,
+})
+
+const DEFAULT_QUIET_MS = 300
+const DEFAULT_RUN_TIMEOUT_MS = 120_000
+const DEFAULT_WAIT_TIMEOUT_MS = 10_000
+const DEFAULT_EXEC_TIMEOUT_MS = 60_000
+
+const id = z.string().describe('The session id tui_start returned, e.g. "t1".')
+const quietMs = z
+  .number()
+  .int()
+  .min(50)
+  .max(5000)
+  .optional()
+  .describe(`Quiet means no output for this many milliseconds (default ${DEFAULT_QUIET_MS}).`)
+const timeoutMs = (fallback, max) =>
+  z.number().int().min(1).max(max).optional().describe(`Milliseconds (default ${fallback}, at most ${max}).`)
+
+const text = (value) => ({ content: [{ type: 'text', text: value }] })
+
+/** "…output\n[exit code 0]": the transcript, then how the command ended. */
+function transcript(output, ending) {
+  const body = output === '' ? '(no output)\n' : output.endsWith('\n') ? output : `${output}\n`
+  return `${body}[${ending}]`
+}
+
+function registerShellTools(mcp, shell, options) {
+  mcp.registerTool(
+    'shell_run',
+    {
+      title: 'Run a shell command',
+      description:
+        'Runs a command in one persistent bash-compatible shell and returns its combined stdout and stderr, then a ' +
+        'line with its exit code. The shell is shared by every call: `cd`, `export`, variables and functions ' +
+        `persist. Use it for non-interactive commands (builds, tests, git, file edits). Output longer than ` +
+        `${LIMITS.maxOutputBytes / 1024} KB keeps its end and starts with a "[Terminal output truncated: ~N KB ` +
+        `dropped from beginning]" line. A command still running after timeout_ms (default ${DEFAULT_RUN_TIMEOUT_MS / 1000} s) ` +
+        'is stopped with everything it started and reported as timed out. Programs that need a terminal or keyboard ' +
+        '(editors, pagers, htop, REPLs) belong in tui_start instead.',
+      inputSchema: {
+        command: z.string().min(1).describe('The command line, in bash syntax.'),
+        cwd: z.string().optional().describe('Directory to run in; it stays the current directory afterwards, like cd.'),
+        timeout_ms: timeoutMs(DEFAULT_RUN_TIMEOUT_MS, 3_600_000),
+      },
+    },
+    async ({ command, cwd, timeout_ms }, extra) => {
+      const out = new OutputTail(LIMITS.maxOutputBytes)
+      const run = { command, cwd, timeoutMs: timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS, signal: extra.signal }
+      if (options.minimizer) run.minimizer = options.minimizer
+      const result = await shell.run(run, (chunk) => out.push(chunk))
+      const output = result.minimized ? tail(result.minimized.text, LIMITS.maxOutputBytes) : out.text()
+      if (result.timedOut) {
+        return text(transcript(output, `timed out after ${run.timeoutMs} ms: the command and everything it started were stopped`))
+      }
+      if (result.cancelled) return text(transcript(output, 'cancelled'))
+      return text(transcript(output, `exit code ${result.exitCode}`))
+    },
+  )
+}
+
+function registerTuiTools(mcp, sessions) {
+  mcp.registerTool(
+    'tui_start',
+    {
+      title: 'Start a terminal program',
+      description:
+        'Starts a program in its own pseudo-terminal with a terminal emulator (a full-screen TUI such as htop, vim, ' +
+        'less, a Textual or curses app, a REPL, or with interactive: true a bash shell for tui_exec) and returns a ' +
+        'session id and the first screen, once the program has drawn something and then been quiet for quiet_ms ' +
+        `(waiting at most ${LIMITS.settleMs / 1000} s). The screen is plain text under a status line; the cursor is ` +
+        'marked with █ when visible. The terminal answers the queries programs send (cursor position, device ' +
+        'attributes) unless answer_queries is false. The program runs until it exits or tui_kill; at most ' +
+        `${LIMITS.maxSessions} sessions run at once.`,
+      inputSchema: {
+        command: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('The command line, run through sh -c. Required unless interactive is true.'),
+        cwd: z.string().optional().describe('Working directory (default: the server’s).'),
+        cols: z.number().int().min(20).max(400).optional().describe('Columns (default 80).'),
+        rows: z.number().int().min(5).max(200).optional().describe('Rows (default 24).'),
+        answer_queries: z
+          .boolean()
+          .optional()
+          .describe('Answer terminal queries like a real terminal (default true); false shows how a program behaves without answers.'),
+        interactive: z
+          .boolean()
+          .optional()
+          .describe('Start an interactive bash with shell integration instead of a command; use tui_exec to run commands in it.'),
+        quiet_ms: quietMs,
+      },
+    },
+    async (args) => {
+      if (args.interactive && args.command !== undefined) {
+        throw new ToolError('command must be omitted when interactive is true: use tui_exec or tui_send to run commands in the shell')
+      }
+      if (!args.interactive && args.command === undefined) throw new ToolError('command is required unless interactive is true')
+      const session = sessions.start({
+        command: args.command,
+        cwd: args.cwd,
+        cols: args.cols ?? 80,
+        rows: args.rows ?? 24,
+        answerQueries: args.answer_queries ?? true,
+        interactive: args.interactive === true,
+      })
+      await session.settle(args.quiet_ms ?? DEFAULT_QUIET_MS, { needOutput: true })
+      return text(`started ${session.id}: ${session.command}\n${session.render()}`)
+    },
+  )
+
+  mcp.registerTool(
+    'tui_send',
+    {
+      title: 'Type into a terminal program',
+      description:
+        'Sends input to a running session and returns its screen once the program has been quiet for quiet_ms. ' +
+        '`text` is typed literally; `keys` is text with key names in angle brackets, typed after `text`: <enter> ' +
+        '<tab> <esc> <space> <backspace> <delete> <up> <down> <left> <right> <home> <end> <pageup> <pagedown> ' +
+        '<f1>…<f12>, modifiers as <ctrl+c>, <alt+x>, <shift+tab>, and <lt> for a literal "<" (e.g. ' +
+        '"ihello<esc>:wq<enter>" in vim). Arrow keys follow the cursor-key mode the program asked for.',
+      inputSchema: {
+        id,
+        text: z.string().optional().describe('Typed as is, before keys.'),
+        keys: z.string().optional().describe('Text with <key> names, e.g. "q", "<down><down><enter>", "<ctrl+c>".'),
+        quiet_ms: quietMs,
+      },
+    },
+    async (args) => {
+      if (args.text === undefined && args.keys === undefined) throw new ToolError('give text, keys or both')
+      const session = sessions.get(args.id)
+      await session.send(args.text, args.keys, args.quiet_ms ?? DEFAULT_QUIET_MS)
+      return text(session.render())
+    },
+  )
+
+  mcp.registerTool(
+    'tui_screen',
+    {
+      title: 'Read a terminal screen',
+      description:
+        'Returns what a session’s terminal shows now, without sending anything: by default plain text under a ' +
+        'status line (session, running or how it exited, size, cursor position), with the cursor marked by █ when ' +
+        'visible; format "ansi" returns a self-contained ANSI snapshot (scrollback, colours, cursor) for a program ' +
+        'that renders terminals. Ended sessions keep their last screen until tui_kill.',
+      inputSchema: {
+        id,
+        format: z.enum(['text', 'ansi']).optional().describe('"text" (default) or "ansi".'),
+      },
+    },
+    async (args) => {
+      const session = sessions.get(args.id)
+      if (args.format !== 'ansi') return text(session.render())
+      const snapshot = session.session.snapshot()
+      const bytes = Buffer.byteLength(snapshot)
+      if (bytes > LIMITS.maxSnapshotBytes) {
+        throw new ToolError(
+          `the ANSI snapshot of ${args.id} is ${Math.ceil(bytes / 1024)} KB, over the ${LIMITS.maxSnapshotBytes / 1024} KB limit; use format "text"`,
+        )
+      }
+      return text(snapshot)
+    },
+  )
+
+  mcp.registerTool(
+    'tui_wait_for',
+    {
+      title: 'Wait for text on a terminal screen',
+      description:
+        'Waits until a session’s screen shows `text` (or matches `regex`, a JavaScript regular expression tested ' +
+        'against the screen rows joined by newlines) and returns the screen. Fails with the screen as it is when ' +
+        `timeout_ms (default ${DEFAULT_WAIT_TIMEOUT_MS / 1000} s) passes or the program ends first. Use it after ` +
+        'tui_send when a program takes longer than the quiet period to respond.',
+      inputSchema: {
+        id,
+        text: z.string().min(1).optional().describe('Literal text to wait for.'),
+        regex: z.string().min(1).optional().describe('A regular expression to wait for, e.g. "\\\\d+ tasks".'),
+        timeout_ms: timeoutMs(DEFAULT_WAIT_TIMEOUT_MS, 120_000),
+      },
+    },
+    async (args, extra) => {
+      if ((args.text === undefined) === (args.regex === undefined)) throw new ToolError('give exactly one of text or regex')
+      let pattern
+      try {
+        pattern = args.regex === undefined ? undefined : new RegExp(args.regex)
+      } catch (error) {
+        throw new ToolError(`regex is not a valid regular expression: ${error.message}`)
+      }
+      const session = sessions.get(args.id)
+      const shows = () => {
+        const screen = session.session.screen().lines.join('\n')
+        return pattern ? pattern.test(screen) : screen.includes(args.text)
+      }
+      const limit = args.timeout_ms ?? DEFAULT_WAIT_TIMEOUT_MS
+      const what = pattern ? `regex ${pattern}` : JSON.stringify(args.text)
+      const found = await session.watch.until(
+        () => shows() || !session.running || extra.signal.aborted,
+        Date.now() + limit,
+        50,
+      )
+      if (found && shows()) return text(session.render())
+      const why = extra.signal.aborted ? 'cancelled' : session.running ? `timed out after ${limit} ms` : 'the program ended'
+      throw new ToolError(`${why} waiting for ${what}\n${session.render()}`)
+    },
+  )
+
+  mcp.registerTool(
+    'tui_exec',
+    {
+      title: 'Run a command in an interactive shell session',
+      description:
+        'Types a command into a session started with tui_start interactive: true (a bash with shell integration), ' +
+        'waits for it to finish and returns its output as plain text and its exit code, read from the shell’s ' +
+        'command-boundary marks rather than guessed from the screen. Use it when a command must run in a real ' +
+        'terminal, or in the same shell a person watches. On timeout_ms ' +
+        `(default ${DEFAULT_EXEC_TIMEOUT_MS / 1000} s) the command gets Ctrl+C and the call fails. Output longer than ` +
+        `${LIMITS.maxOutputBytes / 1024} KB keeps its end.`,
+      inputSchema: {
+        id,
+        command: z.string().min(1).describe('One command line; bash syntax.'),
+        timeout_ms: timeoutMs(DEFAULT_EXEC_TIMEOUT_MS, 3_600_000),
+      },
+    },
+    async (args, extra) => {
+      const session = sessions.get(args.id)
+      if (!session.interactive) {
+        throw new ToolError(`session ${args.id} runs ${JSON.stringify(session.command)}, not an interactive shell: start one with tui_start interactive: true`)
+      }
+      session.ensureRunning()
+      const limit = args.timeout_ms ?? DEFAULT_EXEC_TIMEOUT_MS
+      let record
+      try {
+        record = await session.session.exec(args.command, { timeoutMs: limit, signal: extra.signal })
+      } catch (error) {
+        const sent = error.code === 'ERR_EXEC_TIMEOUT' || error.code === 'ABORT_ERR' ? ' (Ctrl+C was sent)' : ''
+        throw new ToolError(`${error.message}${sent}`)
+      }
+      const ending = record.exitCode === undefined ? 'exit code unknown' : `exit code ${record.exitCode}`
+      return text(transcript(tail(record.output, LIMITS.maxOutputBytes), ending))
+    },
+  )
+
+  mcp.registerTool(
+    'tui_resize',
+    {
+      title: 'Resize a terminal',
+      description:
+        'Changes a running session’s terminal size (the program gets SIGWINCH and redraws) and returns the screen ' +
+        'once it is quiet.',
+      inputSchema: {
+        id,
+        cols: z.number().int().min(20).max(400).describe('Columns, 20 to 400.'),
+        rows: z.number().int().min(5).max(200).describe('Rows, 5 to 200.'),
+        quiet_ms: quietMs,
+      },
+    },
+    async (args) => {
+      const session = sessions.get(args.id)
+      session.ensureRunning()
+      session.session.resize(args.cols, args.rows)
+      session.watch.lastOutput = Date.now()
+      await session.settle(args.quiet_ms ?? DEFAULT_QUIET_MS)
+      return text(session.render())
+    },
+  )
+
+  mcp.registerTool(
+    'tui_kill',
+    {
+      title: 'End a terminal session',
+      description:
+        'Ends a session: a running program gets SIGTERM, then SIGKILL after a grace period, with everything it ' +
+        'started; the call returns once it is reaped, with its last screen and how it ended. Also removes an ended ' +
+        'session from tui_list.',
+      inputSchema: { id },
+    },
+    async (args) => {
+      const session = sessions.get(args.id)
+      // Read before the kill: a program that gets SIGTERM may clear its screen on the way out.
+      const screen = session.render()
+      await sessions.kill(args.id)
+      return text(`${args.id} ${session.status()}\nlast screen:\n${screen}`)
+    },
+  )
+
+  mcp.registerTool(
+    'tui_list',
+    {
+      title: 'List terminal sessions',
+      description: 'Lists the sessions, one a line: id, state (running, or how it ended), size and command.',
+      inputSchema: {},
+    },
+    async () => {
+      const all = sessions.list()
+      if (all.length === 0) return text('no sessions')
+      return text(
+        all
+          .map((s) => {
+            const { cols, rows } = s.session.screen()
+            return `${s.id}\t${s.status()}\t${cols}x${rows}\t${s.command}`
+          })
+          .join('\n'),
+      )
+    },
+  )
+}
+
+/**
+ * The server, its shell and its sessions. `close()` closes the transport, aborts the shell's running
+ * command and kills and reaps every TUI session; it also runs when the client closes the connection.
+ */
+function buildServer(options = {}) {
+  const mcp = new McpServer({ name: 'shellwright', version })
+  const shell = new Shell()
+  const sessions = new TuiSessions(LIMITS)
+  registerShellTools(mcp, shell, options)
+  registerTuiTools(mcp, sessions)
+
+  let cleanup
+  const release = () => (cleanup ??= Promise.all([sessions.closeAll(), shell.abort()]).then(() => {}))
+  mcp.server.onclose = () => void release()
+  const closeTransport = mcp.close.bind(mcp)
+  mcp.close = async () => {
+    await closeTransport()
+    await release()
+  }
+  return { mcp, shell, sessions, close: () => mcp.close() }
+}
+
+/**
+ * An MCP server with the shell and terminal tools, ready to `connect()` to a transport. Its
+ * `close()` also kills and reaps every TUI session it started.
+ */
+function createMcpServer(options = {}) {
+  return buildServer(options).mcp
+}
+
+module.exports = { createMcpServer, buildServer, LIMITS }

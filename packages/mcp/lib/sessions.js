@@ -1,0 +1,148 @@
+'use strict'
+// The MCP server's TUI sessions: each a PtySession under an id ("t1", "t2", …), watched for quiet
+// periods, bounded in number, and all killed and reaped by `closeAll()` when the client goes away.
+const { PtySession } = require('../../../index.js')
+const { Watch, parseKeys } = require('../../cli/lib/tui.js')
+const { describeExit, renderScreen } = require('./text.js')
+
+/** A tool error: the message is what the model reads. */
+class ToolError extends Error {}
+
+class TuiSession {
+  constructor(id, options, limits) {
+    this.id = id
+    this.command = options.interactive ? 'bash (interactive)' : options.command
+    this.interactive = options.interactive === true
+    this.limits = limits
+    this.session = new PtySession()
+    this.watch = new Watch(this.session)
+    this.outputSeen = false
+    this.result = undefined
+    const onChunk = () => {
+      this.outputSeen = true
+      this.watch.onChunk()
+    }
+    const start = {
+      cols: options.cols,
+      rows: options.rows,
+      cwd: options.cwd,
+      answerQueries: options.answerQueries,
+      scrollback: limits.scrollbackLines,
+    }
+    if (this.interactive) Object.assign(start, { shell: 'bash', interactive: true })
+    else start.command = options.command
+    // A spawn failure (bad cwd, missing shell) throws here and reaches the model as the tool error.
+    this.done = this.session.start(start, onChunk).then(
+      (result) => this.end(result),
+      (error) => this.end({ error }),
+    )
+  }
+
+  end(result) {
+    this.result = result
+    this.watch.end()
+  }
+
+  get running() {
+    return this.result === undefined
+  }
+
+  status() {
+    if (this.running) return 'running'
+    if (this.result.error) return `failed: ${this.result.error.message}`
+    return describeExit(this.result)
+  }
+
+  /** Resolves once the program has printed something and then been quiet for `quietMs`, or has ended. */
+  settle(quietMs, { needOutput = false } = {}) {
+    const quiet = () => Date.now() - this.watch.lastOutput >= quietMs && (this.outputSeen || !needOutput)
+    return this.watch.until(() => this.watch.ended || quiet(), Date.now() + this.limits.settleMs, quietMs)
+  }
+
+  /** Types literal `text`, then the keys of `keys` (the CLI's `--keys` SPEC), and waits for quiet. */
+  async send(text, keys, quietMs) {
+    this.ensureRunning()
+    // Parsed before anything is written, so an unknown key sends nothing.
+    const applicationCursorKeys = this.session.screen().modes.applicationCursorKeys
+    const bytes = (text ?? '') + (keys === undefined ? '' : parseKeys(keys, applicationCursorKeys))
+    this.session.write(bytes)
+    this.watch.lastOutput = Date.now()
+    await this.settle(quietMs)
+  }
+
+  ensureRunning() {
+    if (!this.running) throw new ToolError(`session ${this.id} has ended (${this.status()}); tui_kill it to free its slot`)
+  }
+
+  render() {
+    return renderScreen(this.id, this.status(), this.session.screen())
+  }
+
+  /** Cancels the program (SIGTERM, then SIGKILL after a grace) and resolves once it is reaped. */
+  async kill() {
+    if (this.running) this.session.kill()
+    await this.done
+  }
+}
+
+class TuiSessions {
+  constructor(limits) {
+    this.limits = limits
+    this.sessions = new Map()
+    this.nextId = 1
+    this.closed = false
+  }
+
+  start(options) {
+    if (this.closed) throw new ToolError('the server is shutting down')
+    const live = [...this.sessions.values()].filter((s) => s.running).length
+    if (live >= this.limits.maxSessions) {
+      throw new ToolError(
+        `too many running sessions (the limit is ${this.limits.maxSessions}); end one with tui_kill first`,
+      )
+    }
+    this.pruneEnded()
+    const id = `t${this.nextId}`
+    const session = new TuiSession(id, options, this.limits)
+    this.nextId++
+    this.sessions.set(id, session)
+    return session
+  }
+
+  /** Ended sessions stay readable until killed; beyond the limit the oldest are forgotten. */
+  pruneEnded() {
+    const ended = [...this.sessions.values()].filter((s) => !s.running)
+    for (const session of ended.slice(0, Math.max(0, ended.length - this.limits.maxSessions + 1))) {
+      this.sessions.delete(session.id)
+    }
+  }
+
+  get(id) {
+    const session = this.sessions.get(id)
+    if (!session) {
+      const known = [...this.sessions.keys()]
+      const list = known.length ? `the sessions are ${known.join(', ')}` : 'there are no sessions; start one with tui_start'
+      throw new ToolError(`no TUI session with id ${JSON.stringify(id)}: ${list}`)
+    }
+    return session
+  }
+
+  async kill(id) {
+    const session = this.get(id)
+    await session.kill()
+    this.sessions.delete(id)
+    return session
+  }
+
+  list() {
+    return [...this.sessions.values()]
+  }
+
+  /** Kills every session and resolves once all are reaped; later starts are refused. */
+  async closeAll() {
+    this.closed = true
+    await Promise.all([...this.sessions.values()].map((s) => s.kill()))
+  }
+}
+
+module.exports = { TuiSessions, ToolError }

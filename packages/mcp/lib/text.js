@@ -1,0 +1,90 @@
+'use strict'
+// What the MCP tools hand back to a model: bounded text. A transcript longer than its budget loses
+// its beginning (the end of a command's output is where its result and errors are) and says so in a
+// header; a screen is its rows with a status line and a cursor marker.
+
+/** Marks the cursor in a screen's text, inserted before the cell the cursor is on. */
+const CURSOR_MARKER = '█'
+
+/** The header put in front of a transcript whose beginning was dropped. */
+function truncationHeader(droppedBytes) {
+  return `[Terminal output truncated: ~${Math.ceil(droppedBytes / 1024)} KB dropped from beginning]\n`
+}
+
+/** Whether `byte` continues a UTF-8 sequence (so a cut before it would split a character). */
+const isContinuation = (byte) => (byte & 0xc0) === 0x80
+
+/**
+ * Keeps the last `limit` bytes of a stream of chunks, counting what it drops, so a command that
+ * prints gigabytes holds no more than its budget while it runs.
+ */
+class OutputTail {
+  constructor(limit) {
+    this.limit = limit
+    this.chunks = []
+    this.bytes = 0
+    this.dropped = 0
+  }
+
+  push(chunk) {
+    const buffer = Buffer.from(chunk, 'utf8')
+    this.chunks.push(buffer)
+    this.bytes += buffer.length
+    while (this.chunks.length > 1 && this.bytes - this.chunks[0].length >= this.limit) {
+      const [first] = this.chunks.splice(0, 1)
+      this.bytes -= first.length
+      this.dropped += first.length
+    }
+  }
+
+  /** The kept text, with the truncation header when anything was dropped. */
+  text() {
+    let buffer = Buffer.concat(this.chunks)
+    let dropped = this.dropped
+    if (buffer.length > this.limit) {
+      let cut = buffer.length - this.limit
+      while (cut < buffer.length && isContinuation(buffer[cut])) cut++
+      dropped += cut
+      buffer = buffer.subarray(cut)
+    }
+    const text = buffer.toString('utf8')
+    return dropped > 0 ? truncationHeader(dropped) + text : text
+  }
+}
+
+/** `text` cut to its last `limit` bytes, with the truncation header when it was longer. */
+function tail(text, limit) {
+  const out = new OutputTail(limit)
+  out.push(text)
+  return out.text()
+}
+
+/** How a PTY run ended, in words: "exited with code 0", "killed by SIGTERM", "cancelled". */
+function describeExit(result) {
+  if (result.cancelled) return 'cancelled'
+  if (result.timedOut) return 'timed out'
+  if (result.signal) return `killed by ${result.signal} (exit code ${result.exitCode})`
+  return `exited with code ${result.exitCode}`
+}
+
+/**
+ * A screen as text: a status line, then the rows (trailing blank rows dropped), with
+ * CURSOR_MARKER inserted where the cursor is when it is visible.
+ */
+function renderScreen(id, status, screen) {
+  const lines = [...screen.lines]
+  const { row, col, visible } = screen.cursor
+  if (visible && row < lines.length) {
+    const chars = [...lines[row]]
+    while (chars.length < col) chars.push(' ')
+    chars.splice(col, 0, CURSOR_MARKER)
+    lines[row] = chars.join('')
+  }
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
+  const cursor = `cursor ${row},${col}${visible ? ` marked ${CURSOR_MARKER}` : ' hidden'}`
+  const title = screen.title ? ` · title ${JSON.stringify(screen.title)}` : ''
+  const header = `[${id} · ${status} · ${screen.cols}x${screen.rows} · ${cursor}${title}]`
+  return [header, ...lines].join('\n')
+}
+
+module.exports = { CURSOR_MARKER, OutputTail, tail, truncationHeader, describeExit, renderScreen }
