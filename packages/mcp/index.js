@@ -21,6 +21,8 @@ const LIMITS = Object.freeze({
   scrollbackLines: 1000,
   /** The longest tui_start/tui_send/tui_resize wait for the program to go quiet. */
   settleMs: 10_000,
+  /** How long a program that has printed nothing yet must stay silent to count as quiet. */
+  silentStartMs: 2_000,
 })
 
 const DEFAULT_QUIET_MS = 300
@@ -70,7 +72,7 @@ function registerShellTools(mcp, shell, options) {
       const out = new OutputTail(LIMITS.maxOutputBytes)
       const run = { command, cwd, timeoutMs: timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS, signal: extra.signal }
       if (options.minimizer) run.minimizer = options.minimizer
-      const result = await shell.run(run, (chunk) => out.push(chunk))
+      const result = await shell().run(run, (chunk) => out.push(chunk))
       const output = result.minimized ? tail(result.minimized.text, LIMITS.maxOutputBytes) : out.text()
       if (result.timedOut) {
         return text(transcript(output, `timed out after ${run.timeoutMs} ms: the command and everything it started were stopped`))
@@ -89,8 +91,8 @@ function registerTuiTools(mcp, sessions) {
       description:
         'Starts a program in its own pseudo-terminal with a terminal emulator (a full-screen TUI such as htop, vim, ' +
         'less, a Textual or curses app, a REPL, or with interactive: true a bash shell for tui_exec) and returns a ' +
-        'session id and the first screen, once the program has drawn something and then been quiet for quiet_ms ' +
-        `(waiting at most ${LIMITS.settleMs / 1000} s). The screen is plain text under a status line; the cursor is ` +
+        'session id and the first screen, once the program has been quiet for quiet_ms (one that prints nothing ' +
+        `yet gets ${LIMITS.silentStartMs / 1000} s; waiting at most ${LIMITS.settleMs / 1000} s in all). The screen is plain text under a status line; the cursor is ` +
         'marked with █ when visible. The terminal answers the queries programs send (cursor position, device ' +
         'attributes) unless answer_queries is false. The program runs until it exits or tui_kill; at most ' +
         `${LIMITS.maxSessions} sessions run at once.`,
@@ -119,15 +121,15 @@ function registerTuiTools(mcp, sessions) {
         throw new ToolError('command must be omitted when interactive is true: use tui_exec or tui_send to run commands in the shell')
       }
       if (!args.interactive && args.command === undefined) throw new ToolError('command is required unless interactive is true')
-      const session = sessions.start({
+      const options = {
         command: args.command,
         cwd: args.cwd,
         cols: args.cols ?? 80,
         rows: args.rows ?? 24,
         answerQueries: args.answer_queries ?? true,
         interactive: args.interactive === true,
-      })
-      await session.settle(args.quiet_ms ?? DEFAULT_QUIET_MS, { needOutput: true })
+      }
+      const session = await sessions.open(options, args.quiet_ms ?? DEFAULT_QUIET_MS)
       return text(`started ${session.id}: ${session.command}\n${session.render()}`)
     },
   )
@@ -191,7 +193,7 @@ function registerTuiTools(mcp, sessions) {
       title: 'Wait for text on a terminal screen',
       description:
         'Waits until a session’s screen shows `text` (or matches `regex`, a JavaScript regular expression tested ' +
-        'against the screen rows joined by newlines) and returns the screen. Fails with the screen as it is when ' +
+        'against the screen rows joined by newlines, with ^ and $ matching at each row) and returns the screen. Fails with the screen as it is when ' +
         `timeout_ms (default ${DEFAULT_WAIT_TIMEOUT_MS / 1000} s) passes or the program ends first. Use it after ` +
         'tui_send when a program takes longer than the quiet period to respond.',
       inputSchema: {
@@ -205,7 +207,7 @@ function registerTuiTools(mcp, sessions) {
       if ((args.text === undefined) === (args.regex === undefined)) throw new ToolError('give exactly one of text or regex')
       let pattern
       try {
-        pattern = args.regex === undefined ? undefined : new RegExp(args.regex)
+        pattern = args.regex === undefined ? undefined : new RegExp(args.regex, 'm')
       } catch (error) {
         throw new ToolError(`regex is not a valid regular expression: ${error.message}`)
       }
@@ -310,7 +312,10 @@ function registerTuiTools(mcp, sessions) {
     'tui_list',
     {
       title: 'List terminal sessions',
-      description: 'Lists the sessions, one a line: id, state (running, or how it ended), size and command.',
+      description:
+        'Lists the terminal sessions, one a line with tab-separated fields: id, state (running, or how the program ' +
+        'ended, e.g. "exited with code 0"), size as COLSxROWS, and the command. Ended sessions stay listed, with ' +
+        'their last screen readable, until tui_kill.',
       inputSchema: {},
     },
     async () => {
@@ -329,18 +334,20 @@ function registerTuiTools(mcp, sessions) {
 }
 
 /**
- * The server, its shell and its sessions. `close()` closes the transport, aborts the shell's running
+ * The server, its shell (`shell()` makes it on first use) and its sessions. `close()` closes the transport, aborts the shell's running
  * command and kills and reaps every TUI session; it also runs when the client closes the connection.
  */
 function buildServer(options = {}) {
   const mcp = new McpServer({ name: 'shellwright', version })
-  const shell = new Shell()
+  // Made on first use: a server that is only asked about terminals never starts a shell session.
+  let shellSession
+  const shell = () => (shellSession ??= new Shell())
   const sessions = new TuiSessions(LIMITS)
   registerShellTools(mcp, shell, options)
   registerTuiTools(mcp, sessions)
 
   let cleanup
-  const release = () => (cleanup ??= Promise.all([sessions.closeAll(), shell.abort()]).then(() => {}))
+  const release = () => (cleanup ??= Promise.all([sessions.closeAll(), shellSession?.abort()]).then(() => {}))
   mcp.server.onclose = () => void release()
   const closeTransport = mcp.close.bind(mcp)
   mcp.close = async () => {

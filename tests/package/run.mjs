@@ -117,6 +117,9 @@ try {
   step('ES module named imports')
   assert.equal(run('node', ['check.mjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'esm ok\n')
 
+  step('shellwright/mcp: a client lists the tools and runs shell_run')
+  assert.equal(run('node', ['check-mcp.mjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'mcp ok\n')
+
   step('TypeScript: node16 (built and run) and bundler resolution, isolatedModules')
   const compilerOptions = {
     target: 'ES2022',
@@ -143,12 +146,14 @@ try {
     released: true,
     selfRunning: true,
     typeOnly: [1000, 0],
+    mcp: { connected: false, maxSessions: 8 },
   })
 
   step('npx shellwright')
   const npx = (...args) => run('npx', ['--offline', 'shellwright', ...args], { cwd: project, env, timeout: 60_000 }).stdout
   assert.equal(npx('run', 'echo ok'), 'ok\n')
   assert.equal(npx('--version'), `${pkg.version}\n`)
+  assert.match(npx('mcp', '--help'), /^usage: shellwright mcp/)
 
   step('a missing platform package is an error naming the target')
   rmSync(join(project, 'node_modules', platformPackage), { recursive: true })

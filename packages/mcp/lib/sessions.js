@@ -53,9 +53,13 @@ class TuiSession {
     return describeExit(this.result)
   }
 
-  /** Resolves once the program has printed something and then been quiet for `quietMs`, or has ended. */
-  settle(quietMs, { needOutput = false } = {}) {
-    const quiet = () => Date.now() - this.watch.lastOutput >= quietMs && (this.outputSeen || !needOutput)
+  /**
+   * Resolves once the program has been quiet (no output for `quietMs`) or has ended, within
+   * `limits.settleMs`. Before its first output a program counts as quiet only after
+   * `limits.silentStartMs`, so one that takes a moment to load is not caught before it draws.
+   */
+  settle(quietMs) {
+    const quiet = () => Date.now() - this.watch.lastOutput >= (this.outputSeen ? quietMs : Math.max(quietMs, this.limits.silentStartMs))
     return this.watch.until(() => this.watch.ended || quiet(), Date.now() + this.limits.settleMs, quietMs)
   }
 
@@ -106,6 +110,17 @@ class TuiSessions {
     const session = new TuiSession(id, options, this.limits)
     this.nextId++
     this.sessions.set(id, session)
+    return session
+  }
+
+  /** Starts a session and waits for its first screen; a program that could not start is an error. */
+  async open(options, quietMs) {
+    const session = this.start(options)
+    await session.settle(quietMs)
+    if (session.result?.error) {
+      this.sessions.delete(session.id)
+      throw new ToolError(session.result.error.message)
+    }
     return session
   }
 

@@ -1,0 +1,310 @@
+// `shellwright mcp` driven by the MCP SDK's own Client over stdio, the way an agent's MCP client
+// drives it: the tool list and schemas, the persistent shell, real TUIs (htop, a Textual app, vim, a
+// crossterm program that blocks on a cursor-position query), interactive-shell exec with exit codes,
+// tool errors, and the cleanup of every process when the client goes away.
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { isRunning, pidsIn, waitUntil } from './helpers.js'
+
+const root = join(__dirname, '..')
+const cli = join(root, 'packages', 'cli', 'bin', 'shellwright.js')
+const scratch = mkdtempSync(join(tmpdir(), 'shellwright-mcp-'))
+/** A fixed terminal and HOME, so the host's settings cannot change the screens (htop saves its config there). */
+const env = { ...process.env, TERM: 'xterm-256color', HOME: scratch, LANG: 'C.UTF-8' } as Record<string, string>
+
+/** The venv .ci/run installs Textual into, else a python3 that already has it. */
+function textualPython(): string {
+  const venv = join(root, 'target', 'textual-venv', 'bin', 'python')
+  if (existsSync(venv)) return venv
+  if (spawnSync('python3', ['-c', 'import textual']).status === 0) return 'python3'
+  throw new Error('Textual is not installed: run the textual step of .ci/run (a venv in target/textual-venv)')
+}
+
+type Server = { client: Client; transport: StdioClientTransport; pid: number }
+
+async function connect(): Promise<Server> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp'], env, cwd: scratch, stderr: 'inherit' })
+  const client = new Client({ name: 'shellwright-tests', version: '1.0.0' })
+  await client.connect(transport)
+  return { client, transport, pid: transport.pid! }
+}
+
+/** Calls a tool and returns its one text block and whether it is a tool error. */
+async function call(server: Server, name: string, args: Record<string, unknown>) {
+  const result = await server.client.callTool({ name, arguments: args })
+  const content = result.content as { type: string; text: string }[]
+  expect(content).toHaveLength(1)
+  expect(content[0].type).toBe('text')
+  return { text: content[0].text, isError: result.isError === true }
+}
+
+async function ok(server: Server, name: string, args: Record<string, unknown>) {
+  const { text, isError } = await call(server, name, args)
+  if (isError) throw new Error(`${name} failed: ${text}`)
+  return text
+}
+
+async function toolError(server: Server, name: string, args: Record<string, unknown>) {
+  const { text, isError } = await call(server, name, args)
+  expect(isError, text).toBe(true)
+  return text
+}
+
+/** The id in "started t3: …". */
+const idOf = (started: string) => started.match(/^started (t\d+): /)![1]
+
+/** Every live descendant of `pid`, from /proc. */
+function descendants(pid: number): number[] {
+  const parent = new Map<number, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // exited while we looked
+    }
+  }
+  const found: number[] = []
+  const walk = (of: number) => {
+    for (const [child, ppid] of parent) if (ppid === of && isRunning(child)) found.push(child), walk(child)
+  }
+  walk(pid)
+  return found
+}
+
+let server: Server
+beforeAll(async () => {
+  const build = spawnSync(
+    'cargo',
+    ['build', '--quiet', '--manifest-path', join(root, 'tests', 'fixtures', 'crossterm-cpr', 'Cargo.toml'), '--target-dir', join(root, 'target', 'fixtures')],
+    { encoding: 'utf8', timeout: 300_000 },
+  )
+  if (build.status !== 0) throw new Error(`building the crossterm fixture failed: ${build.error ?? build.stderr}`)
+  server = await connect()
+}, 310_000)
+afterAll(async () => {
+  await server?.client.close()
+  rmSync(scratch, { recursive: true, force: true })
+})
+
+describe('shellwright mcp: tools', () => {
+  it('lists the nine tools, each with a description and a JSON schema', async () => {
+    const { tools } = await server.client.listTools()
+    const shape = Object.fromEntries(
+      tools.map((t) => [t.name, { properties: Object.keys(t.inputSchema.properties ?? {}), required: t.inputSchema.required ?? [] }]),
+    )
+    expect(shape).toEqual({
+      shell_run: { properties: ['command', 'cwd', 'timeout_ms'], required: ['command'] },
+      tui_start: { properties: ['command', 'cwd', 'cols', 'rows', 'answer_queries', 'interactive', 'quiet_ms'], required: [] },
+      tui_send: { properties: ['id', 'text', 'keys', 'quiet_ms'], required: ['id'] },
+      tui_screen: { properties: ['id', 'format'], required: ['id'] },
+      tui_wait_for: { properties: ['id', 'text', 'regex', 'timeout_ms'], required: ['id'] },
+      tui_exec: { properties: ['id', 'command', 'timeout_ms'], required: ['id', 'command'] },
+      tui_resize: { properties: ['id', 'cols', 'rows', 'quiet_ms'], required: ['id', 'cols', 'rows'] },
+      tui_kill: { properties: ['id'], required: ['id'] },
+      tui_list: { properties: [], required: [] },
+    })
+    for (const tool of tools) {
+      expect(tool.inputSchema.type).toBe('object')
+      expect(tool.description!.length, tool.name).toBeGreaterThan(100)
+    }
+    const start = tools.find((t) => t.name === 'tui_start')!.inputSchema.properties as Record<string, object>
+    expect(start.cols).toMatchObject({ type: 'integer', minimum: 20, maximum: 400 })
+    expect(start.answer_queries).toMatchObject({ type: 'boolean' })
+    const screen = tools.find((t) => t.name === 'tui_screen')!.inputSchema.properties as Record<string, object>
+    expect(screen.format).toMatchObject({ type: 'string', enum: ['text', 'ansi'] })
+  })
+})
+
+describe('shellwright mcp: shell_run', () => {
+  it('keeps the working directory and variables between calls and reports exit codes', async () => {
+    expect(await ok(server, 'shell_run', { command: `cd '${scratch}' && export GREETING=hi && pwd` })).toBe(`${scratch}\n[exit code 0]`)
+    expect(await ok(server, 'shell_run', { command: 'pwd; echo "$GREETING"' })).toBe(`${scratch}\nhi\n[exit code 0]`)
+    expect(await ok(server, 'shell_run', { command: "sh -c 'echo to stderr >&2; exit 3'" })).toBe('to stderr\n[exit code 3]')
+    expect(await ok(server, 'shell_run', { command: 'true', cwd: '/' })).toBe('(no output)\n[exit code 0]')
+    expect(await ok(server, 'shell_run', { command: 'pwd' })).toBe('/\n[exit code 0]')
+  })
+
+  it('keeps the end of a long transcript, under a header counting what was dropped', async () => {
+    const text = await ok(server, 'shell_run', { command: 'seq 1 20000' })
+    const full = Array.from({ length: 20000 }, (_, i) => `${i + 1}\n`).join('')
+    const dropped = full.length - 32 * 1024
+    const header = `[Terminal output truncated: ~${Math.ceil(dropped / 1024)} KB dropped from beginning]\n`
+    expect(text).toBe(header + full.slice(dropped) + '[exit code 0]')
+  })
+
+  it('a timed-out command is stopped with everything it started', async () => {
+    const text = await ok(server, 'shell_run', {
+      command: "sh -c 'sleep 31 & echo $!; echo $$; exec sleep 32'",
+      timeout_ms: 500,
+    })
+    expect(text).toMatch(/^\d+\n\d+\n\[timed out after 500 ms: the command and everything it started were stopped\]$/)
+    const pids = pidsIn(text)
+    expect(pids).toHaveLength(2)
+    await waitUntil(() => pids.every((pid) => !isRunning(pid)), 5000, 'the timed-out processes to be gone')
+    expect(await ok(server, 'shell_run', { command: 'echo still here' })).toBe('still here\n[exit code 0]')
+  })
+})
+
+describe('shellwright mcp: TUI programs', () => {
+  it('htop: first screen, F2 setup, q quits', async () => {
+    const started = await ok(server, 'tui_start', { command: 'htop', cols: 80, rows: 24 })
+    const id = idOf(started)
+    const lines = started.split('\n')
+    expect(lines[1]).toMatch(new RegExp(`^\\[${id} · running · 80x24 · cursor \\d+,\\d+ hidden\\]$`))
+    const main = await ok(server, 'tui_wait_for', { id, text: 'F10Quit' })
+    expect(main).toMatch(/^ *PID USER +PRI +NI +VIRT +RES +SHR +S +CPU%.MEM% +TIME\+ +Command$/m)
+    expect(main.split('\n').at(-1)).toBe('F1Help  F2Setup F3SearchF4FilterF5Tree  F6SortByF7Nice -F8Nice +F9Kill  F10Quit')
+    const setup = await ok(server, 'tui_send', { id, keys: '<f2>' })
+    expect(setup).toMatch(/^Categories +Display options$/m)
+    expect(setup.split('\n').at(-1)).toBe('F1      F2      F3      F4      F5      F6      F7      F8      F9      F10Done')
+    await ok(server, 'tui_send', { id, keys: '<f10>' })
+    const back = await ok(server, 'tui_wait_for', { id, text: 'F10Quit' })
+    expect(back).toMatch(/^ *PID USER/m)
+    const quit = await ok(server, 'tui_send', { id, keys: 'q' })
+    expect(quit.split('\n')[0]).toMatch(new RegExp(`^\\[${id} · exited with code 0 · 80x24 · `))
+  })
+
+  it('a Textual app: draws, counts on + and -, quits on q', async () => {
+    const started = await ok(server, 'tui_start', { command: `'${textualPython()}' '${join(root, 'tests', 'fixtures', 'textual-counter', 'app.py')}'`, cols: 40, rows: 8 })
+    const id = idOf(started)
+    const screen = await ok(server, 'tui_wait_for', { id, text: 'Count: 0', timeout_ms: 20_000 })
+    const footer = /^ \+ Add  - Subtract  q Quit/
+    expect(screen.split('\n').slice(0, 3)).toEqual([`[${id} · running · 40x8 · cursor 0,0 hidden]`, '', '  Count: 0'])
+    expect(screen.split('\n').at(-1)).toMatch(footer)
+    await ok(server, 'tui_send', { id, keys: '++' })
+    const two = await ok(server, 'tui_wait_for', { id, text: 'Count: 2' })
+    expect(two.split('\n')[2]).toBe('  Count: 2')
+    await ok(server, 'tui_send', { id, text: '-' })
+    expect((await ok(server, 'tui_wait_for', { id, text: 'Count: 1' })).split('\n')[2]).toBe('  Count: 1')
+    await ok(server, 'tui_send', { id, keys: 'q' })
+    const list = await ok(server, 'tui_list', {})
+    expect(list).toMatch(new RegExp(`^${id}\\texited with code 0\\t40x8\\t`, 'm'))
+  })
+
+  describe('the crossterm program that asks for the cursor position', () => {
+    const binary = join(root, 'target', 'fixtures', 'debug', 'crossterm-cpr')
+
+    it('gets its answer and exits at once', async () => {
+      const started = await ok(server, 'tui_start', { command: `'${binary}'`, cols: 40, rows: 8 })
+      const id = idOf(started)
+      expect(started).toBe(`started ${id}: '${binary}'\n[${id} · exited with code 0 · 40x8 · cursor 5,0 marked █]\n\n\n\n\nposition col=7 row=3\n█`)
+    })
+
+    it('with answer_queries false it visibly waits, then gives up', async () => {
+      const started = await ok(server, 'tui_start', { command: `'${binary}'`, cols: 40, rows: 8, answer_queries: false })
+      const id = idOf(started)
+      // Blocked in its query: the cursor where it moved it, nothing printed, still running.
+      expect(started).toBe(`started ${id}: '${binary}'\n[${id} · running · 40x8 · cursor 3,7 marked █]\n\n\n\n       █`)
+      const gaveUp = await ok(server, 'tui_wait_for', { id, text: 'no position', timeout_ms: 10_000 })
+      expect(gaveUp.split('\n')[5]).toMatch(/^no position: /)
+    })
+  })
+
+  it('vim: insert text, see the cursor, resize, quit', async () => {
+    // A short escape timeout: vim otherwise waits a second after <esc> for the rest of a key sequence.
+    const vim = "vim -u NONE -i NONE -N -n -c 'set ttimeout ttimeoutlen=20'"
+    const started = await ok(server, 'tui_start', { command: vim, cols: 40, rows: 10 })
+    const id = idOf(started)
+    const tildes = Array.from({ length: 8 }, () => '~')
+    expect(await ok(server, 'tui_wait_for', { id, regex: '^~$' })).toBe(
+      [`[${id} · running · 40x10 · cursor 0,0 marked █]`, '█', ...tildes].join('\n'),
+    )
+    expect(await ok(server, 'tui_send', { id, keys: 'ihello world<esc>' })).toBe(
+      [`[${id} · running · 40x10 · cursor 0,10 marked █]`, 'hello worl█d', ...tildes].join('\n'),
+    )
+    expect(await ok(server, 'tui_resize', { id, cols: 50, rows: 6 })).toBe(
+      [`[${id} · running · 50x6 · cursor 0,10 marked █]`, 'hello worl█d', '~', '~', '~', '~'].join('\n'),
+    )
+    expect(await ok(server, 'tui_screen', { id, format: 'ansi' })).toContain('hello world')
+    expect((await ok(server, 'tui_send', { id, keys: ':q!<enter>' })).split('\n')[0]).toMatch(
+      new RegExp(`^\\[${id} · exited with code 0 · 50x6 · `),
+    )
+    expect(await ok(server, 'tui_kill', { id })).toMatch(new RegExp(`^${id} exited with code 0\nlast screen:\n`))
+    expect(await ok(server, 'tui_list', {})).not.toMatch(new RegExp(`^${id}\\t`, 'm'))
+  })
+
+  it('tui_exec runs commands in an interactive shell and returns exit codes 0 and 3', async () => {
+    const started = await ok(server, 'tui_start', { interactive: true, cwd: scratch })
+    const id = idOf(started)
+    expect(await ok(server, 'tui_exec', { id, command: 'echo hello; pwd' })).toBe(`hello\n${scratch}\n[exit code 0]`)
+    expect(await ok(server, 'tui_exec', { id, command: '(exit 3)' })).toBe('(no output)\n[exit code 3]')
+    expect(await toolError(server, 'tui_exec', { id, command: 'sleep 30', timeout_ms: 300 })).toBe(
+      'exec timed out after 300 ms (Ctrl+C was sent)',
+    )
+    expect(await ok(server, 'tui_exec', { id, command: 'echo back' })).toBe('back\n[exit code 0]')
+    expect(await ok(server, 'tui_kill', { id })).toMatch(new RegExp(`^${id} cancelled\nlast screen:\n`))
+  })
+})
+
+describe('shellwright mcp: tool errors', () => {
+  it('a bad id or argument is a tool error with a clear message, and the server goes on', async () => {
+    const sleeper = idOf(await ok(server, 'tui_start', { command: "echo ready; exec sleep 60" }))
+    expect(await toolError(server, 'tui_send', { id: 't999', keys: 'q' })).toMatch(/^no TUI session with id "t999": the sessions are (t\d+, )*t\d+$/)
+    expect(await toolError(server, 'tui_send', { id: sleeper, keys: 'a<nope>' })).toBe('unknown key <nope>')
+    expect(await toolError(server, 'tui_send', { id: sleeper })).toBe('give text, keys or both')
+    expect(await toolError(server, 'tui_wait_for', { id: sleeper, text: 'a', regex: 'b' })).toBe('give exactly one of text or regex')
+    expect(await toolError(server, 'tui_wait_for', { id: sleeper, regex: '(' })).toBe(
+      'regex is not a valid regular expression: Invalid regular expression: /(/m: Unterminated group',
+    )
+    expect(await toolError(server, 'tui_wait_for', { id: sleeper, text: 'never', timeout_ms: 200 })).toBe(
+      `timed out after 200 ms waiting for "never"\n[${sleeper} · running · 80x24 · cursor 1,0 marked █]\nready\n█`,
+    )
+    expect(await toolError(server, 'tui_exec', { id: sleeper, command: 'true' })).toBe(
+      `session ${sleeper} runs "echo ready; exec sleep 60", not an interactive shell: start one with tui_start interactive: true`,
+    )
+    expect(await toolError(server, 'tui_start', {})).toBe('command is required unless interactive is true')
+    expect(await toolError(server, 'tui_start', { command: 'true', interactive: true })).toMatch(/^command must be omitted when interactive is true/)
+    const missing = join(scratch, 'missing')
+    expect(await toolError(server, 'tui_start', { command: 'true', cwd: missing })).toBe(`Failed to set cwd: ${missing}: No such file or directory`)
+    expect(await toolError(server, 'shell_run', { command: 'true', cwd: missing })).toBe(
+      `Failed to set cwd: ${missing}: i/o error: No such file or directory (os error 2)`,
+    )
+    const invalid = (tool: string, why: string) => `MCP error -32602: Input validation error: Invalid arguments for tool ${tool}: ${why}`
+    expect(await toolError(server, 'tui_start', { command: 'true', cols: 5 })).toBe(invalid('tui_start', 'Too small: expected number to be >=20 at cols'))
+    expect(await toolError(server, 'shell_run', {})).toBe(invalid('shell_run', 'Invalid input: expected string, received undefined at command'))
+    expect(await toolError(server, 'tui_send', { id: 5, keys: 'q' })).toBe(invalid('tui_send', 'Invalid input: expected string, received number at id'))
+    expect(await ok(server, 'tui_kill', { id: sleeper })).toMatch(new RegExp(`^${sleeper} cancelled\n`))
+    expect(await toolError(server, 'tui_screen', { id: sleeper })).toMatch(new RegExp(`^no TUI session with id "${sleeper}"`))
+    expect(await ok(server, 'shell_run', { command: 'echo alive' })).toBe('alive\n[exit code 0]')
+  })
+})
+
+describe('shellwright mcp: cleanup', () => {
+  it('killing the client leaves no process behind', async () => {
+    const client = spawn(process.execPath, [join(root, 'tests', 'fixtures', 'mcp-client.mjs'), 'htop', "sh -c 'echo ready; exec sleep 300'"], {
+      env,
+      cwd: scratch,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: client.stdout! }).once('line', resolve)
+      client.once('exit', (code) => reject(new Error(`the client exited (${code}) before starting its sessions`)))
+    })
+    const serverPid: number = JSON.parse(line).server
+    const children = descendants(serverPid)
+    // htop, and sh running sleep (or sleep itself): at least the two programs.
+    expect(children.length).toBeGreaterThanOrEqual(2)
+    client.kill('SIGKILL')
+    await waitUntil(() => [serverPid, ...children].every((pid) => !isRunning(pid)), 10_000, 'the server and its sessions to exit')
+  })
+
+  it('SIGTERM to the server kills and reaps its sessions before it exits', async () => {
+    const own = await connect()
+    await ok(own, 'tui_start', { command: "sh -c 'echo ready; exec sleep 300'" })
+    await ok(own, 'tui_start', { interactive: true })
+    const children = descendants(own.pid)
+    expect(children.length).toBeGreaterThanOrEqual(2)
+    const exited = new Promise<void>((resolve) => (own.transport.onclose = resolve))
+    process.kill(own.pid, 'SIGTERM')
+    await exited
+    await waitUntil(() => [own.pid, ...children].every((pid) => !isRunning(pid)), 10_000, 'the server and its sessions to exit')
+  })
+})
