@@ -334,10 +334,14 @@ function registerTuiTools(mcp, sessions) {
 }
 
 /**
- * The server, its shell (`shell()` makes it on first use) and its sessions. `close()` closes the transport, aborts the shell's running
- * command and kills and reaps every TUI session; it also runs when the client closes the connection.
+ * The server, its shell (`shell()` makes it on first use) and its sessions. `close()` closes the
+ * transport, aborts the shell's running command and kills and reaps every TUI session; the same
+ * cleanup runs when the client closes the connection.
  */
 function buildServer(options = {}) {
+  if (options === null || typeof options !== 'object') {
+    throw Object.assign(new TypeError('options must be an object'), { code: 'ERR_INVALID_ARG_TYPE' })
+  }
   const mcp = new McpServer({ name: 'shellwright', version })
   // Made on first use: a server that is only asked about terminals never starts a shell session.
   let shellSession

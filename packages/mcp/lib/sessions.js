@@ -63,15 +63,31 @@ class TuiSession {
     return this.watch.until(() => this.watch.ended || quiet(), Date.now() + this.limits.settleMs, quietMs)
   }
 
-  /** Types literal `text`, then the keys of `keys` (the CLI's `--keys` SPEC), and waits for quiet. */
+  /**
+   * Types literal `text`, then the keys of `keys` (the CLI's `--keys` SPEC), and waits for quiet.
+   * Keys are sent in parts that end at each `<esc>`, each after the program went quiet: an Escape
+   * with more bytes right behind it reads as Alt+key (or a broken sequence) to a terminal program.
+   */
   async send(text, keys, quietMs) {
     this.ensureRunning()
+    const parts = keys === undefined ? [] : keys.split(/(?<=<esc>)/i).filter((part) => part !== '')
     // Parsed before anything is written, so an unknown key sends nothing.
-    const applicationCursorKeys = this.session.screen().modes.applicationCursorKeys
-    const bytes = (text ?? '') + (keys === undefined ? '' : parseKeys(keys, applicationCursorKeys))
+    parts.forEach((part) => parseKeys(part))
+    if (text) this.write(text)
+    for (const [i, part] of parts.entries()) {
+      if (i > 0) await this.settle(quietMs)
+      // The program may have ended on the keys before (e.g. <esc> closing it): the rest go nowhere.
+      if (!this.running) break
+      // Arrow keys follow the cursor-key mode (DECCKM) the program asked for, as a real terminal's do.
+      this.write(parseKeys(part, this.session.screen().modes.applicationCursorKeys))
+    }
+    await this.settle(quietMs)
+  }
+
+  write(bytes) {
+    this.ensureRunning()
     this.session.write(bytes)
     this.watch.lastOutput = Date.now()
-    await this.settle(quietMs)
   }
 
   ensureRunning() {
