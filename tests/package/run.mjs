@@ -96,6 +96,15 @@ try {
   assert.ok(!main.files.some((f) => f.endsWith('.node') || f.startsWith('crates/')), `main package ships ${main.files}`)
   assert.deepEqual(platform.files.sort(), ['README.md', addon, 'package.json'].sort())
 
+  // The consumer install is offline, so its npm cache must already hold the runtime dependencies
+  // (their metadata too, which installing from this repo's lockfile does not fetch): an online
+  // install of exactly those puts them there, resolved as the consumer will resolve them.
+  step('fetch the runtime dependencies into the npm cache')
+  const deps = join(work, 'deps')
+  mkdirSync(deps)
+  writeFileSync(join(deps, 'package.json'), JSON.stringify({ name: 'deps', private: true, dependencies: pkg.dependencies }))
+  run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--package-lock=false'], { cwd: deps })
+
   step('install both tarballs offline into a fresh project, without cargo or rustc')
   const env = consumerEnv()
   for (const tool of ['cargo', 'rustc']) assert.equal(spawnSync(tool, ['--version'], { env }).error?.code, 'ENOENT', tool)
