@@ -176,7 +176,7 @@ function registerTuiTools(mcp, sessions) {
     async (args) => {
       const session = sessions.get(args.id)
       if (args.format !== 'ansi') return text(session.render())
-      const snapshot = session.session.snapshot()
+      const snapshot = session.pty.snapshot()
       const bytes = Buffer.byteLength(snapshot)
       if (bytes > LIMITS.maxSnapshotBytes) {
         throw new ToolError(
@@ -213,7 +213,7 @@ function registerTuiTools(mcp, sessions) {
       }
       const session = sessions.get(args.id)
       const shows = () => {
-        const screen = session.session.screen().lines.join('\n')
+        const screen = session.pty.screen().lines.join('\n')
         return pattern ? pattern.test(screen) : screen.includes(args.text)
       }
       const limit = args.timeout_ms ?? DEFAULT_WAIT_TIMEOUT_MS
@@ -255,7 +255,7 @@ function registerTuiTools(mcp, sessions) {
       const limit = args.timeout_ms ?? DEFAULT_EXEC_TIMEOUT_MS
       let record
       try {
-        record = await session.session.exec(args.command, { timeoutMs: limit, signal: extra.signal })
+        record = await session.pty.exec(args.command, { timeoutMs: limit, signal: extra.signal })
       } catch (error) {
         const sent = error.code === 'ERR_EXEC_TIMEOUT' || error.code === 'ABORT_ERR' ? ' (Ctrl+C was sent)' : ''
         throw new ToolError(`${error.message}${sent}`)
@@ -282,7 +282,7 @@ function registerTuiTools(mcp, sessions) {
     async (args) => {
       const session = sessions.get(args.id)
       session.ensureRunning()
-      session.session.resize(args.cols, args.rows)
+      session.pty.resize(args.cols, args.rows)
       session.watch.lastOutput = Date.now()
       await session.settle(args.quiet_ms ?? DEFAULT_QUIET_MS)
       return text(session.render())
@@ -324,7 +324,7 @@ function registerTuiTools(mcp, sessions) {
       return text(
         all
           .map((s) => {
-            const { cols, rows } = s.session.screen()
+            const { cols, rows } = s.pty.screen()
             return `${s.id}\t${s.status()}\t${cols}x${rows}\t${s.command}`
           })
           .join('\n'),

@@ -14,8 +14,8 @@ class TuiSession {
     this.command = options.interactive ? 'bash (interactive)' : options.command
     this.interactive = options.interactive === true
     this.limits = limits
-    this.session = new PtySession()
-    this.watch = new Watch(this.session)
+    this.pty = new PtySession()
+    this.watch = new Watch(this.pty)
     this.outputSeen = false
     this.result = undefined
     const onChunk = () => {
@@ -32,7 +32,7 @@ class TuiSession {
     if (this.interactive) Object.assign(start, { shell: 'bash', interactive: true })
     else start.command = options.command
     // A spawn failure (bad cwd, missing shell) throws here and reaches the model as the tool error.
-    this.done = this.session.start(start, onChunk).then(
+    this.done = this.pty.start(start, onChunk).then(
       (result) => this.end(result),
       (error) => this.end({ error }),
     )
@@ -79,14 +79,14 @@ class TuiSession {
       // The program may have ended on the keys before (e.g. <esc> closing it): the rest go nowhere.
       if (!this.running) break
       // Arrow keys follow the cursor-key mode (DECCKM) the program asked for, as a real terminal's do.
-      this.write(parseKeys(part, this.session.screen().modes.applicationCursorKeys))
+      this.write(parseKeys(part, this.pty.screen().modes.applicationCursorKeys))
     }
     await this.settle(quietMs)
   }
 
   write(bytes) {
     this.ensureRunning()
-    this.session.write(bytes)
+    this.pty.write(bytes)
     this.watch.lastOutput = Date.now()
   }
 
@@ -95,12 +95,12 @@ class TuiSession {
   }
 
   render() {
-    return renderScreen(this.id, this.status(), this.session.screen())
+    return renderScreen(this.id, this.status(), this.pty.screen())
   }
 
   /** Cancels the program (SIGTERM, then SIGKILL after a grace) and resolves once it is reaped. */
   async kill() {
-    if (this.running) this.session.kill()
+    if (this.running) this.pty.kill()
     await this.done
   }
 }
