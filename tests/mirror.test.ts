@@ -1,14 +1,12 @@
 // Shell history and its read-only mirror terminal: `Shell.history()`, `ShellMirror` (VS Code's OSC 633
 // dialect) and `shellwright/vscode`. The mirror stream is checked by reading it back: our VirtualTerminal's
 // command records must equal the history, and @xterm/headless must render the expected screen.
-import { Terminal as XtermTerminal } from '@xterm/headless'
 import { afterEach, describe, expect, it } from 'vitest'
 import * as sw from '../index.js'
 import type { CommandRecord, ShellHistoryEntry } from '../index.js'
 import { createShellPseudoterminal } from '../packages/vscode/index.js'
-import { expectRangeError, expectTypeError, waitUntil } from './helpers'
-
-type Xterm = InstanceType<typeof XtermTerminal>
+import { expectRangeError, expectTypeError, waitUntil } from './helpers.js'
+import { xterm, xtermLines, xtermWrite } from './xterm.js'
 
 /** What a view shows once the last run ended: the next prompt. */
 const PROMPT_TAIL = '\x1b]633;A\x07$ \x1b]633;B\x07'
@@ -60,22 +58,6 @@ function expectedRecord(entry: ShellHistoryEntry) {
 
 function recordOf(record: CommandRecord) {
   return { command: record.command, output: record.output, exitCode: record.exitCode, cwd: record.cwd }
-}
-
-function xterm(cols: number, rows: number): Xterm {
-  return new XtermTerminal({ cols, rows, scrollback: 1000, allowProposedApi: true })
-}
-
-function xtermWrite(term: Xterm, data: string): Promise<void> {
-  return new Promise((resolve) => term.write(data, resolve))
-}
-
-function xtermLines(term: Xterm): string[] {
-  const buffer = term.buffer.active
-  const lines: string[] = []
-  for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? '')
-  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
-  return lines
 }
 
 const SPECIAL = "printf '%s\\n' 'a;b' 'c\\d'\necho two"
@@ -202,7 +184,7 @@ describe('ShellMirror', () => {
     await shell.run({ command: 'exit 3' })
     const out = view(shell)
     await settled(out, 4)
-    const term = xterm(60, 12)
+    const term = xterm(60, 12, 1000)
     await xtermWrite(term, out.text)
     const screen = [
       '$ echo one',
@@ -215,12 +197,13 @@ describe('ShellMirror', () => {
       'c\\d',
       'two',
       '$ exit 3',
-      '$ ',
+      '$',
+      '',
     ]
     expect(xtermLines(term)).toEqual(screen)
     const ours = new sw.VirtualTerminal({ cols: 60, rows: 12 })
     ours.write(out.text)
-    expect(ours.screen().lines.slice(0, screen.length)).toEqual(screen.map((line) => line.trimEnd()))
+    expect(ours.screen().lines).toEqual(screen)
     expect(ours.commands().map((r) => r.exitCode)).toEqual([0, 0, 0, 3])
     term.dispose()
   })

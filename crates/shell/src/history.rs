@@ -349,38 +349,39 @@ mod tests {
         }
     }
 
-    #[test]
-    fn keeps_everything_within_the_budget() {
-        let mut buffer = TranscriptBuffer::new(10);
-        buffer.push("abc");
-        buffer.push("");
-        buffer.push("defghij");
-        assert_eq!(buffer.text(), ("abcdefghij".to_string(), 0));
+    /// Pushes each step's text into a buffer of `budget` bytes and checks what it then holds.
+    fn check(budget: usize, steps: &[(&str, &str, u64)]) {
+        let mut buffer = TranscriptBuffer::new(budget);
+        for (push, kept, dropped) in steps {
+            buffer.push(push);
+            assert_eq!(
+                buffer.text(),
+                (kept.to_string(), *dropped),
+                "after {push:?}"
+            );
+        }
     }
 
     #[test]
-    fn drops_from_the_front_and_counts() {
-        let mut buffer = TranscriptBuffer::new(10);
-        buffer.push("0123456789");
-        buffer.push("ab");
-        assert_eq!(buffer.text(), ("23456789ab".to_string(), 2));
-        buffer.push("cdefghijklmn");
-        assert_eq!(buffer.text(), ("efghijklmn".to_string(), 14));
-        buffer.push("xyz");
-        assert_eq!(buffer.text(), ("hijklmnxyz".to_string(), 17));
+    fn keeps_the_last_budget_bytes_and_counts_the_rest() {
+        check(
+            10,
+            &[
+                ("abc", "abc", 0),
+                ("", "abc", 0),
+                ("defghij", "abcdefghij", 0),
+                ("kl", "cdefghijkl", 2),
+                ("mnopqrstuvwx", "opqrstuvwx", 14),
+                ("yz!", "rstuvwxyz!", 17),
+            ],
+        );
     }
 
     #[test]
     fn cuts_on_a_character_boundary() {
         // "é" is 2 bytes, "日" 3: a cut inside one drops the rest of it too.
-        let mut buffer = TranscriptBuffer::new(4);
-        buffer.push("aé日");
-        assert_eq!(buffer.text(), ("日".to_string(), 3));
-        buffer.push("é");
-        assert_eq!(buffer.text(), ("é".to_string(), 6));
-        let mut buffer = TranscriptBuffer::new(5);
-        buffer.push("日日");
-        assert_eq!(buffer.text(), ("日".to_string(), 3));
+        check(4, &[("aé日", "日", 3), ("é", "é", 6)]);
+        check(5, &[("日日", "日", 3)]);
     }
 
     #[test]

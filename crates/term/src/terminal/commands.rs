@@ -560,6 +560,18 @@ mod tests {
         }
     }
 
+    /// Encodes `value` as a command line and as a cwd, and parses both back.
+    fn assert_round_trip(value: &str) {
+        let line = IntegrationMark::CommandLine(value).encode();
+        let cwd = IntegrationMark::Property("Cwd", value).encode();
+        let parsed = [line, cwd].map(|sequence| parse_mark(body(&sequence).as_bytes()));
+        let expected = [
+            Some(Mark::CommandLine(value.to_string())),
+            Some(Mark::Cwd(value.to_string())),
+        ];
+        assert_eq!(parsed, expected, "{value:?}");
+    }
+
     #[test]
     fn escaping_round_trips_every_control_character() {
         let controls = (0u32..0x20).chain([0x7f]).chain(0x80..0xa0);
@@ -571,30 +583,14 @@ mod tests {
                 !escaped.chars().any(|e| e.is_control() || e == ';'),
                 "{code:#x}: {escaped:?}"
             );
-            let line = IntegrationMark::CommandLine(&value).encode();
-            assert_eq!(
-                parse_mark(body(&line).as_bytes()),
-                Some(Mark::CommandLine(value.clone())),
-                "{code:#x}"
-            );
-            let cwd = IntegrationMark::Property("Cwd", &value).encode();
-            assert_eq!(
-                parse_mark(body(&cwd).as_bytes()),
-                Some(Mark::Cwd(value.clone())),
-                "{code:#x}"
-            );
+            assert_round_trip(&value);
         }
     }
 
     #[test]
     fn escaping_keeps_text_that_looks_like_an_escape() {
-        for value in ["\\x41", "\\\\", "x\\", "\\x3b", "naïve ✓ 日本"] {
-            let line = IntegrationMark::CommandLine(value).encode();
-            assert_eq!(
-                parse_mark(body(&line).as_bytes()),
-                Some(Mark::CommandLine(value.to_string())),
-                "{value:?}"
-            );
+        for value in ["\\x41", "\\\\", "x\\", "\\x3b", "naïve ✓ 日本", ""] {
+            assert_round_trip(value);
         }
     }
 
