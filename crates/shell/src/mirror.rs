@@ -3,12 +3,13 @@
 //! streams and its exit code, and marks them as commands.
 //!
 //! The stream a view receives: `P;Cwd=<cwd>` and `P;HasRichCommandDetection=True`; then every
-//! entry of the [`History`](crate::History) replayed — `P;Cwd` of where it ran, `A` + prompt + `B`,
-//! `E;<command>` + the command echoed + CR LF + `C`, the output with LF → CR LF, then `D;<exit>`
-//! (`D` alone after a line saying the run was cancelled or timed out); then the running run's
-//! output so far; then everything live, in the same form. A transcript longer than the view's
-//! budget is replayed from its end, after a line saying how much was dropped. Replay and live
-//! stream meet at one point (see [`History::observe`](crate::History::observe)): nothing is missing or shown twice.
+//! entry of the [`History`](crate::History) replayed — `A` + prompt + `B`, `P;Cwd` of where it
+//! ran, `E;<command>` + the command echoed + CR LF + `C`, the output with LF → CR LF, then
+//! `D;<exit>` (`D` alone after a line saying the run was cancelled or timed out); then the running
+//! run's output so far; then everything live, in the same form. A transcript longer than the
+//! view's budget is replayed from its end, after a line saying how much was dropped. Replay and
+//! live stream meet at one point (see [`History::observe`](crate::History::observe)): nothing is
+//! missing or shown twice.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,7 @@ use shellwright_term::IntegrationMark;
 
 use crate::history::{HistoryEntry, HistoryEvent, Observation, tail_within};
 use crate::persistent::PersistentShell;
+use crate::session::RunResult;
 
 /// The prompt drawn between `A` and `B`.
 pub const PROMPT: &str = "$ ";
@@ -169,13 +171,22 @@ impl StreamWriter {
             self.at_line_start = true;
         }
         let result = entry.result;
-        if let Some(note) = result.and_then(|r| {
-            (r.cancelled.then_some("cancelled")).or(r.timed_out.then_some("timed out"))
-        }) {
+        if let Some(note) = result.and_then(stop_note) {
             out.push_str(&format!("[Command {note}]\r\n"));
         }
         let exit_code = result.and_then(|r| r.exit_code);
         out.push_str(&IntegrationMark::CommandEnd(exit_code).encode());
+    }
+}
+
+/// Why a stopped run ended, for the line before its `D`.
+fn stop_note(result: RunResult) -> Option<&'static str> {
+    if result.cancelled {
+        Some("cancelled")
+    } else if result.timed_out {
+        Some("timed out")
+    } else {
+        None
     }
 }
 
@@ -204,7 +215,7 @@ fn push_lines(out: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{History, RunResult};
+    use crate::History;
     use shellwright_term::{Terminal, TerminalOptions};
 
     fn entry(id: u64, command: &str, output: &str, result: Option<RunResult>) -> HistoryEntry {
