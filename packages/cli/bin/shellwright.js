@@ -11,6 +11,7 @@ commands:
   run <command>        run a command in Shellwright's shell and stream its output
   keys [--kitty]       print the id and bytes of each key pressed
   tui -- <command>     run a TUI in a pseudo-terminal and print its screen
+  serve [-- <command>] serve your shell (or a command) as a web terminal
 
 Run 'shellwright <command> --help' for a command's options.`
 
