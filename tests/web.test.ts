@@ -2,7 +2,8 @@
 // playwright-core, opens the page, types, reads xterm.js's buffer and compares it with the
 // session's own screen; raw HTTP and WebSocket clients check the access rules and that a hostile
 // client costs nothing but its own connection.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -414,5 +415,44 @@ describe('in the browser', () => {
     await expect(httpStatus(`http://127.0.0.1:${port}/`)).rejects.toMatchObject({ code: 'ECONNREFUSED' })
     await waitUntil(() => JSON.stringify(resources()) === JSON.stringify(before), 5000, 'the resources of before')
     expect(resources()).toEqual(before)
+  })
+})
+
+describe('shellwright serve', () => {
+  const cli = join(__dirname, '..', 'packages', 'cli', 'bin', 'shellwright.js')
+
+  function serve(args: string[]) {
+    const child = spawn(process.execPath, [cli, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const out = { stdout: '', stderr: '' }
+    child.stdout.on('data', (data) => (out.stdout += data))
+    child.stderr.on('data', (data) => (out.stderr += data))
+    const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+    return { child, out, done }
+  }
+
+  it('prints the URL with its token, serves the page, and SIGTERM ends it and the program', async () => {
+    const pidFile = join(scratch, 'serve.pid')
+    const { child, out, done } = serve(['--port', '0', '--', `echo $$ > ${pidFile}; exec sleep 600`])
+    await waitUntil(() => out.stdout.includes('\n') && existsSync(pidFile), 10_000, 'the URL and the program')
+    expect(out.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32}\n$/)
+    const url = out.stdout.trim()
+    expect((await httpStatus(url)).status).toBe(200)
+    expect((await httpStatus(url.replace(/\?.*/, ''))).status).toBe(401)
+    const pid = Number(readFileSync(pidFile, 'utf8'))
+    expect(isRunning(pid)).toBe(true)
+    child.kill('SIGTERM')
+    expect(await done).toBe(0)
+    expect(isRunning(pid)).toBe(false)
+    expect(out.stderr).toBe('Serving the terminal at the URL above; Ctrl+C stops.\n')
+  })
+
+  it("ends with the program's exit code, and refuses bad arguments with 2", async () => {
+    const ended = serve(['--read-only', '--', 'exit 3'])
+    expect(await ended.done).toBe(3)
+    const badPort = serve(['--port', 'eighty'])
+    expect(await badPort.done).toBe(2)
+    expect(badPort.out.stderr).toMatch(/^shellwright serve: --port must be an integer from 0 to 65535, got 'eighty'\n/)
+    const unknown = serve(['--colour'])
+    expect(await unknown.done).toBe(2)
   })
 })
