@@ -34,6 +34,8 @@
   let readOnly = false
   /** Why the server refused the last connection, shown until the next one succeeds. */
   let refusal = null
+  /** Snapshots painted since the page loaded (one per connection, plus one per resync). */
+  let snapshots = 0
 
   function showState(state, text) {
     document.body.dataset.state = state
@@ -114,6 +116,7 @@
 
   /** Replaces the screen with a snapshot, after whatever xterm.js still has queued. */
   function paint({ data, cols, rows, readOnly: viewOnly }) {
+    snapshots++
     readOnly = viewOnly
     term.options.disableStdin = viewOnly
     readOnlyView.hidden = !viewOnly
@@ -152,6 +155,9 @@
     },
     get state() {
       return document.body.dataset.state
+    },
+    get snapshots() {
+      return snapshots
     },
   }
 
