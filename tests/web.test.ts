@@ -60,7 +60,8 @@ function pageScreen(page: Page) {
     const term = (globalThis as any).term
     const buffer = term.buffer.active
     const lines: string[] = []
-    for (let y = 0; y < term.rows; y++) lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '')
+    // Trailing blanks trimmed, as in TerminalScreen (xterm.js keeps blanks that were written).
+    for (let y = 0; y < term.rows; y++) lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true).trimEnd() ?? '')
     return {
       cols: term.cols as number,
       rows: term.rows as number,

@@ -24,8 +24,10 @@ const done = session.start({
   interactive: true,
   shell: 'bash',
   cwd: repo,
-  env: { TERM: 'xterm-256color', HOME: home, PS1: '\\[\\e[1;32m\\]agent\\[\\e[0m\\]:\\[\\e[1;34m\\]\\W\\[\\e[0m\\]$ ' },
+  env: { TERM: 'xterm-256color', HOME: home },
 })
+// A short, coloured prompt (the system's bashrc sets its own), on a clear screen.
+await session.exec(String.raw`PS1='\[\e[1;32m\]agent\[\e[0m\]:\[\e[1;34m\]\W\[\e[0m\]$ '; clear`, { timeoutMs: 10_000 })
 const server = await createTerminalServer({ session })
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox'] })
 try {
@@ -57,7 +59,7 @@ async function waitForPrompt(page, session) {
     const ended = session.commands().length > before
     const shown = await page.evaluate(() => {
       const buffer = globalThis.term.buffer.active
-      return buffer.getLine(buffer.baseY + buffer.cursorY)?.translateToString(true)
+      return buffer.getLine(buffer.baseY + buffer.cursorY)?.translateToString(true).trimEnd()
     })
     if (ended && shown === screen.lines[screen.cursor.row]) return
     if (Date.now() > deadline) throw new Error('the command did not finish in 10 s')
