@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { PtySession, type PtyResult } from '../index.js'
+import { PtySession, Shell, type PtyResult } from '../index.js'
 import { createTerminalServer, type TerminalServer } from '../packages/web/index.js'
 import { isRunning, waitUntil } from './helpers.js'
 
@@ -167,7 +167,8 @@ describe('createTerminalServer options', () => {
     [{ session: {} }, TypeError, 'ERR_INVALID_ARG_TYPE', 'options.session must be a PtySession'],
     [{ command: '' }, RangeError, 'ERR_INVALID_ARG_VALUE', 'options.command must not be empty'],
     [{ command: 'true', session: new PtySession() }, RangeError, 'ERR_INVALID_ARG_VALUE', 'options.session and options.command cannot be used together: give one'],
-    [{ mirror: {} }, RangeError, 'ERR_INVALID_ARG_VALUE', 'options.mirror is not supported yet'],
+    [{ mirror: {} }, TypeError, 'ERR_INVALID_ARG_TYPE', 'options.mirror must be a Shell'],
+    [{ session: new PtySession(), mirror: new Shell() }, RangeError, 'ERR_INVALID_ARG_VALUE', 'options.session and options.mirror cannot be used together: give one'],
     ['all', TypeError, 'ERR_INVALID_ARG_TYPE', 'options must be an object'],
   ])('%j is refused', async (options, kind, code, message) => {
     const error = await createTerminalServer(options as any).catch((e) => e)
@@ -238,6 +239,14 @@ describe('access', () => {
       raw.resume() // read the 101 and the snapshot, so that the server's close is seen
       await new Promise((resolve) => raw.once('close', resolve))
       raw.destroy()
+
+      // A request target that is no URL at all.
+      const odd = connect(Number(port), '127.0.0.1')
+      let answer = ''
+      odd.on('data', (data) => (answer += data))
+      odd.write(`GET @ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)
+      await new Promise((resolve) => odd.once('close', resolve))
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
 
       // Malformed messages are ignored; the same connection still types.
       const good = await rawClient(wsUrl(server))
@@ -369,6 +378,42 @@ describe('in the browser', () => {
       await server.close()
       await stop(session, done)
     }
+  })
+
+  it('mirror: a Shell shown read-only, its history first, then its runs live', async () => {
+    const shell = new Shell()
+    await shell.run({ command: 'echo before the page' })
+    const server = await createTerminalServer({ mirror: shell })
+    const page = await openPage(server.url)
+    try {
+      await pageShows(page, 'before the page')
+      expect(await page.isVisible('#read-only')).toBe(true)
+      await shell.run({ command: 'printf "%s\\n" "while the page" watches' })
+      await pageShows(page, 'while the page')
+      // A reconnecting page replays the history again, from the start.
+      await page.evaluate(() => (globalThis as any).shellwright.socket.close())
+      await page.waitForFunction(() => (globalThis as any).shellwright.snapshots === 2, null, { timeout: 10_000 })
+      await pageShows(page, 'watches')
+      const text = await page.evaluate(() => {
+        const buffer = (globalThis as any).term.buffer.active
+        return Array.from({ length: buffer.length }, (_, y) => buffer.getLine(y).translateToString(true).trimEnd())
+          .join('\n')
+          .trim()
+      })
+      expect(text.split('\n').filter((line) => /before the page|while the page|watches/.test(line))).toEqual([
+        '$ echo before the page',
+        'before the page',
+        '$ printf "%s\\n" "while the page" watches',
+        'while the page',
+        'watches',
+      ])
+    } finally {
+      await page.context().close()
+      await server.close()
+    }
+    // Closing the server leaves the Shell alone.
+    const after = await shell.run({ command: 'echo still mine' }, () => {})
+    expect(after.exitCode).toBe(0)
   })
 
   it('the terminal takes the size of the browser that typed last', async () => {

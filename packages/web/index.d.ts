@@ -1,16 +1,19 @@
 // Types of `shellwright/web`, the web terminal server.
-import type { PtySession } from '../../index.js'
+import type { PtySession, Shell } from '../../index.js'
 
 export interface TerminalServerOptions {
-  /** An existing session to show (it is never killed by `close()`). Give at most one of `session` and `command`. */
+  /** An existing session to show (never killed by `close()`). Give at most one of `session`, `command`, `mirror`. */
   session?: PtySession
   /**
    * A command line to start in a new session (through `sh -c`), killed by `close()`. Without `session` and
    * `command`, the server starts the user's shell (`$SHELL`, else `/bin/sh`), interactive.
    */
   command?: string
-  /** Not supported yet: giving it throws `options.mirror is not supported yet` (ERR_INVALID_ARG_VALUE). */
-  mirror?: unknown
+  /**
+   * A Shell to show read-only through a `ShellMirror`: each page replays its history, then follows its runs as they
+   * happen. Always read-only; `close()` leaves the Shell alone.
+   */
+  mirror?: Shell
   /** Address to listen on, default "127.0.0.1" (loopback only). */
   host?: string
   /** Port to listen on, default 0 (any free port). */

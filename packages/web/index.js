@@ -2,17 +2,19 @@
 // `shellwright/web`: a terminal in the browser. createTerminalServer serves a page (xterm.js, from
 // the installed package) over HTTP and streams a PtySession to it over a WebSocket: each page is
 // painted from the session's snapshot, then follows the live output; keys and the window's size go
-// back to the session. The wire protocol and flow control are described in lib/viewers.js, the
-// access rules (token, Origin) in lib/auth.js.
+// back to the session. A Shell can be shown instead, read-only, through ShellMirror (lib/mirror.js).
+// The wire protocol and flow control are described in lib/viewers.js, the access rules (token,
+// Origin) in lib/auth.js.
 const http = require('node:http')
 const { once } = require('node:events')
 const { WebSocketServer } = require('ws')
 const { PtySession } = require('../../index.js')
 const { readServerOptions } = require('./lib/options.js')
 const { loadAssets } = require('./lib/assets.js')
-const { isAuthorized, isSameOrigin, tokenCookie } = require('./lib/auth.js')
+const { requestUrl, isAuthorized, isSameOrigin, tokenCookie } = require('./lib/auth.js')
 const { ViewerHub, isSize } = require('./lib/viewers.js')
 const { startOptions, describeExit, stopRun } = require('./lib/session.js')
+const { mirrorSource } = require('./lib/mirror.js')
 
 /** Client messages larger than this are refused (the connection is closed with 1009). */
 const MAX_MESSAGE_BYTES = 1024 * 1024
@@ -43,6 +45,28 @@ function refuse(target, status) {
   )
 }
 
+/** The listener for plain HTTP requests: the page and its assets, to holders of the token. */
+function answerRequest(token, port, assets) {
+  return (request, response) => {
+    const url = requestUrl(request)
+    if (!url) return refuse(response, 400)
+    if (!isAuthorized(request, url, token, port)) return refuse(response, 401)
+    if (request.method !== 'GET' && request.method !== 'HEAD') return refuse(response, 405)
+    const asset = assets.get(url.pathname)
+    if (!asset) return refuse(response, 404)
+    serveAsset(request, response, asset, { token, port })
+  }
+}
+
+/** Why a WebSocket upgrade is refused (an HTTP status), or undefined when it may go ahead. */
+function upgradeRefusal(request, url, token, port) {
+  if (!url) return 400
+  if (!isAuthorized(request, url, token, port)) return 401
+  if (!isSameOrigin(request)) return 403
+  if (url.pathname !== '/ws') return 404
+  return undefined
+}
+
 function serveAsset(request, response, asset, { token, port }) {
   const headers = {
     'Content-Type': asset.type,
@@ -65,6 +89,17 @@ function sizeFromQuery(url) {
   const cols = Number(url.searchParams.get('cols'))
   const rows = Number(url.searchParams.get('rows'))
   return isSize(cols, rows) ? { cols, rows } : undefined
+}
+
+/**
+ * What the server shows, and the run it started (`started`, its promise) if it started one: a
+ * session it starts is its own to end, one it was given is never touched.
+ */
+function showing(config) {
+  if (config.mirror) return { source: mirrorSource(config.mirror) }
+  if (config.session) return { source: config.session }
+  const session = new PtySession()
+  return { source: session, started: session.start(startOptions(config.command)) }
 }
 
 function listen(server, port, host) {
@@ -101,39 +136,27 @@ async function createTerminalServer(options) {
   // Errors of single connections are handled where they happen; nothing else may end the process.
   server.on('error', () => {})
   const port = server.address().port
-  const access = { token: config.token, port }
 
-  // A session this server starts is its own to end; one it was given is never touched on close.
-  const session = config.session ?? new PtySession()
-  const hub = new ViewerHub(session, { readOnly: config.readOnly })
-  let done
-  if (!config.session) {
-    try {
-      done = session.start(startOptions(config.command))
-    } catch (error) {
-      server.close()
-      throw error
-    }
-    done = done.then(
-      (result) => hub.ended(describeExit(result)),
-      (error) => hub.ended({ exitCode: null, signal: null, error: error.message }),
-    )
+  let shown
+  try {
+    shown = showing(config)
+  } catch (error) {
+    server.close()
+    throw error
   }
+  const hub = new ViewerHub(shown.source, { readOnly: config.readOnly })
+  const done = shown.started?.then(
+    (result) => hub.ended(describeExit(result)),
+    (error) => hub.ended({ exitCode: null, signal: null, error: error.message }),
+  )
 
   let closing = null
-  server.on('request', (request, response) => {
-    if (!isAuthorized(request, config.token, port)) return refuse(response, 401)
-    if (request.method !== 'GET' && request.method !== 'HEAD') return refuse(response, 405)
-    const asset = assets.get(new URL(request.url, 'http://localhost').pathname)
-    if (!asset) return refuse(response, 404)
-    serveAsset(request, response, asset, access)
-  })
+  server.on('request', answerRequest(config.token, port, assets))
   server.on('upgrade', (request, socket, head) => {
     socket.on('error', () => socket.destroy())
-    const url = new URL(request.url, 'http://localhost')
-    if (!isAuthorized(request, config.token, port)) return refuse(socket, 401)
-    if (!isSameOrigin(request)) return refuse(socket, 403)
-    if (url.pathname !== '/ws' || closing) return refuse(socket, 404)
+    const url = requestUrl(request)
+    const refusal = upgradeRefusal(request, url, config.token, port)
+    if (refusal || closing) return refuse(socket, refusal ?? 404)
     sockets.handleUpgrade(request, socket, head, (ws) => {
       if (closing) ws.terminate()
       else hub.add(ws, sizeFromQuery(url))
@@ -147,7 +170,7 @@ async function createTerminalServer(options) {
       server.close()
       server.closeAllConnections()
       await once(server, 'close')
-      if (done) await stopRun(session, done)
+      if (done) await stopRun(shown.source, done)
     })()
     return closing
   }

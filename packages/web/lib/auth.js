@@ -25,14 +25,26 @@ function readCookie(header, name) {
   return undefined
 }
 
-/** The token a request presents (query first, then cookie), or undefined. */
-function presentedToken(request, port) {
-  const query = new URL(request.url ?? '/', 'http://localhost').searchParams.get('token')
-  return query ?? readCookie(request.headers.cookie, cookieName(port))
+/**
+ * The request's target as a URL, or null when it cannot be read as one. (The target is appended
+ * to a base rather than resolved against it: `//x` must stay a path.)
+ */
+function requestUrl(request) {
+  try {
+    return new URL(`http://localhost${request.url ?? '/'}`)
+  } catch {
+    return null
+  }
 }
 
-function isAuthorized(request, token, port) {
-  const given = presentedToken(request, port)
+/** The token a request presents (query first, then cookie), or undefined. */
+function presentedToken(request, url, port) {
+  return url.searchParams.get('token') ?? readCookie(request.headers.cookie, cookieName(port))
+}
+
+/** Whether the request (whose target is `url`) presents `token`. */
+function isAuthorized(request, url, token, port) {
+  const given = presentedToken(request, url, port)
   return given !== undefined && sameSecret(given, token)
 }
 
@@ -52,4 +64,4 @@ function tokenCookie(token, port) {
   return `${cookieName(port)}=${token}; Path=/; HttpOnly; SameSite=Strict`
 }
 
-module.exports = { isAuthorized, isSameOrigin, tokenCookie }
+module.exports = { requestUrl, isAuthorized, isSameOrigin, tokenCookie }

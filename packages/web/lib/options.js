@@ -3,7 +3,7 @@
 // value out of range a RangeError (ERR_INVALID_ARG_VALUE); every message names the field, with the
 // wording the addon uses for its own options (`options.port must be an integer from 0 to 65535`).
 const { randomBytes } = require('node:crypto')
-const { PtySession } = require('../../../index.js')
+const { PtySession, Shell } = require('../../../index.js')
 
 /** Tokens travel in URLs and cookies: characters that need no escaping in either. */
 const TOKEN_PATTERN = /^[A-Za-z0-9._~-]{8,256}$/
@@ -52,7 +52,10 @@ function readSource(options) {
     if (!(options.session instanceof PtySession)) throw typeError('options.session must be a PtySession')
     return { session: options.session }
   }
-  if (options.mirror != null) throw rangeError('options.mirror is not supported yet')
+  if (options.mirror != null) {
+    if (!(options.mirror instanceof Shell)) throw typeError('options.mirror must be a Shell')
+    return { mirror: options.mirror }
+  }
   const command = optional(options, 'command', 'string')
   if (command === '') throw rangeError('options.command must not be empty')
   return { command }
@@ -69,7 +72,8 @@ function readServerOptions(options) {
     host,
     port: readPort(options),
     token: readToken(options),
-    readOnly: optional(options, 'readOnly', 'boolean') ?? false,
+    // A mirror has nothing to type into: it is always read-only.
+    readOnly: (optional(options, 'readOnly', 'boolean') ?? false) || options.mirror != null,
   }
 }
 
