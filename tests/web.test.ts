@@ -282,11 +282,25 @@ describe('access', () => {
 
       const page = await openPage(server.url)
       expect(await page.isVisible('#read-only')).toBe(true)
+      // Record what the page sends from now on.
+      await page.evaluate(() => {
+        const sent: string[] = ((globalThis as any).sent = [])
+        // (globalThis: `WebSocket` here would name the test's import of ws.)
+        const prototype = (globalThis as any).WebSocket.prototype
+        const send = prototype.send
+        prototype.send = function (data: unknown) {
+          sent.push(String(data))
+          return send.call(this, data)
+        }
+      })
       await page.click('#terminal')
       await page.keyboard.type('from the page')
       await page.keyboard.press('Enter')
+      // xterm.js hands keys over as they are pressed: nothing of them went out.
+      const sent: string[] = await page.evaluate(() => (globalThis as any).sent)
+      expect(sent.filter((message) => message.includes('"input"'))).toEqual([])
       session.write('second\r')
-      await pageShows(page, 'second')
+      await waitUntil(() => session.screen().lines[3] === 'second', 5000, "cat's copy of the second line")
       expect(session.screen().lines.slice(0, 5)).toEqual(['marker', 'marker', 'second', 'second', ''])
       expect(await pageMatchesSession(page, session)).toMatchObject({ cols: 80, rows: 24 })
       await page.context().close()
