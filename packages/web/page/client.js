@@ -30,7 +30,6 @@
 
   let connection = null
   let failures = 0
-  let retryTimer = null
   let readOnly = false
   /** Why the server refused the last connection, shown until the next one succeeds. */
   let refusal = null
@@ -53,7 +52,6 @@
   }
 
   function connect() {
-    retryTimer = null
     const url = new URL('ws', location.href)
     url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:'
     url.search = ''
@@ -83,7 +81,7 @@
     failures++
     const why = refusal ?? 'disconnected'
     showState(refusal ? 'error' : 'disconnected', `${why}, reconnecting in ${(delay / 1000).toFixed(1)} s`)
-    retryTimer = setTimeout(connect, delay)
+    setTimeout(connect, delay)
   }
 
   function receive(current, data) {
