@@ -2,7 +2,8 @@
 // toolchain. It builds the release addon, moves it into its platform package with `napi
 // artifacts`, packs the main package and the host's platform package, installs both tarballs
 // offline into a fresh project whose PATH holds no cargo or rustc, and there checks CommonJS,
-// ES modules, TypeScript (node16 and bundler resolution, isolatedModules), the CLI, and the error
+// ES modules, TypeScript (node16 and bundler resolution, isolatedModules), the `shellwright/web`
+// subpath (its page and xterm.js served from the installed dependencies), the CLI, and the error
 // for a missing addon. Prints the installed size. Run with `npm run test:package`.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
@@ -159,6 +160,7 @@ try {
     selfRunning: true,
     typeOnly: [1000, 0],
     mcp: { connected: false, maxSessions: 8 },
+    webPage: 200,
   })
 
   step('npx shellwright')
@@ -166,6 +168,7 @@ try {
   assert.equal(npx('run', 'echo ok'), 'ok\n')
   assert.equal(npx('--version'), `${pkg.version}\n`)
   assert.match(npx('mcp', '--help'), /^usage: shellwright mcp/)
+  assert.match(npx('serve', '--help'), /^usage: shellwright serve /)
 
   step('a missing platform package is an error naming the target')
   rmSync(join(project, 'node_modules', platformPackage), { recursive: true })

@@ -12,6 +12,7 @@ commands:
   keys [--kitty]       print the id and bytes of each key pressed
   tui -- <command>     run a TUI in a pseudo-terminal and print its screen
   mcp                  serve the shell and terminal tools to an MCP client over stdio
+  serve [-- <command>] serve your shell (or a command) as a web terminal
 
 Run 'shellwright <command> --help' for a command's options.`
 

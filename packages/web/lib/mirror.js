@@ -1,0 +1,20 @@
+'use strict'
+// A Shell shown through ShellMirror, in the shape the viewers expect of a session: every viewer
+// opens its own mirror (which replays the Shell's history, then follows its runs live). A mirror
+// has no screen of its own, so there is no snapshot and no size: the page fits its window. Shown
+// read-only: a Shell has no terminal to type into.
+const { ShellMirror } = require('../../../index.js')
+
+function mirrorSource(shell) {
+  return {
+    attach(onData) {
+      const mirror = new ShellMirror(shell)
+      mirror.open(onData)
+      return { snapshot: '', cols: undefined, rows: undefined, detach: () => mirror.close() }
+    },
+    write() {},
+    resize() {},
+  }
+}
+
+module.exports = { mirrorSource }

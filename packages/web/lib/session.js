@@ -1,0 +1,32 @@
+'use strict'
+// Starting the program a terminal server shows when it is given none: the user's shell,
+// interactive (bash gets the shell-integration hooks), or a command line run through `sh -c`.
+// The CLI's `serve` uses it too.
+
+/** The environment of a program shown in xterm.js. */
+const BROWSER_TERMINAL_ENV = { TERM: 'xterm-256color', COLORTERM: 'truecolor' }
+
+/** The start options for `command`, or for the user's shell when `command` is undefined. */
+function startOptions(command) {
+  if (command === undefined) {
+    return { interactive: true, shell: process.env.SHELL || '/bin/sh', env: BROWSER_TERMINAL_ENV }
+  }
+  return { command, env: BROWSER_TERMINAL_ENV }
+}
+
+/** How a run ended, as the page's `exit` message says it. */
+function describeExit(result) {
+  return { exitCode: result.exitCode ?? null, signal: result.signal ?? null }
+}
+
+/** Kills a run this code started and waits until it has ended (`done` is its start promise). */
+async function stopRun(session, done) {
+  try {
+    session.kill()
+  } catch {
+    // It has already ended.
+  }
+  await done.catch(() => {})
+}
+
+module.exports = { startOptions, describeExit, stopRun }
