@@ -6,10 +6,12 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { get } from 'node:http'
 import { createInterface } from 'node:readline'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
 import { createMcpServer } from '../packages/mcp/index.js'
 import { isRunning, pidsIn, waitUntil } from './helpers.js'
 
@@ -29,8 +31,14 @@ function textualPython(): string {
 
 type Server = { client: Client; transport: StdioClientTransport; pid: number }
 
-async function connect(): Promise<Server> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp'], env, cwd: scratch, stderr: 'inherit' })
+async function connect(...flags: string[]): Promise<Server> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cli, 'mcp', ...flags],
+    env,
+    cwd: scratch,
+    stderr: flags.length > 0 ? 'pipe' : 'inherit',
+  })
   const client = new Client({ name: 'shellwright-tests', version: '1.0.0' })
   await client.connect(transport)
   return { client, transport, pid: transport.pid! }
@@ -329,5 +337,68 @@ describe('shellwright mcp: cleanup', () => {
     process.kill(own.pid, 'SIGTERM')
     await exited
     await waitUntil(() => [own.pid, ...children].every((pid) => !isRunning(pid)), 10_000, 'the server and its sessions to exit')
+  })
+})
+
+/** A web terminal page's WebSocket: everything it was sent, snapshots and output, as one text. */
+async function watchPage(pageUrl: string) {
+  const url = new URL(pageUrl)
+  const socket = new WebSocket(`ws://${url.host}/ws?token=${url.searchParams.get('token')}`)
+  const page = { text: '', readOnly: undefined as boolean | undefined, socket }
+  socket.on('message', (data, isBinary) => {
+    if (isBinary) return void (page.text += data.toString())
+    const message = JSON.parse(data.toString())
+    if (message.type === 'snapshot') Object.assign(page, { text: page.text + message.data, readOnly: message.readOnly })
+  })
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+  return page
+}
+
+/** The status of a GET of `url`, or the connection error's code. */
+function httpGet(url: string) {
+  return new Promise<number | string>((resolve) => {
+    get(url, (response) => {
+      response.resume()
+      resolve(response.statusCode ?? 0)
+    }).on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
+  })
+}
+
+describe('shellwright mcp --serve', () => {
+  it("serves the shell's runs read-only and each TUI session, which a person can type into", async () => {
+    const own = await connect('--serve', '0')
+    const announced = await new Promise<string>((resolve) => createInterface({ input: own.transport.stderr! }).once('line', resolve))
+    const shellUrl = announced.match(/^shellwright mcp: watch the shell at (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32})$/)![1]
+    const token = new URL(shellUrl).searchParams.get('token')
+    try {
+      expect(await ok(own, 'shell_run', { command: 'echo mirrored run' })).toBe('mirrored run\n[exit code 0]')
+      const shellPage = await watchPage(shellUrl)
+      await waitUntil(() => shellPage.text.includes('mirrored run\r\n'), 5000, 'the shell page to replay the run')
+      expect(shellPage.readOnly).toBe(true)
+      shellPage.socket.close()
+
+      const started = await ok(own, 'tui_start', { command: "echo type here; exec cat", cols: 40, rows: 5 })
+      const id = idOf(started)
+      const tuiUrl = started.split('\n')[1].match(/^watch it at (http:\/\/127\.0\.0\.1:\d+\/\?token=(\w+))$/)!
+      expect(tuiUrl[2]).toBe(token)
+      expect(new URL(tuiUrl[1]).port).not.toBe(new URL(shellUrl).port)
+      expect(await ok(own, 'tui_list', {})).toBe(`${id}\trunning\t40x5\techo type here; exec cat\t${tuiUrl[1]}`)
+      const tuiPage = await watchPage(tuiUrl[1])
+      await waitUntil(() => tuiPage.text.includes('type here'), 5000, `the session page to show the screen: ${JSON.stringify(tuiPage.text)}`)
+      expect(tuiPage.readOnly).toBe(false)
+      // A person takes over: keys typed in the page reach the program the agent started.
+      tuiPage.socket.send(JSON.stringify({ type: 'input', data: 'from the browser\r' }))
+      expect(await ok(own, 'tui_wait_for', { id, regex: '^from the browser\\n^from the browser$' })).toBe(
+        [`[${id} · running · 40x5 · cursor 3,0 marked █]`, 'type here', 'from the browser', 'from the browser', '█'].join('\n'),
+      )
+      tuiPage.socket.close()
+      expect(await httpGet(tuiUrl[1])).toBe(200)
+      await ok(own, 'tui_kill', { id })
+      expect(await httpGet(tuiUrl[1])).toBe('ECONNREFUSED')
+    } finally {
+      await own.client.close()
+    }
+    await waitUntil(() => !isRunning(own.pid), 5000, 'the server to exit')
+    expect(await httpGet(shellUrl)).toBe('ECONNREFUSED')
   })
 })

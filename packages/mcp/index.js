@@ -7,6 +7,7 @@ const { z } = require('zod')
 const { Shell } = require('../../index.js')
 const { TuiSessions, ToolError } = require('./lib/sessions.js')
 const { OutputTail, tail } = require('./lib/text.js')
+const { WatchServers } = require('./lib/watch-servers.js')
 const { version } = require('../../package.json')
 
 /** The documented bounds: every tool result and every wait has one. */
@@ -83,7 +84,7 @@ function registerShellTools(mcp, shell, options) {
   )
 }
 
-function registerTuiTools(mcp, sessions) {
+function registerTuiTools(mcp, sessions, watching) {
   mcp.registerTool(
     'tui_start',
     {
@@ -130,7 +131,10 @@ function registerTuiTools(mcp, sessions) {
         interactive: args.interactive === true,
       }
       const session = await sessions.open(options, args.quiet_ms ?? DEFAULT_QUIET_MS)
-      return text(`started ${session.id}: ${session.command}\n${session.render()}`)
+      const servers = watching()
+      if (servers) session.url = await servers.add(session)
+      const watch = session.url ? `watch it at ${session.url}\n` : ''
+      return text(`started ${session.id}: ${session.command}\n${watch}${session.render()}`)
     },
   )
 
@@ -314,8 +318,8 @@ function registerTuiTools(mcp, sessions) {
       title: 'List terminal sessions',
       description:
         'Lists the terminal sessions, one a line with tab-separated fields: id, state (running, or how the program ' +
-        'ended, e.g. "exited with code 0"), size as COLSxROWS, and the command. Ended sessions stay listed, with ' +
-        'their last screen readable, until tui_kill.',
+        'ended, e.g. "exited with code 0"), size as COLSxROWS, the command, and when a person can watch, the ' +
+        'URL of its web terminal. Ended sessions stay listed, with their last screen readable, until tui_kill.',
       inputSchema: {},
     },
     async () => {
@@ -325,7 +329,9 @@ function registerTuiTools(mcp, sessions) {
         all
           .map((s) => {
             const { cols, rows } = s.pty.screen()
-            return `${s.id}\t${s.status()}\t${cols}x${rows}\t${s.command}`
+            const fields = [s.id, s.status(), `${cols}x${rows}`, s.command]
+            if (s.url) fields.push(s.url)
+            return fields.join('\t')
           })
           .join('\n'),
       )
@@ -347,18 +353,26 @@ function buildServer(options = {}) {
   let shellSession
   const shell = () => (shellSession ??= new Shell())
   const sessions = new TuiSessions(LIMITS)
+  let watchServers
+  sessions.onRemove = (session) => watchServers?.remove(session.id)
   registerShellTools(mcp, shell, options)
-  registerTuiTools(mcp, sessions)
+  registerTuiTools(mcp, sessions, () => watchServers)
 
   let cleanup
-  const release = () => (cleanup ??= Promise.all([sessions.closeAll(), shellSession?.abort()]).then(() => {}))
+  const release = () =>
+    (cleanup ??= Promise.all([sessions.closeAll(), shellSession?.abort(), watchServers?.close()]).then(() => {}))
   mcp.server.onclose = () => void release()
   const closeTransport = mcp.close.bind(mcp)
   mcp.close = async () => {
     await closeTransport()
     await release()
   }
-  return { mcp, shell, sessions, close: () => mcp.close() }
+  /** Serves the shell's mirror and every TUI session to browsers (see lib/watch-servers.js). */
+  const serve = async ({ port, host }) => {
+    watchServers = await WatchServers.start(shell(), { port, host })
+    return watchServers.shellUrl
+  }
+  return { mcp, shell, sessions, serve, close: () => mcp.close() }
 }
 
 /**

@@ -111,6 +111,14 @@ class TuiSessions {
     this.sessions = new Map()
     this.nextId = 1
     this.closed = false
+    /** Told of every session that leaves the table (killed, failed to start, or forgotten). */
+    this.onRemove = async () => {}
+  }
+
+  /** Resolves once `onRemove` is done with it. */
+  async remove(session) {
+    this.sessions.delete(session.id)
+    await this.onRemove(session)
   }
 
   start(options) {
@@ -134,7 +142,7 @@ class TuiSessions {
     const session = this.start(options)
     await session.settle(quietMs)
     if (session.result?.error) {
-      this.sessions.delete(session.id)
+      await this.remove(session)
       throw new ToolError(session.result.error.message)
     }
     return session
@@ -144,7 +152,7 @@ class TuiSessions {
   pruneEnded() {
     const ended = [...this.sessions.values()].filter((s) => !s.running)
     for (const session of ended.slice(0, Math.max(0, ended.length - this.limits.maxSessions + 1))) {
-      this.sessions.delete(session.id)
+      void this.remove(session)
     }
   }
 
@@ -161,7 +169,7 @@ class TuiSessions {
   async kill(id) {
     const session = this.get(id)
     await session.kill()
-    this.sessions.delete(id)
+    await this.remove(session)
     return session
   }
 
