@@ -210,6 +210,35 @@ export declare class PtySession {
    * when no run is live.
    */
   exec(command: string, options?: PtyExecOptions): Promise<CommandRecord>
+  /**
+   * Attaches a viewer, as tmux does: `snapshot` repaints a fresh terminal of `cols` × `rows`,
+   * and `onData` then receives the live stream from exactly that point, so snapshot + every
+   * chunk, written into a fresh terminal, equals this session's `screen()` — nothing missing,
+   * nothing twice. Chunks carry the program's output with answered terminal queries removed,
+   * and are whole characters. Many viewers may attach at once; the program never waits for
+   * them.
+   *
+   * A viewer that falls more than 8 MiB behind (its callback too slow for the stream), and
+   * every viewer when the session is resized, gets a *resync* instead of the backlog: one
+   * chunk that is a fresh snapshot, starting with RIS (`ESC c`) so it repaints an already
+   * used terminal from scratch; `cols`/`rows` are updated to the size it is drawn for just
+   * before `onData` receives it.
+   *
+   * An attachment follows the current run until it ends (after its last chunk, `onData` is
+   * not called again) or `detach()` is called; attached after the run, it gets the snapshot
+   * only; after the next `start`, attach again. If `onData` throws, the viewer is detached and
+   * the error is passed to `process.emitWarning`. Throws `PTY session is not running` before
+   * the first `start`.
+   *
+   * ```ts
+   * const session = new PtySession()
+   * const run = session.start({ command: 'top', cols: 100, rows: 30 })
+   * const view = new VirtualTerminal({ cols: 100, rows: 30 }) // or an xterm.js Terminal
+   * const attachment = session.attach((chunk) => view.write(chunk))
+   * view.write(attachment.snapshot)
+   * ```
+   */
+  attach(onData: (chunk: string) => void): TerminalAttachment
   /** Cancels the run: the promise resolves with `cancelled: true`. */
   kill(): void
 }
@@ -237,6 +266,27 @@ export declare class Shell {
   run(options: ShellRunOptions, onChunk?: (chunk: string) => void): Promise<ShellResult>
   /** Cancels the running command (resolves once it has ended; at once when idle). */
   abort(): Promise<void>
+}
+
+/** A viewer of a `PtySession`'s terminal (see `PtySession.attach`). */
+export declare class TerminalAttachment {
+  /**
+   * Repaints a fresh terminal of `cols` × `rows` (scrollback, screen, cursor, modes, title)
+   * up to the point where `onData`'s stream starts.
+   */
+  get snapshot(): string
+  /**
+   * Columns the stream is drawn for: the session's at `attach`, updated just before `onData`
+   * receives a resync chunk.
+   */
+  get cols(): number
+  /** Rows the stream is drawn for (see `cols`). */
+  get rows(): number
+  /**
+   * Stops the stream: `onData` is not called again, even for chunks already queued.
+   * Idempotent.
+   */
+  detach(): void
 }
 
 /**

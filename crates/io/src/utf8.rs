@@ -44,6 +44,26 @@ impl Utf8Decoder {
         out
     }
 
+    /// Advances over `bytes` whose text nobody needs, keeping only what the next
+    /// [`decode`](Self::decode) depends on: the sequence cut off at the end. Costs a look at the
+    /// last three bytes, whatever the length.
+    pub fn skip(&mut self, bytes: &[u8]) {
+        // A cut-off sequence is at most three bytes and starts with a lead byte, which no earlier
+        // byte can claim, so the last three bytes decide it alone.
+        let tail = if bytes.len() >= 3 {
+            self.pending.clear();
+            &bytes[bytes.len() - 3..]
+        } else {
+            bytes
+        };
+        let _ = self.decode(tail);
+    }
+
+    /// How many bytes of a cut-off sequence are carried over to the next call (0 to 3).
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
     /// Ends the stream: an incomplete trailing sequence becomes U+FFFD.
     pub fn finish(&mut self) -> String {
         if self.pending.is_empty() {
@@ -132,6 +152,30 @@ mod tests {
                         "{bytes:?} cut {i},{j}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn skip_leaves_the_state_a_full_decode_would() {
+        let bytes = "a€b😀c日本".as_bytes();
+        for cut in 0..=bytes.len() {
+            for split in 0..=cut {
+                let mut skipped = Utf8Decoder::new();
+                skipped.skip(&bytes[..split]);
+                skipped.skip(&bytes[split..cut]);
+                let mut full = Utf8Decoder::new();
+                let _ = full.decode(&bytes[..cut]);
+                assert_eq!(
+                    skipped.pending_len(),
+                    full.pending_len(),
+                    "cut {split},{cut}"
+                );
+                assert_eq!(
+                    skipped.decode(&bytes[cut..]),
+                    full.decode(&bytes[cut..]),
+                    "cut {split},{cut}"
+                );
             }
         }
     }

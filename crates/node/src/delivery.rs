@@ -228,29 +228,35 @@ fn deliver_function<'env>(
         }
         let chunk: Unknown = ctx.get(0)?;
         let callback = callback.borrow_back(ctx.env)?;
-        let raw_env = ctx.env.raw();
-        let mut receiver = ptr::null_mut();
-        let mut returned = ptr::null_mut();
-        // SAFETY: Node-API calls on the live environment; `chunk` and `callback` are live values
-        // of it and the out-pointers are valid.
-        let status = unsafe {
-            sys::napi_get_undefined(raw_env, &mut receiver);
-            sys::napi_call_function(
-                raw_env,
-                receiver,
-                callback.raw(),
-                1,
-                &chunk.raw(),
-                &mut returned,
-            )
-        };
-        if status == sys::Status::napi_pending_exception {
-            let mut thrown = ptr::null_mut();
-            // SAFETY: an exception is pending; this takes it out of the environment.
-            unsafe { sys::napi_get_and_clear_last_exception(raw_env, &mut thrown) };
+        if let Some(thrown) = call_catching(ctx.env, callback.raw(), chunk) {
             throws.record(ctx.env, thrown)?;
             stop.cancel(CancelReason::Aborted);
         }
         Ok(())
     })
+}
+
+/// Calls `callback(arg)` with `undefined` as `this`, catching what it throws: returns the thrown
+/// value, taken out of the environment, or `None` when it returned.
+pub fn call_catching(
+    env: &Env,
+    callback: sys::napi_value,
+    arg: Unknown<'_>,
+) -> Option<sys::napi_value> {
+    let raw_env = env.raw();
+    let mut receiver = ptr::null_mut();
+    let mut returned = ptr::null_mut();
+    // SAFETY: Node-API calls on the live environment; `arg` and `callback` are live values of it
+    // and the out-pointers are valid.
+    let status = unsafe {
+        sys::napi_get_undefined(raw_env, &mut receiver);
+        sys::napi_call_function(raw_env, receiver, callback, 1, &arg.raw(), &mut returned)
+    };
+    if status != sys::Status::napi_pending_exception {
+        return None;
+    }
+    let mut thrown = ptr::null_mut();
+    // SAFETY: an exception is pending; this takes it out of the environment.
+    unsafe { sys::napi_get_and_clear_last_exception(raw_env, &mut thrown) };
+    Some(thrown)
 }

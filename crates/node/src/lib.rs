@@ -18,6 +18,7 @@
 compile_error!("shellwright-node must be built with panic = \"unwind\"");
 
 mod abort;
+mod attach;
 mod construct;
 mod delivery;
 mod error;

@@ -16,6 +16,7 @@ use shellwright_pty::{ExecError, PtyCommand, PtyError, PtyExit, PtyOutput, RunOp
 use shellwright_term::terminal::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
 
 use crate::abort::AbortWatch;
+use crate::attach::TerminalAttachment;
 use crate::delivery::ChunkSink;
 use crate::error::{JsFailure, Settlement};
 use crate::options::{OptionReader, finite_arg, string_arg, truncate};
@@ -208,6 +209,42 @@ impl PtySession {
                 .map(CommandRecord::from)
                 .map_err(|err| exec_failure(err, timeout))
         })
+    }
+
+    /// Attaches a viewer, as tmux does: `snapshot` repaints a fresh terminal of `cols` × `rows`,
+    /// and `onData` then receives the live stream from exactly that point, so snapshot + every
+    /// chunk, written into a fresh terminal, equals this session's `screen()` — nothing missing,
+    /// nothing twice. Chunks carry the program's output with answered terminal queries removed,
+    /// and are whole characters. Many viewers may attach at once; the program never waits for
+    /// them.
+    ///
+    /// A viewer that falls more than 8 MiB behind (its callback too slow for the stream), and
+    /// every viewer when the session is resized, gets a *resync* instead of the backlog: one
+    /// chunk that is a fresh snapshot, starting with RIS (`ESC c`) so it repaints an already
+    /// used terminal from scratch; `cols`/`rows` are updated to the size it is drawn for just
+    /// before `onData` receives it.
+    ///
+    /// An attachment follows the current run until it ends (after its last chunk, `onData` is
+    /// not called again) or `detach()` is called; attached after the run, it gets the snapshot
+    /// only; after the next `start`, attach again. If `onData` throws, the viewer is detached and
+    /// the error is passed to `process.emitWarning`. Throws `PTY session is not running` before
+    /// the first `start`.
+    ///
+    /// ```ts
+    /// const session = new PtySession()
+    /// const run = session.start({ command: 'top', cols: 100, rows: 30 })
+    /// const view = new VirtualTerminal({ cols: 100, rows: 30 }) // or an xterm.js Terminal
+    /// const attachment = session.attach((chunk) => view.write(chunk))
+    /// view.write(attachment.snapshot)
+    /// ```
+    #[napi(
+        catch_unwind,
+        ts_args_type = "onData: (chunk: string) => void",
+        ts_return_type = "TerminalAttachment"
+    )]
+    pub fn attach(&self, env: Env, on_data: Unknown) -> Result<TerminalAttachment> {
+        crate::attach::attach(&env, &self.inner, on_data)?
+            .map_err(|err| pty_failure(err).throw(&env))
     }
 
     /// Cancels the run: the promise resolves with `cancelled: true`.

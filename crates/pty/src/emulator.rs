@@ -16,6 +16,7 @@ use shellwright_proc::{CancelReason, CancelToken};
 use shellwright_term::{CommandRecord, Terminal, TerminalOptions};
 use tokio::sync::watch;
 
+use crate::viewers::{Attachment, Delivery, Queue, Viewer, ViewerSink, Viewers};
 use crate::{PtyControl, PtyOutput};
 
 /// Why [`SessionTerminal::exec`] gave up.
@@ -65,6 +66,8 @@ pub struct SessionTerminal {
 
 struct Shared {
     terminal: Mutex<Terminal>,
+    /// Locked only while `terminal` is held (see `viewers`).
+    viewers: Mutex<Viewers>,
     progress: watch::Sender<Progress>,
     /// Serialises `exec` calls: one command is typed and awaited at a time.
     exec_turn: tokio::sync::Mutex<()>,
@@ -75,6 +78,7 @@ impl SessionTerminal {
         Self {
             shared: Arc::new(Shared {
                 terminal: Mutex::new(Terminal::new(options)),
+                viewers: Mutex::new(Viewers::default()),
                 progress: watch::Sender::new(Progress::default()),
                 exec_turn: tokio::sync::Mutex::new(()),
             }),
@@ -89,6 +93,46 @@ impl SessionTerminal {
             .terminal
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// The viewers' hub; the caller holds the terminal's lock.
+    fn viewers(&self) -> MutexGuard<'_, Viewers> {
+        self.shared
+            .viewers
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Adds a viewer cut at the current point of the stream (see `viewers`): the snapshot and
+    /// size it starts from, and the handle whose [`Viewer::take`] gives everything after the cut.
+    /// `sink` is told whenever something waits. On a terminal whose run has ended the viewer
+    /// gets the snapshot only, and its first take says `ended`.
+    pub fn attach(&self, sink: impl ViewerSink) -> Attachment {
+        let mut terminal = self.lock();
+        let snapshot = terminal.snapshot();
+        let (cols, rows) = terminal.size();
+        let queue = self.viewers().add(Box::new(sink));
+        drop(terminal);
+        Attachment {
+            snapshot,
+            cols,
+            rows,
+            viewer: Viewer::new(queue, self.clone()),
+        }
+    }
+
+    /// A viewer's pending resync: a fresh snapshot cut at the current point.
+    pub(crate) fn resync(&self, queue: &Queue) -> Delivery {
+        let mut terminal = self.lock();
+        let viewers = self.viewers();
+        queue.resync(&viewers, || (terminal.snapshot(), terminal.size()))
+    }
+
+    /// Resizes the terminal; every viewer is resynchronised at the new size.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        let mut terminal = self.lock();
+        terminal.resize(cols, rows);
+        self.viewers().resync_all();
     }
 
     /// The output to give [`crate::spawn`]/[`crate::run`]: feeds this terminal, answers queries
@@ -106,6 +150,7 @@ impl SessionTerminal {
     /// it from its owner.
     pub fn mark_ended(&self) {
         let terminal = self.lock();
+        self.viewers().end();
         self.publish(&terminal, true);
     }
 
@@ -195,6 +240,10 @@ impl<O: PtyOutput> PtyOutput for EmulatedOutput<O> {
             let mut terminal = self.terminal.lock();
             let feed = terminal.feed(chunk);
             self.terminal.publish(&terminal, false);
+            // Under the same lock as the feed: this is the cut viewers attach at.
+            self.terminal
+                .viewers()
+                .passed(&feed.passthrough, terminal.open_sequence_len());
             feed
         };
         if !feed.replies.is_empty() {
@@ -207,7 +256,14 @@ impl<O: PtyOutput> PtyOutput for EmulatedOutput<O> {
     }
 
     fn finish(&mut self) {
-        let held = self.terminal.lock().flush();
+        let held = {
+            let mut terminal = self.terminal.lock();
+            let held = terminal.flush();
+            self.terminal
+                .viewers()
+                .passed(&held, terminal.open_sequence_len());
+            held
+        };
         if !held.is_empty() {
             self.downstream.bytes(&held);
         }

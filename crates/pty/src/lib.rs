@@ -11,7 +11,9 @@
 //! query replies back to the child, passes the rest on, and wakes [`SessionTerminal::exec`]
 //! waiters when a prompt shows or a command completes. Interactive bash gets OSC 133/633 hooks
 //! through a generated rcfile (`hooks`). [`PtySession`] puts these together for a caller that
-//! runs one command at a time and reads the terminal after the run.
+//! runs one command at a time and reads the terminal after the run. [`SessionTerminal::attach`]
+//! adds a viewer (`viewers`): a snapshot and the live stream after it, cut at one point of the
+//! stream, with a bounded queue that never holds the read loop back.
 //!
 //! Output is read until EIO (every holder of the slave side closed
 //! it), with [`ORPHAN_DRAIN`] for processes that outlive the child; a cancel gives
@@ -27,6 +29,8 @@ mod hooks;
 mod run;
 #[cfg(unix)]
 mod session;
+#[cfg(unix)]
+mod viewers;
 
 pub use command::{PtyCommand, TermSize};
 #[cfg(unix)]
@@ -35,6 +39,10 @@ pub use emulator::{EmulatedOutput, ExecError, SessionTerminal};
 pub use run::{CANCEL_GRACE, ORPHAN_DRAIN, PtyControl, PtyExit, PtyOutput, PtyRun, run, spawn};
 #[cfg(unix)]
 pub use session::{PtySession, RunGuard, RunOptions};
+#[cfg(unix)]
+pub use viewers::{
+    Attachment, Delivery, OPEN_SEQUENCE_LIMIT, VIEWER_QUEUE_LIMIT, Viewer, ViewerSink,
+};
 
 /// Why a PTY run could not start or an operation on it failed.
 #[derive(Debug, thiserror::Error)]

@@ -21,8 +21,8 @@ use shellwright_proc::{CancelReason, CancelToken};
 use shellwright_term::terminal::DEFAULT_SCROLLBACK;
 use shellwright_term::{CommandRecord, TerminalOptions};
 
+use crate::{Attachment, TermSize, ViewerSink, run};
 use crate::{ExecError, PtyCommand, PtyControl, PtyError, PtyExit, PtyOutput, SessionTerminal};
-use crate::{TermSize, run};
 
 /// How a run's terminal model is built, and how long the run may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,7 +154,7 @@ impl PtySession {
     pub fn resize(&self, size: TermSize) -> Result<(), PtyError> {
         let control = self.live_control()?;
         if let Some(terminal) = &self.lock().terminal {
-            terminal.lock().resize(size.cols(), size.rows());
+            terminal.resize(size.cols(), size.rows());
         }
         ignore_ended(control.resize(size))
     }
@@ -171,6 +171,14 @@ impl PtySession {
     /// first start.
     pub fn terminal(&self) -> Result<SessionTerminal, PtyError> {
         self.lock().terminal.clone().ok_or(PtyError::NotRunning)
+    }
+
+    /// Adds a viewer of the latest run's terminal (see [`SessionTerminal::attach`]): while the run
+    /// is live it follows the stream until the run ends or it detaches; after the run it gets the
+    /// snapshot only. A viewer follows one run: after the next start, attach again.
+    /// [`PtyError::NotRunning`] before the first start.
+    pub fn attach(&self, sink: impl ViewerSink) -> Result<Attachment, PtyError> {
+        Ok(self.terminal()?.attach(sink))
     }
 
     /// Types `command` into the live run once its shell shows a prompt and resolves with the

@@ -380,6 +380,19 @@ impl Terminal {
         }
     }
 
+    /// How many bytes at the end of everything passed on so far (the feeds' passthrough) belong to
+    /// a sequence still under way: a viewer that starts from [`snapshot`](Self::snapshot) must be
+    /// given them before the next passthrough to parse it as this terminal does. 0 when the stream
+    /// stands between sequences, or when the unfinished one is held back (it has not been passed
+    /// on, and the emulator has not seen it either).
+    pub fn open_sequence_len(&self) -> usize {
+        if self.scanner.in_sequence() && self.scanner.origin() == Origin::Passed {
+            self.scanner.sequence_len()
+        } else {
+            0
+        }
+    }
+
     /// (cols, rows).
     pub fn size(&self) -> (u16, u16) {
         (self.engine.cols(), self.engine.rows())

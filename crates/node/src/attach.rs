@@ -1,0 +1,192 @@
+//! `PtySession.attach` and `TerminalAttachment`: a viewer of a session's terminal for JS, over
+//! `shellwright_pty::Viewer`, which owns the cut, the queue bound and resyncs.
+//!
+//! The viewer's sink queues one call of a threadsafe function (non-blocking) whenever something
+//! waits; that call takes everything queued, on the JS thread, and hands it to `onData` — so a slow
+//! callback gets larger chunks rather than a growing queue of calls, and the PTY's read loop never
+//! waits for JS. The threadsafe function is released once the stream has ended (the run ended and
+//! its last chunk was delivered) or the viewer detached, so an attachment keeps Node alive only
+//! while it has something to deliver. A throw from `onData` is caught: the viewer is detached and
+//! the error goes to `process.emitWarning`, never crashing the host.
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use napi::bindgen_prelude::{
+    Env, Function, FunctionRef, JsObjectValue, JsValue, Object, Result, Unknown,
+};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{ValueType, sys};
+use napi_derive::napi;
+use shellwright_pty::{Viewer, ViewerSink};
+
+use crate::delivery::call_catching;
+use crate::options::type_error;
+
+type DataTsfn = ThreadsafeFunction<(), (), String, napi::Status, false>;
+type DataCallback = FunctionRef<String, Unknown<'static>>;
+
+/// What the attachment, its sink and its threadsafe function share.
+#[derive(Default)]
+struct Shared {
+    /// Present until the stream ends or the viewer detaches.
+    tsfn: Mutex<Option<Arc<DataTsfn>>>,
+    /// Set right after attaching; the first call reaches JS only after that.
+    viewer: OnceLock<Viewer>,
+    /// The size the stream is drawn for: the attachment's, then each resync's.
+    size: Mutex<(u16, u16)>,
+}
+
+impl Shared {
+    fn tsfn(&self) -> MutexGuard<'_, Option<Arc<DataTsfn>>> {
+        self.tsfn
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn size(&self) -> MutexGuard<'_, (u16, u16)> {
+        self.size
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Ends deliveries: detaches the viewer and lets go of the threadsafe function.
+    fn stop(&self) {
+        if let Some(viewer) = self.viewer.get() {
+            viewer.detach();
+        }
+        self.tsfn().take();
+    }
+
+    /// On the JS thread, as a queued call reaches JS: everything the viewer has, as one chunk.
+    fn take(&self) -> String {
+        let Some(viewer) = self.viewer.get() else {
+            return String::new();
+        };
+        let delivery = viewer.take();
+        if let Some(size) = delivery.resync {
+            *self.size() = size;
+        }
+        if delivery.ended {
+            self.tsfn().take();
+        }
+        delivery.chunk
+    }
+}
+
+/// Queues a call (never blocks) when the viewer has something waiting.
+struct Ready(Arc<Shared>);
+
+impl ViewerSink for Ready {
+    fn ready(&self) {
+        let tsfn = self.0.tsfn().clone();
+        if let Some(tsfn) = tsfn {
+            // Fails only while the environment shuts down, when nobody is left to deliver to.
+            let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
+/// A viewer of a `PtySession`'s terminal (see `PtySession.attach`).
+#[napi]
+pub struct TerminalAttachment {
+    snapshot: String,
+    shared: Arc<Shared>,
+}
+
+#[napi]
+impl TerminalAttachment {
+    /// Repaints a fresh terminal of `cols` × `rows` (scrollback, screen, cursor, modes, title)
+    /// up to the point where `onData`'s stream starts.
+    #[napi(getter)]
+    pub fn snapshot(&self) -> String {
+        self.snapshot.clone()
+    }
+
+    /// Columns the stream is drawn for: the session's at `attach`, updated just before `onData`
+    /// receives a resync chunk.
+    #[napi(getter)]
+    pub fn cols(&self) -> u32 {
+        self.shared.size().0.into()
+    }
+
+    /// Rows the stream is drawn for (see `cols`).
+    #[napi(getter)]
+    pub fn rows(&self) -> u32 {
+        self.shared.size().1.into()
+    }
+
+    /// Stops the stream: `onData` is not called again, even for chunks already queued.
+    /// Idempotent.
+    #[napi(catch_unwind)]
+    pub fn detach(&self) {
+        self.shared.stop();
+    }
+}
+
+/// Attaches a viewer calling `on_data` to `session` (see `PtySession.attach`).
+pub fn attach(
+    env: &Env,
+    session: &shellwright_pty::PtySession,
+    on_data: Unknown<'_>,
+) -> Result<std::result::Result<TerminalAttachment, shellwright_pty::PtyError>> {
+    if on_data.get_type()? != ValueType::Function {
+        return Err(type_error(env, "onData must be a function".to_string()));
+    }
+    // SAFETY: checked to be a function.
+    let callback: Function<String, Unknown<'static>> = unsafe { on_data.cast()? };
+    let shared = Arc::new(Shared::default());
+    let deliver = deliver_function(env, callback.create_ref()?, &shared)?;
+    let source = Arc::clone(&shared);
+    let tsfn = deliver
+        .build_threadsafe_function::<()>()
+        .build_callback(move |_ctx| Ok(source.take()))?;
+    *shared.tsfn() = Some(Arc::new(tsfn));
+    let attachment = match session.attach(Ready(Arc::clone(&shared))) {
+        Ok(attachment) => attachment,
+        Err(err) => {
+            shared.stop();
+            return Ok(Err(err));
+        }
+    };
+    *shared.size() = (attachment.cols, attachment.rows);
+    // Calls queued by `attach` run on this thread, after this returns: the viewer is set by then.
+    let _ = shared.viewer.set(attachment.viewer);
+    Ok(Ok(TerminalAttachment {
+        snapshot: attachment.snapshot,
+        shared,
+    }))
+}
+
+/// The JS function the threadsafe function calls: passes a non-empty chunk to `callback`; a
+/// throw detaches the viewer and becomes a process warning.
+fn deliver_function<'env>(
+    env: &'env Env,
+    callback: DataCallback,
+    shared: &Arc<Shared>,
+) -> Result<Function<'env, String, ()>> {
+    let shared = Arc::clone(shared);
+    env.create_function_from_closure("deliverTerminalData", move |ctx| {
+        let chunk: String = ctx.get(0)?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        let callback = callback.borrow_back(ctx.env)?;
+        let arg = ctx.get::<Unknown>(0)?;
+        if let Some(thrown) = call_catching(ctx.env, callback.raw(), arg) {
+            shared.stop();
+            warn(ctx.env, thrown)?;
+        }
+        Ok(())
+    })
+}
+
+/// `process.emitWarning(thrown)`: what `onData` threw is reported, not lost and not fatal.
+fn warn(env: &Env, thrown: sys::napi_value) -> Result<()> {
+    let process: Object = env.get_global()?.get_named_property("process")?;
+    let emit: Function<Unknown, Unknown> = process.get_named_property("emitWarning")?;
+    // SAFETY: `thrown` is the live exception value just taken from `env`.
+    let thrown = unsafe { Unknown::from_raw_unchecked(env.raw(), thrown) };
+    // A warning that cannot be emitted (say, a thrown number) is dropped, never rethrown.
+    let _ = call_catching(env, emit.raw(), thrown);
+    Ok(())
+}
