@@ -38,6 +38,9 @@ class Viewer {
     /** The size that fits the page's window, as the page last reported it. */
     this.size = size
     this.attachment = null
+    /** The size the page was last told to take. */
+    this.cols = undefined
+    this.rows = undefined
     this.sent = 0
     this.acked = 0
     this.behind = false
@@ -47,28 +50,35 @@ class Viewer {
   sync() {
     this.detach()
     this.behind = false
-    let attachment = null
-    const early = [] // chunks delivered before attach returned: they follow the snapshot
-    const onData = (chunk) => {
-      if (attachment === null) early.push(chunk)
-      else if (this.attachment === attachment) this.forward(chunk)
-    }
+    let attachment
     try {
-      attachment = this.hub.source.attach(onData)
+      // Chunks come on later turns of the event loop, after the snapshot has been sent.
+      attachment = this.hub.source.attach((chunk) => {
+        if (this.attachment === attachment) this.forward(chunk)
+      })
     } catch (error) {
       this.refuse(error)
       return
     }
     this.attachment = attachment
-    const { snapshot, cols, rows } = attachment
-    this.hub.size = isSize(cols, rows) ? { cols, rows } : this.hub.size
-    this.control({ type: 'snapshot', data: snapshot, cols, rows, readOnly: this.hub.readOnly })
-    for (const chunk of early) this.forward(chunk)
+    this.paint(attachment.snapshot, attachment.cols, attachment.rows)
     if (this.hub.exit) this.control({ type: 'exit', ...this.hub.exit })
+  }
+
+  /** Tells the page to reset, take the size `cols` × `rows` and write `data`. */
+  paint(data, cols, rows) {
+    this.cols = cols
+    this.rows = rows
+    if (isSize(cols, rows)) this.hub.size = { cols, rows }
+    this.control({ type: 'snapshot', data, cols, rows, readOnly: this.hub.readOnly })
   }
 
   forward(chunk) {
     if (this.behind) return
+    const { cols, rows } = this.attachment
+    // After a resize the session sends each viewer a resync: a fresh snapshot drawn for the new
+    // size, which the attachment's size announces. The page must take that size first.
+    if (cols !== this.cols || rows !== this.rows) return this.paint(chunk, cols, rows)
     const bytes = Buffer.from(chunk, 'utf8')
     this.sent += bytes.length
     this.socket.send(bytes, { binary: true })
@@ -178,13 +188,12 @@ class ViewerHub {
     if (!size || (current && current.cols === size.cols && current.rows === size.rows)) return
     this.requested = size
     try {
+      // Every attachment then gets a resync drawn for the new size (see Viewer.forward): xterm.js
+      // would reflow the old lines differently from the session's emulator.
       this.source.resize(size.cols, size.rows)
     } catch {
-      return
+      // The program has ended: its size no longer matters.
     }
-    // xterm.js reflows differently from the session's emulator: repaint every following viewer
-    // from it (one that is behind is repainted when it catches up).
-    for (const each of this.viewers) if (each.attachment) each.sync()
   }
 
   /** Records how the program ended and tells every viewer. */
