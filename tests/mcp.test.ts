@@ -357,7 +357,7 @@ async function watchPage(pageUrl: string) {
 /** The status of a GET of `url`, or the connection error's code. */
 function httpGet(url: string) {
   return new Promise<number | string>((resolve) => {
-    get(url, (response) => {
+    get(url, { agent: false }, (response) => {
       response.resume()
       resolve(response.statusCode ?? 0)
     }).on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
@@ -384,7 +384,7 @@ describe('shellwright mcp --serve', () => {
       expect(new URL(tuiUrl[1]).port).not.toBe(new URL(shellUrl).port)
       expect(await ok(own, 'tui_list', {})).toBe(`${id}\trunning\t40x5\techo type here; exec cat\t${tuiUrl[1]}`)
       const tuiPage = await watchPage(tuiUrl[1])
-      await waitUntil(() => tuiPage.text.includes('type here'), 5000, `the session page to show the screen: ${JSON.stringify(tuiPage.text)}`)
+      await waitUntil(() => tuiPage.text.includes('type here'), 5000, 'the session page to show the screen')
       expect(tuiPage.readOnly).toBe(false)
       // A person takes over: keys typed in the page reach the program the agent started.
       tuiPage.socket.send(JSON.stringify({ type: 'input', data: 'from the browser\r' }))
