@@ -4,10 +4,11 @@
 // tool errors, and the cleanup of every process when the client goes away.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { get } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { get } from 'node:http'
 import { createInterface } from 'node:readline'
+import type { Readable } from 'node:stream'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -367,7 +368,7 @@ function httpGet(url: string) {
 describe('shellwright mcp --serve', () => {
   it("serves the shell's runs read-only and each TUI session, which a person can type into", async () => {
     const own = await connect('--serve', '0')
-    const announced = await new Promise<string>((resolve) => createInterface({ input: own.transport.stderr! }).once('line', resolve))
+    const announced = await new Promise<string>((resolve) => createInterface({ input: own.transport.stderr as Readable }).once('line', resolve))
     const shellUrl = announced.match(/^shellwright mcp: watch the shell at (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32})$/)![1]
     const token = new URL(shellUrl).searchParams.get('token')
     try {
