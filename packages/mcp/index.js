@@ -50,7 +50,7 @@ function transcript(output, ending) {
   return `${body}[${ending}]`
 }
 
-function registerShellTools(mcp, shell, options) {
+function registerShellTools(mcp, shell) {
   mcp.registerTool(
     'shell_run',
     {
@@ -72,9 +72,8 @@ function registerShellTools(mcp, shell, options) {
     async ({ command, cwd, timeout_ms }, extra) => {
       const out = new OutputTail(LIMITS.maxOutputBytes)
       const run = { command, cwd, timeoutMs: timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS, signal: extra.signal }
-      if (options.minimizer) run.minimizer = options.minimizer
       const result = await shell().run(run, (chunk) => out.push(chunk))
-      const output = result.minimized ? tail(result.minimized.text, LIMITS.maxOutputBytes) : out.text()
+      const output = out.text()
       if (result.timedOut) {
         return text(transcript(output, `timed out after ${run.timeoutMs} ms: the command and everything it started were stopped`))
       }
@@ -93,8 +92,8 @@ function registerTuiTools(mcp, sessions, watching) {
         'Starts a program in its own pseudo-terminal with a terminal emulator (a full-screen TUI such as htop, vim, ' +
         'less, a Textual or curses app, a REPL, or with interactive: true a bash shell for tui_exec) and returns a ' +
         'session id and the first screen, once the program has been quiet for quiet_ms (one that prints nothing ' +
-        `yet gets ${LIMITS.silentStartMs / 1000} s; waiting at most ${LIMITS.settleMs / 1000} s in all). The screen is plain text under a status line; the cursor is ` +
-        'marked with █ when visible. The terminal answers the queries programs send (cursor position, device ' +
+        `yet gets ${LIMITS.silentStartMs / 1000} s; waiting at most ${LIMITS.settleMs / 1000} s in all). The ` +
+        'screen is plain text under a status line; the cursor is marked with █ when visible. The terminal answers the queries programs send (cursor position, device ' +
         'attributes) unless answer_queries is false. The program runs until it exits or tui_kill; at most ' +
         `${LIMITS.maxSessions} sessions run at once.`,
       inputSchema: {
@@ -355,7 +354,7 @@ function buildServer(options = {}) {
   const sessions = new TuiSessions(LIMITS)
   let watchServers
   sessions.onRemove = (session) => watchServers?.remove(session.id)
-  registerShellTools(mcp, shell, options)
+  registerShellTools(mcp, shell)
   registerTuiTools(mcp, sessions, () => watchServers)
 
   let cleanup

@@ -31,7 +31,8 @@ class TuiSession {
     }
     if (this.interactive) Object.assign(start, { shell: 'bash', interactive: true })
     else start.command = options.command
-    // A spawn failure (bad cwd, missing shell) throws here and reaches the model as the tool error.
+    // A bad option throws here; a failed spawn (bad cwd, missing program) rejects, and `open`
+    // reports it. Either way the model gets the addon's message as the tool error.
     this.done = this.pty.start(start, onChunk).then(
       (result) => this.end(result),
       (error) => this.end({ error }),
@@ -59,7 +60,8 @@ class TuiSession {
    * `limits.silentStartMs`, so one that takes a moment to load is not caught before it draws.
    */
   settle(quietMs) {
-    const quiet = () => Date.now() - this.watch.lastOutput >= (this.outputSeen ? quietMs : Math.max(quietMs, this.limits.silentStartMs))
+    const threshold = () => (this.outputSeen ? quietMs : Math.max(quietMs, this.limits.silentStartMs))
+    const quiet = () => Date.now() - this.watch.lastOutput >= threshold()
     return this.watch.until(() => this.watch.ended || quiet(), Date.now() + this.limits.settleMs, quietMs)
   }
 
@@ -91,7 +93,9 @@ class TuiSession {
   }
 
   ensureRunning() {
-    if (!this.running) throw new ToolError(`session ${this.id} has ended (${this.status()}); tui_kill it to free its slot`)
+    if (!this.running) {
+      throw new ToolError(`session ${this.id} has ended (${this.status()}); tui_screen still shows its last screen`)
+    }
   }
 
   render() {
