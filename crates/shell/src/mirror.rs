@@ -22,7 +22,7 @@ use crate::session::RunResult;
 /// The prompt drawn between `A` and `B`.
 pub const PROMPT: &str = "$ ";
 
-/// What a view receives: each piece of the stream, in order.
+/// What a view receives after its opening: each piece of the stream, in order.
 pub type DataHandler = Box<dyn FnMut(String) + Send>;
 
 /// Replay budget per entry for a view of `scrollback` lines: 200 bytes a line, the lines clamped
@@ -39,23 +39,31 @@ pub struct Mirror {
 }
 
 impl Mirror {
-    /// Opens a view of `shell` whose replay keeps at most `budget` bytes of each transcript; the
-    /// replay reaches `on_data` before this returns, the live stream from the runs' threads.
-    pub fn open(shell: &PersistentShell, budget: usize, mut on_data: DataHandler) -> Self {
+    /// Opens a view of `shell` whose replay keeps at most `budget` bytes of each transcript.
+    /// Returns the view and its opening (properties, replay, prompt); everything after it goes to
+    /// `on_live`, from the runs' threads. The opening is returned rather than handed over so the
+    /// caller may pass it on without holding the history's lock.
+    pub fn open(
+        shell: &PersistentShell,
+        budget: usize,
+        mut on_live: DataHandler,
+    ) -> (Self, String) {
+        let mut opening = String::new();
         let observation = shell.history().observe(|entries| {
             let mut writer = StreamWriter::new(budget);
-            on_data(writer.opening(entries, &current_dir(entries)));
+            opening = writer.opening(entries, &current_dir(entries));
             Box::new(move |event| {
                 let data = writer.event(event);
                 if !data.is_empty() {
-                    on_data(data);
+                    on_live(data);
                 }
             })
         });
-        Self {
+        let view = Self {
             shell: shell.clone(),
             observation: Some(observation),
-        }
+        };
+        (view, opening)
     }
 
     /// Input typed into the view: Ctrl+C (`"\x03"`) cancels the running run and is accepted;
