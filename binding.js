@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.Process = nativeBinding.Process
 module.exports.PtySession = nativeBinding.PtySession
 module.exports.Shell = nativeBinding.Shell
+module.exports.ShellMirror = nativeBinding.ShellMirror
 module.exports.VirtualTerminal = nativeBinding.VirtualTerminal
 module.exports.applyBashFixups = nativeBinding.applyBashFixups
 module.exports.encodeKey = nativeBinding.encodeKey

@@ -12,6 +12,21 @@ export interface ShellOptions {
   snapshotPath?: string
 }
 
+/** `new Shell(options)`: the session's options plus the size of its history. */
+export interface ShellConstructorOptions extends ShellOptions {
+  /** Runs `history()` keeps, default 100; truncated and clamped to 1..1000000. */
+  historyLimit?: number
+}
+
+export interface ShellMirrorOptions {
+  /**
+   * Lines of each transcript the view replays when it opens, default 1000; truncated and clamped to
+   * 100..10000. Each line is counted as 200 bytes: a longer transcript is replayed from its end after a
+   * `[Terminal output truncated: ~N KB dropped from beginning]` line.
+   */
+  scrollback?: number
+}
+
 export interface ShellRunOptions {
   command: string
   /** Persists in a persistent Shell, like `cd`. */
@@ -201,10 +216,20 @@ export declare class PtySession {
 
 /**
  * A persistent, in-process bash-compatible shell: cwd, variables and functions survive between
- * runs, which are serialised in call order.
+ * runs, which are serialised in call order. Every run is recorded in its history.
  */
 export declare class Shell {
-  constructor(options?: ShellOptions)
+  constructor(options?: ShellConstructorOptions)
+  /**
+   * This Shell's runs, oldest first, the running one last: each with its command, where it ran,
+   * its transcript so far and how it ended.
+   *
+   * ```ts
+   * await shell.run({ command: 'echo hi' })
+   * shell.history().at(-1) // { id: 1, command: 'echo hi', exitCode: 0, … }
+   * ```
+   */
+  history(): Array<ShellHistoryEntry>
   /**
    * Runs a command in the session, streaming its output to `onChunk`.
    * A throw from `onChunk` stops the run, and the promise rejects with the thrown value.
@@ -212,6 +237,38 @@ export declare class Shell {
   run(options: ShellRunOptions, onChunk?: (chunk: string) => void): Promise<ShellResult>
   /** Cancels the running command (resolves once it has ended; at once when idle). */
   abort(): Promise<void>
+}
+
+/**
+ * A read-only terminal view of a Shell's runs, in VS Code's shell-integration dialect (OSC 633):
+ * each command with a prompt, its output as it streams and its exit code. A view opened late
+ * replays the history first. Many views of one Shell may be open; closing one never touches the
+ * Shell.
+ *
+ * ```ts
+ * const mirror = new ShellMirror(shell, { scrollback: 1000 })
+ * mirror.open((data) => terminal.write(data))
+ * mirror.handleInput('\x03') // true: cancels the running command
+ * mirror.close()
+ * ```
+ */
+export declare class ShellMirror {
+  constructor(shell: Shell, options?: ShellMirrorOptions)
+  /**
+   * Starts the view: `onData` receives the shell-integration properties and the replay of the
+   * history before `open` returns, then everything the Shell's runs do, as it happens (on
+   * later turns of the event loop, in order). Opening again starts over with a fresh replay.
+   * A throw from `onData` during the replay closes the view and is thrown by `open`; a later
+   * throw stops the view's delivery. An open view does not keep Node running by itself.
+   */
+  open(onData: (data: string) => void): void
+  /**
+   * Input typed into the view: `"\x03"` (Ctrl+C) cancels the running command and returns
+   * true; anything else is refused (false), the view being read-only.
+   */
+  handleInput(data: string): boolean
+  /** Stops the view; the Shell and other views go on. Closing twice is harmless. */
+  close(): void
 }
 
 /**
@@ -313,6 +370,30 @@ export interface PtyResult {
   signal?: string
   cancelled: boolean
   timedOut: boolean
+}
+
+/** One run in a Shell's history. */
+export interface ShellHistoryEntry {
+  /** 1 for the Shell's first run, then counting up. */
+  id: number
+  command: string
+  /** The working directory the command started in. */
+  cwd: string
+  /**
+   * The transcript (stdout and stderr in arrival order), truncated from the front to the last
+   * 2 000 000 bytes.
+   */
+  output: string
+  /** Bytes dropped from the front of `output` (0 when whole). */
+  truncatedBytes: number
+  /** Absent while running, when cancelled or timed out, and when the run failed. */
+  exitCode?: number
+  cancelled: boolean
+  timedOut: boolean
+  /** Milliseconds since the epoch. */
+  startedAt: number
+  /** Absent while running. */
+  finishedAt?: number
 }
 
 /** How a run ended. */

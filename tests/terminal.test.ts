@@ -1,31 +1,9 @@
 // VirtualTerminal from JS: screen, query replies, snapshots checked against
 // @xterm/headless, command records, and argument errors.
-import { Terminal as XtermTerminal } from '@xterm/headless'
 import { describe, expect, it } from 'vitest'
 import * as sw from '../index.js'
 import { expectRangeError, expectTypeError } from './helpers.js'
-
-type Xterm = InstanceType<typeof XtermTerminal>
-
-function xterm(cols: number, rows: number): Xterm {
-  return new XtermTerminal({ cols, rows, scrollback: 10_000, allowProposedApi: true })
-}
-
-function xtermWrite(term: Xterm, data: string): Promise<void> {
-  return new Promise((resolve) => term.write(data, resolve))
-}
-
-/**
- * Every line of the xterm buffer (scrollback and screen), trailing blanks trimmed: the snapshot
- * leaves out blanks at the end of a row (the emulator does not tell a written space from an empty
- * cell), so only the text is compared.
- */
-function xtermLines(term: Xterm): string[] {
-  const buffer = term.buffer.active
-  const lines: string[] = []
-  for (let i = 0; i < buffer.length; i++) lines.push((buffer.getLine(i)?.translateToString(true) ?? '').trimEnd())
-  return lines
-}
+import { xterm, xtermLines, xtermWrite } from './xterm.js'
 
 describe('VirtualTerminal', () => {
   it('defaults to 80x24 and shows what was written', () => {

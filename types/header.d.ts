@@ -12,6 +12,21 @@ export interface ShellOptions {
   snapshotPath?: string
 }
 
+/** `new Shell(options)`: the session's options plus the size of its history. */
+export interface ShellConstructorOptions extends ShellOptions {
+  /** Runs `history()` keeps, default 100; truncated and clamped to 1..1000000. */
+  historyLimit?: number
+}
+
+export interface ShellMirrorOptions {
+  /**
+   * Lines of each transcript the view replays when it opens, default 1000; truncated and clamped to
+   * 100..10000. Each line is counted as 200 bytes: a longer transcript is replayed from its end after a
+   * `[Terminal output truncated: ~N KB dropped from beginning]` line.
+   */
+  scrollback?: number
+}
+
 export interface ShellRunOptions {
   command: string
   /** Persists in a persistent Shell, like `cd`. */

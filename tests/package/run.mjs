@@ -117,6 +117,9 @@ try {
   step('ES module named imports')
   assert.equal(run('node', ['check.mjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'esm ok\n')
 
+  step('shellwright/vscode')
+  assert.equal(run('node', ['vscode.mjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'vscode ok\n')
+
   step('TypeScript: node16 (built and run) and bundler resolution, isolatedModules')
   const compilerOptions = {
     target: 'ES2022',
@@ -127,7 +130,7 @@ try {
     typeRoots: [join(repo, 'node_modules', '@types')],
   }
   const tsconfig = (name, options) =>
-    writeFileSync(join(project, name), JSON.stringify({ compilerOptions: { ...compilerOptions, ...options }, files: ['app.ts'] }))
+    writeFileSync(join(project, name), JSON.stringify({ compilerOptions: { ...compilerOptions, ...options }, files: ['app.ts', 'vscode-app.ts'] }))
   tsconfig('tsconfig.node16.json', { module: 'node16', moduleResolution: 'node16', outDir: 'dist' })
   tsconfig('tsconfig.bundler.json', { module: 'esnext', moduleResolution: 'bundler', noEmit: true })
   run('node', [tsc, '-p', 'tsconfig.node16.json'], { cwd: project, env })

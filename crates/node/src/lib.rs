@@ -22,6 +22,7 @@ mod construct;
 mod delivery;
 mod error;
 mod keys;
+mod mirror;
 mod options;
 mod process;
 mod pty;

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use napi::bindgen_prelude::{Env, PromiseRaw, Result, This, Unknown};
 use napi_derive::napi;
 use shellwright_proc::CancelToken;
-use shellwright_shell::{PersistentShell, RunRequest, RunResult, SessionOptions, ShellError};
+use shellwright_shell::history::DEFAULT_HISTORY_LIMIT;
+use shellwright_shell::{
+    HistoryEntry, PersistentShell, RunRequest, RunResult, SessionOptions, ShellError,
+};
 
 use crate::abort::AbortWatch;
 use crate::delivery::ChunkSink;
@@ -34,22 +37,96 @@ impl From<RunResult> for ShellResult {
     }
 }
 
+/// One run in a Shell's history.
+#[napi(object, object_from_js = false)]
+pub struct ShellHistoryEntry {
+    /// 1 for the Shell's first run, then counting up.
+    pub id: u32,
+    pub command: String,
+    /// The working directory the command started in.
+    pub cwd: String,
+    /// The transcript (stdout and stderr in arrival order), truncated from the front to the last
+    /// 2 000 000 bytes.
+    pub output: String,
+    /// Bytes dropped from the front of `output` (0 when whole).
+    pub truncated_bytes: f64,
+    /// Absent while running, when cancelled or timed out, and when the run failed.
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    pub timed_out: bool,
+    /// Milliseconds since the epoch.
+    pub started_at: f64,
+    /// Absent while running.
+    pub finished_at: Option<f64>,
+}
+
+impl From<HistoryEntry> for ShellHistoryEntry {
+    fn from(entry: HistoryEntry) -> Self {
+        let result = entry.result;
+        Self {
+            id: u32::try_from(entry.id).unwrap_or(u32::MAX),
+            command: entry.command,
+            cwd: entry.cwd.to_string_lossy().into_owned(),
+            output: entry.output,
+            truncated_bytes: entry.truncated_bytes as f64,
+            exit_code: result.and_then(|r| r.exit_code),
+            cancelled: result.is_some_and(|r| r.cancelled),
+            timed_out: result.is_some_and(|r| r.timed_out),
+            started_at: entry.started_at_ms as f64,
+            finished_at: entry.finished_at_ms.map(|ms| ms as f64),
+        }
+    }
+}
+
+/// The most history entries a Shell may be asked to keep.
+const MAX_HISTORY_LIMIT: i64 = 1_000_000;
+
 /// A persistent, in-process bash-compatible shell: cwd, variables and functions survive between
-/// runs, which are serialised in call order.
+/// runs, which are serialised in call order. Every run is recorded in its history.
 #[napi]
 pub struct Shell {
     inner: PersistentShell,
 }
 
+impl Shell {
+    pub(crate) fn persistent(&self) -> &PersistentShell {
+        &self.inner
+    }
+}
+
 #[napi]
 impl Shell {
-    #[napi(constructor, catch_unwind, ts_args_type = "options?: ShellOptions")]
+    #[napi(
+        constructor,
+        catch_unwind,
+        ts_args_type = "options?: ShellConstructorOptions"
+    )]
     pub fn new(env: Env, this: This<Unknown>, options: Option<Unknown>) -> Result<Self> {
         crate::construct::require_new::<Self>(&env, &this, "Shell")?;
         let reader = OptionReader::new(&env, options, "options", true)?;
+        let session = session_options(&reader)?;
+        let limit = reader
+            .count("historyLimit", 1, MAX_HISTORY_LIMIT)?
+            .map_or(DEFAULT_HISTORY_LIMIT, |n| n as usize);
         Ok(Self {
-            inner: PersistentShell::new(session_options(&reader)?),
+            inner: PersistentShell::with_history_limit(session, limit),
         })
+    }
+
+    /// This Shell's runs, oldest first, the running one last: each with its command, where it ran,
+    /// its transcript so far and how it ended.
+    ///
+    /// ```ts
+    /// await shell.run({ command: 'echo hi' })
+    /// shell.history().at(-1) // { id: 1, command: 'echo hi', exitCode: 0, … }
+    /// ```
+    #[napi(catch_unwind)]
+    pub fn history(&self) -> Vec<ShellHistoryEntry> {
+        self.inner
+            .history_entries()
+            .into_iter()
+            .map(ShellHistoryEntry::from)
+            .collect()
     }
 
     /// Runs a command in the session, streaming its output to `onChunk`.

@@ -3,8 +3,10 @@
 //! Owns the session runtime: the environment model ([`env`](mod@env)), creating and
 //! keeping a brush session alive between runs ([`PersistentShell`]), streaming one merged
 //! stdout/stderr transcript with incremental UTF-8 decoding and the drain rule ([`output`]),
-//! cancellation of builtin-only loops and of every process a run started ([`hooks`]), and
-//! `applyBashFixups` ([`fixups`]), and the bounds that keep any input from crashing or hanging the
+//! cancellation of builtin-only loops and of every process a run started ([`hooks`]),
+//! `applyBashFixups` ([`fixups`]), the record of a shell's runs ([`history`]) and the read-only
+//! terminal view of them in VS Code's OSC 633 dialect ([`mirror`], written with
+//! `shellwright-term`'s encoder), and the bounds that keep any input from crashing or hanging the
 //! host: each session on its own big-stack thread and runtime (which also bounds its in-process
 //! jobs), nesting limits ([`nesting`], [`limits`]). It knows nothing of Node; `shellwright-node`
 //! wraps it.
@@ -23,9 +25,11 @@ mod builtins;
 pub mod env;
 mod error;
 pub mod fixups;
+pub mod history;
 pub mod hooks;
 mod isolation;
 pub mod limits;
+pub mod mirror;
 pub mod nesting;
 pub mod output;
 mod persistent;
@@ -34,5 +38,7 @@ mod worker;
 
 pub use error::ShellError;
 pub use fixups::{Fixups, apply_bash_fixups};
+pub use history::{History, HistoryEntry};
+pub use mirror::Mirror;
 pub use persistent::{PersistentShell, execute_once};
 pub use session::{RunRequest, RunResult, SessionOptions};

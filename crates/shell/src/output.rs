@@ -29,6 +29,9 @@ const READ_BUFFER: usize = 256 << 10;
 /// Receives each decoded chunk of a run's output, in order.
 pub type ChunkHandler = Box<dyn FnMut(String) + Send>;
 
+/// Told the working directory a run starts in, once it is entered and before any output.
+pub type StartHandler = Box<dyn FnOnce(&std::path::Path) + Send>;
+
 /// The reading side of one run, served by its session's [`OutputPump`].
 pub struct OutputReader {
     wake: Option<Waker>,

@@ -17,15 +17,16 @@ use shellwright_proc::{CancelReason, CancelToken};
 use tokio::sync::{oneshot, watch};
 
 use crate::error::ShellError;
-use crate::output::ChunkHandler;
+use crate::history::{DEFAULT_HISTORY_LIMIT, History, HistoryEntry};
+use crate::output::{ChunkHandler, StartHandler};
 use crate::session::{RunRequest, RunResult, SessionOptions};
 use crate::worker::{SessionThread, keeps_session};
 
 /// A shell whose cwd, variables and functions survive between runs.
 ///
 /// The session is created lazily by the first run, and dropped — so the next run starts fresh —
-/// after `exit`, an error, a cancellation or a timeout. Cloning gives another handle to the same
-/// shell.
+/// after `exit`, an error, a cancellation or a timeout. Every run that gets to start is recorded
+/// in the shell's [`History`]. Cloning gives another handle to the same shell.
 #[derive(Clone)]
 pub struct PersistentShell {
     inner: Arc<Inner>,
@@ -38,6 +39,7 @@ struct Inner {
     /// before it, which is what makes the order the *call* order rather than the poll order.
     queue_tail: Mutex<Option<oneshot::Receiver<()>>>,
     active: Mutex<Option<ActiveRun>>,
+    history: History,
 }
 
 /// The run currently holding the session, for [`PersistentShell::abort`].
@@ -48,12 +50,19 @@ struct ActiveRun {
 }
 
 impl PersistentShell {
+    /// A shell that keeps the default number of history entries.
     pub fn new(options: SessionOptions) -> Self {
+        Self::with_history_limit(options, DEFAULT_HISTORY_LIMIT)
+    }
+
+    /// A shell whose history keeps at most `history_limit` entries (at least one).
+    pub fn with_history_limit(options: SessionOptions, history_limit: usize) -> Self {
         let inner = Inner {
             options,
             session: tokio::sync::Mutex::new(None),
             queue_tail: Mutex::new(None),
             active: Mutex::new(None),
+            history: History::new(history_limit),
         };
         Self {
             inner: Arc::new(inner),
@@ -85,7 +94,17 @@ impl PersistentShell {
                 cancel: request.cancel.clone(),
                 finished,
             });
-            let outcome = run_in(&mut slot, &inner.options, request, on_chunk, false).await;
+            let (on_start, on_chunk) = recorded(&inner.history, &request.command, on_chunk);
+            let outcome = run_in(
+                &mut slot,
+                &inner.options,
+                request,
+                Some(on_start),
+                on_chunk,
+                false,
+            )
+            .await;
+            inner.history.finish(outcome.as_ref().ok().copied());
             *lock(&inner.active) = None;
             let _ = finished_tx.send(true);
             drop(my_turn_done);
@@ -95,12 +114,45 @@ impl PersistentShell {
 
     /// Cancels the running command, if any, and waits until it has ended.
     pub async fn abort(&self) {
-        let active = lock(&self.inner.active).clone();
-        if let Some(mut active) = active {
-            active.cancel.cancel(CancelReason::Aborted);
-            let _ = active.finished.wait_for(|done| *done).await;
+        if let Some(mut finished) = self.interrupt() {
+            let _ = finished.wait_for(|done| *done).await;
         }
     }
+
+    /// Cancels the running command, if any, without waiting; returns what tells when it ended.
+    pub fn interrupt(&self) -> Option<watch::Receiver<bool>> {
+        let active = lock(&self.inner.active).clone()?;
+        active.cancel.cancel(CancelReason::Aborted);
+        Some(active.finished)
+    }
+
+    /// The shell's runs, oldest first, the running one last.
+    pub fn history(&self) -> &History {
+        &self.inner.history
+    }
+
+    /// [`History::entries`] of this shell.
+    pub fn history_entries(&self) -> Vec<HistoryEntry> {
+        self.inner.history.entries()
+    }
+}
+
+/// The handlers that record a run in `history` — its start, then each chunk before it goes on to
+/// `on_chunk`. Every run's output passes here, so this is the one place it is recorded.
+fn recorded(
+    history: &History,
+    command: &str,
+    mut on_chunk: ChunkHandler,
+) -> (StartHandler, ChunkHandler) {
+    let starts = history.clone();
+    let command = command.to_string();
+    let on_start: StartHandler = Box::new(move |cwd| starts.start(&command, cwd.to_path_buf()));
+    let outputs = history.clone();
+    let on_chunk: ChunkHandler = Box::new(move |chunk| {
+        outputs.output(&chunk);
+        on_chunk(chunk);
+    });
+    (on_start, on_chunk)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -116,6 +168,7 @@ async fn run_in(
     slot: &mut Option<SessionThread>,
     options: &SessionOptions,
     request: RunRequest,
+    on_start: Option<StartHandler>,
     on_chunk: ChunkHandler,
     one_shot: bool,
 ) -> Result<RunResult, ShellError> {
@@ -130,7 +183,7 @@ async fn run_in(
             Err(reason) => return Ok(RunResult::stopped(reason)),
         },
     };
-    let outcome = session.run(request, on_chunk).await;
+    let outcome = session.run(request, on_start, on_chunk).await;
     if !keeps_session(&outcome) {
         *slot = None;
     }
@@ -145,7 +198,7 @@ pub async fn execute_once(
     on_chunk: ChunkHandler,
 ) -> Result<RunResult, ShellError> {
     let mut slot = None;
-    let result = run_in(&mut slot, &options, request, on_chunk, true).await;
+    let result = run_in(&mut slot, &options, request, None, on_chunk, true).await;
     if let Some(session) = slot {
         session.close().await;
     }

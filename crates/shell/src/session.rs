@@ -25,7 +25,7 @@ use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
 use crate::isolation;
 use crate::limits::{self, LimitExceeded};
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
-use crate::output::{ChunkHandler, OutputPump};
+use crate::output::{ChunkHandler, OutputPump, StartHandler};
 
 /// Commands up to this size are parsed on the session thread; larger ones on a blocking thread
 /// the run can stop waiting for.
@@ -276,11 +276,12 @@ impl Session {
         self.stopped.push(scope);
     }
 
-    /// Runs one command, streaming its output to `on_chunk`; returns once every chunk was passed
-    /// to `on_chunk`.
+    /// Runs one command, telling `on_start` where it starts and streaming its output to
+    /// `on_chunk`; returns once every chunk was passed to `on_chunk`.
     pub async fn run(
         &mut self,
         request: &RunRequest,
+        on_start: Option<StartHandler>,
         on_chunk: ChunkHandler,
     ) -> Result<RunOutcome, ShellError> {
         if let Some(reason) = request.cancel.reason() {
@@ -297,6 +298,9 @@ impl Session {
                 // `executeShell` starts *in* cwd, as `bash -c` does: no previous directory.
                 let _ = self.shell.env_mut().unset("OLDPWD");
             }
+        }
+        if let Some(on_start) = on_start {
+            on_start(self.shell.working_dir());
         }
         let scope = RunScope::begin();
         self.enter_command_scope(&request.env, scope.tag())?;

@@ -29,7 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ShellError;
 use crate::hooks;
-use crate::output::ChunkHandler;
+use crate::output::{ChunkHandler, StartHandler};
 use crate::session::{CreateStopped, RunOutcome, RunRequest, Session, SessionOptions, StoppedRuns};
 
 /// The stack of every thread that runs brush code. Enough for the nesting limits in an
@@ -50,6 +50,7 @@ type Reply = oneshot::Sender<Result<RunOutcome, ShellError>>;
 
 struct Job {
     request: RunRequest,
+    on_start: Option<StartHandler>,
     on_chunk: ChunkHandler,
     reply: Reply,
 }
@@ -100,12 +101,14 @@ impl SessionThread {
     pub async fn run(
         &self,
         request: RunRequest,
+        on_start: Option<StartHandler>,
         on_chunk: ChunkHandler,
     ) -> Result<RunOutcome, ShellError> {
         let (reply, answer) = oneshot::channel();
         self.jobs
             .send(Job {
                 request,
+                on_start,
                 on_chunk,
                 reply,
             })
@@ -215,7 +218,7 @@ async fn serve_runs(
     queue: &mut mpsc::UnboundedReceiver<Job>,
 ) -> (Session, Option<(Reply, Result<RunOutcome, ShellError>)>) {
     while let Some(job) = queue.recv().await {
-        let outcome = session.run(&job.request, job.on_chunk).await;
+        let outcome = session.run(&job.request, job.on_start, job.on_chunk).await;
         if !keeps_session(&outcome) {
             return (session, Some((job.reply, outcome)));
         }

@@ -131,3 +131,65 @@ async fn errors_carry_their_design_prefix() {
         "{result:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_are_recorded_where_they_ran_and_mirrored_live() {
+    use shellwright_shell::Mirror;
+    let shell = PersistentShell::with_history_limit(SessionOptions::default(), 2);
+    let seen = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&seen);
+    let (mut mirror, opening) = Mirror::open(
+        &shell,
+        1000,
+        Box::new(move |data| sink.lock().expect("lock").push_str(&data)),
+    );
+    assert_eq!(
+        opening,
+        format!(
+            "\x1b]633;P;Cwd={}\x07\x1b]633;P;HasRichCommandDetection=True\x07\x1b]633;A\x07$ \x1b]633;B\x07",
+            std::env::current_dir().expect("cwd").display()
+        )
+    );
+    let request = RunRequest {
+        command: "echo one; cd /".into(),
+        cwd: Some("/tmp".into()),
+        ..Default::default()
+    };
+    let _ = run_with(&shell, request).await;
+    let _ = run(&shell, "echo two >&2; false").await;
+    let _ = run(&shell, "echo three").await;
+    mirror.close();
+    let _ = run(&shell, "echo unseen").await;
+
+    let entries = shell.history_entries();
+    let summary: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            let code = e.result.and_then(|r| r.exit_code);
+            (
+                e.id,
+                e.command.as_str(),
+                e.cwd.to_str(),
+                e.output.as_str(),
+                code,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (3, "echo three", Some("/"), "three\n", Some(0)),
+            (4, "echo unseen", Some("/"), "unseen\n", Some(0)),
+        ]
+    );
+    let seen = seen.lock().expect("lock").clone();
+    for expected in [
+        "\x1b]633;P;Cwd=/tmp\x07\x1b]633;E;echo one\\x3b cd /\x07echo one; cd /\r\n\x1b]633;C\x07one\r\n\x1b]633;D;0\x07",
+        "\x1b]633;P;Cwd=/\x07\x1b]633;E;echo two >&2\\x3b false\x07echo two >&2; false\r\n\x1b]633;C\x07two\r\n\x1b]633;D;1\x07",
+        "three\r\n\x1b]633;D;0\x07\x1b]633;A\x07$ \x1b]633;B\x07",
+    ] {
+        assert!(seen.contains(expected), "{expected:?} not in {seen:?}");
+    }
+    assert!(seen.ends_with("\x1b]633;A\x07$ \x1b]633;B\x07"));
+    assert!(!seen.contains("unseen"));
+}

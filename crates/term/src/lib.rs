@@ -2,7 +2,8 @@
 //!
 //! Owns everything Shellwright knows about terminal byte streams without touching a file
 //! descriptor: the key-sequence parser (`keys`) and the terminal emulator with its scrollback,
-//! snapshots, query responder and OSC 133/633 command tracking. Byte streams are decoded with
+//! snapshots, query responder, OSC 133/633 command tracking, and the encoder of the VS Code
+//! shell-integration marks (OSC 633) that a mirror of a shell writes. Byte streams are decoded with
 //! `shellwright_io::Utf8Decoder`, the one UTF-8 decoder the runtimes share.
 //! It does not own processes or pseudo-terminals (that is `shellwright-pty`).
 
@@ -11,6 +12,6 @@ mod params;
 
 pub mod terminal;
 pub use terminal::{
-    CommandRecord, CursorState, Feed, MouseTracking, Terminal, TerminalModes, TerminalOptions,
-    TerminalScreen,
+    CommandRecord, CursorState, Feed, IntegrationMark, MouseTracking, Terminal, TerminalModes,
+    TerminalOptions, TerminalScreen,
 };

@@ -110,6 +110,61 @@ fn unescape_633(value: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A VS Code shell-integration mark to write: the OSC 633 sequences [`parse_mark`] reads, with
+/// values escaped the way it unescapes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntegrationMark<'a> {
+    /// `A`: the prompt starts.
+    PromptStart,
+    /// `B`: the prompt ends, the command line starts.
+    CommandStart,
+    /// `C`: the command runs; its output follows.
+    OutputStart,
+    /// `D[;exit]`: the command ended (no code when it was stopped).
+    CommandEnd(Option<i32>),
+    /// `E;<command line>`.
+    CommandLine(&'a str),
+    /// `P;<name>=<value>`, e.g. `Cwd`.
+    Property(&'a str, &'a str),
+}
+
+impl IntegrationMark<'_> {
+    /// The whole sequence, `ESC ] 633 ; … BEL`.
+    pub fn encode(&self) -> String {
+        let body = match self {
+            Self::PromptStart => "A".to_string(),
+            Self::CommandStart => "B".to_string(),
+            Self::OutputStart => "C".to_string(),
+            Self::CommandEnd(None) => "D".to_string(),
+            Self::CommandEnd(Some(code)) => format!("D;{code}"),
+            Self::CommandLine(line) => format!("E;{}", escape_633(line)),
+            Self::Property(name, value) => format!("P;{name}={}", escape_633(value)),
+        };
+        format!("\x1b]633;{body}\x07")
+    }
+}
+
+/// VS Code's OSC 633 value escaping: `\` as `\\`, `;` as `\x3b`, and every byte of a control
+/// character (C0, DEL and C1) as `\xHH`, so a value can neither end the sequence nor split its
+/// fields. [`unescape_633`] is its inverse.
+pub fn escape_633(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            ';' => out.push_str("\\x3b"),
+            c if c.is_control() => {
+                let mut bytes = [0u8; 4];
+                for byte in c.encode_utf8(&mut bytes).bytes() {
+                    out.push_str(&format!("\\x{byte:02x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn percent_decode(value: &str) -> String {
     let bytes = value.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -472,6 +527,70 @@ mod tests {
         ];
         for (body, expected) in cases {
             assert_eq!(parse_mark(body.as_bytes()), *expected, "body {body:?}");
+        }
+    }
+
+    /// The body of an encoded sequence, as the scanner hands it to [`parse_mark`].
+    fn body(sequence: &str) -> &str {
+        sequence
+            .strip_prefix("\x1b]")
+            .and_then(|s| s.strip_suffix('\x07'))
+            .unwrap_or_else(|| panic!("not an OSC: {sequence:?}"))
+    }
+
+    #[test]
+    fn encodes_marks() {
+        let cases: &[(IntegrationMark, &str)] = &[
+            (IntegrationMark::PromptStart, "\x1b]633;A\x07"),
+            (IntegrationMark::CommandStart, "\x1b]633;B\x07"),
+            (IntegrationMark::OutputStart, "\x1b]633;C\x07"),
+            (IntegrationMark::CommandEnd(None), "\x1b]633;D\x07"),
+            (IntegrationMark::CommandEnd(Some(3)), "\x1b]633;D;3\x07"),
+            (
+                IntegrationMark::CommandLine("a;b \\ c\nd"),
+                "\x1b]633;E;a\\x3bb \\\\ c\\x0ad\x07",
+            ),
+            (
+                IntegrationMark::Property("Cwd", "/tmp/é;x"),
+                "\x1b]633;P;Cwd=/tmp/é\\x3bx\x07",
+            ),
+        ];
+        for (mark, expected) in cases {
+            assert_eq!(mark.encode(), *expected, "{mark:?}");
+        }
+    }
+
+    /// Encodes `value` as a command line and as a cwd, and parses both back.
+    fn assert_round_trip(value: &str) {
+        let line = IntegrationMark::CommandLine(value).encode();
+        let cwd = IntegrationMark::Property("Cwd", value).encode();
+        let parsed = [line, cwd].map(|sequence| parse_mark(body(&sequence).as_bytes()));
+        let expected = [
+            Some(Mark::CommandLine(value.to_string())),
+            Some(Mark::Cwd(value.to_string())),
+        ];
+        assert_eq!(parsed, expected, "{value:?}");
+    }
+
+    #[test]
+    fn escaping_round_trips_every_control_character() {
+        let controls = (0u32..0x20).chain([0x7f]).chain(0x80..0xa0);
+        for code in controls {
+            let c = char::from_u32(code).unwrap_or_else(|| panic!("{code:#x}"));
+            let value = format!("a{c}b\\;{c}");
+            let escaped = escape_633(&value);
+            assert!(
+                !escaped.chars().any(|e| e.is_control() || e == ';'),
+                "{code:#x}: {escaped:?}"
+            );
+            assert_round_trip(&value);
+        }
+    }
+
+    #[test]
+    fn escaping_keeps_text_that_looks_like_an_escape() {
+        for value in ["\\x41", "\\\\", "x\\", "\\x3b", "naïve ✓ 日本", ""] {
+            assert_round_trip(value);
         }
     }
 

@@ -25,7 +25,7 @@ use std::borrow::Cow;
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::term::TermMode;
 
-pub use commands::{CommandRecord, MAX_OUTPUT_BYTES, MAX_RECORDS};
+pub use commands::{CommandRecord, IntegrationMark, MAX_OUTPUT_BYTES, MAX_RECORDS, escape_633};
 pub use modes::{MouseTracking, TerminalModes};
 pub use queries::{PRIMARY_ATTRIBUTES, SECONDARY_ATTRIBUTES, TERTIARY_ATTRIBUTES};
 

@@ -1,0 +1,516 @@
+//! [`History`]: the record of a persistent shell's runs, kept as they happen — command, where it
+//! ran, the streamed transcript, how it ended, when — for `Shell.history()` and for mirrors that
+//! replay it and then follow it live.
+//!
+//! Memory is bounded twice: at most `limit` entries (the oldest go first), and each transcript
+//! keeps only its last [`OUTPUT_BUDGET`] bytes in a [`TranscriptBuffer`], a ring that drops
+//! output from the front and counts what it dropped — a run printing a gigabyte holds no more than
+//! the budget.
+//!
+//! Observers ([`History::observe`]) are told of every start, chunk and end while the history's
+//! lock is held, and are added under that same lock after reading the entries: what an observer
+//! read and what it is told next meet at one point of the stream, nothing missing and nothing
+//! twice.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::session::RunResult;
+
+/// Entries kept unless the shell says otherwise.
+pub const DEFAULT_HISTORY_LIMIT: usize = 100;
+/// Bytes of transcript kept per entry: the largest replay a mirror asks for (10 000 lines of
+/// 200 bytes).
+pub const OUTPUT_BUDGET: usize = 10_000 * 200;
+
+/// The last `budget` bytes of a text stream, cut on a character boundary, and how many bytes were
+/// dropped before them. Storage grows with the text up to the budget and never past it.
+#[derive(Debug)]
+pub struct TranscriptBuffer {
+    budget: usize,
+    /// Bytes in ring order once full: the oldest byte is at `head`.
+    bytes: Vec<u8>,
+    head: usize,
+    /// Bytes overwritten or never stored.
+    dropped: u64,
+}
+
+impl TranscriptBuffer {
+    pub fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            bytes: Vec::new(),
+            head: 0,
+            dropped: 0,
+        }
+    }
+
+    pub fn push(&mut self, text: &str) {
+        let mut new = text.as_bytes();
+        if new.len() >= self.budget {
+            let skip = new.len() - self.budget;
+            self.dropped += (self.bytes.len() + skip) as u64;
+            self.bytes.clear();
+            self.head = 0;
+            new = &new[skip..];
+        }
+        let room = self.budget - self.bytes.len();
+        let (grow, wrap) = new.split_at(new.len().min(room));
+        if !grow.is_empty() {
+            self.reserve(grow.len());
+            self.bytes.extend_from_slice(grow);
+        }
+        if !wrap.is_empty() {
+            // Full: overwrite the oldest bytes, in at most two runs.
+            self.dropped += wrap.len() as u64;
+            let first = wrap.len().min(self.budget - self.head);
+            self.bytes[self.head..self.head + first].copy_from_slice(&wrap[..first]);
+            self.bytes[..wrap.len() - first].copy_from_slice(&wrap[first..]);
+            self.head = (self.head + wrap.len()) % self.budget;
+        }
+    }
+
+    /// Grows the storage geometrically, but never past the budget.
+    fn reserve(&mut self, more: usize) {
+        let needed = self.bytes.len() + more;
+        if needed > self.bytes.capacity() {
+            let target = needed.max(self.bytes.capacity() * 2).min(self.budget);
+            self.bytes.reserve_exact(target - self.bytes.len());
+        }
+    }
+
+    /// The kept text and the bytes dropped before it. When the cut fell inside a character, the
+    /// rest of that character is dropped too.
+    pub fn text(&self) -> (String, u64) {
+        let (newer, older) = self.bytes.split_at(self.head);
+        let mut joined = Vec::with_capacity(self.bytes.len());
+        joined.extend_from_slice(older);
+        joined.extend_from_slice(newer);
+        let partial = if self.dropped > 0 {
+            joined.iter().take_while(|&&b| is_continuation(b)).count()
+        } else {
+            0
+        };
+        let text = match String::from_utf8(joined.split_off(partial)) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        (text, self.dropped + partial as u64)
+    }
+
+    /// Bytes of storage held.
+    pub fn capacity(&self) -> usize {
+        self.bytes.capacity()
+    }
+
+    /// Gives back storage the text does not use (once no more text will come).
+    pub fn shrink(&mut self) {
+        self.bytes.shrink_to_fit();
+    }
+}
+
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xc0 == 0x80
+}
+
+/// The last `budget` bytes of `text`, cut forward to a character boundary, and the number of bytes
+/// cut.
+pub fn tail_within(text: &str, budget: usize) -> (&str, usize) {
+    if text.len() <= budget {
+        return (text, 0);
+    }
+    let mut cut = text.len() - budget;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    (&text[cut..], cut)
+}
+
+/// One run as the history shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryEntry {
+    /// 1 for the shell's first run, then counting up.
+    pub id: u64,
+    pub command: String,
+    /// The working directory the command started in.
+    pub cwd: PathBuf,
+    /// The transcript's last [`OUTPUT_BUDGET`] bytes.
+    pub output: String,
+    /// Bytes of transcript dropped before `output`.
+    pub truncated_bytes: u64,
+    /// `None` while running, and when the run was stopped or failed.
+    pub result: Option<RunResult>,
+    /// Milliseconds since the Unix epoch.
+    pub started_at_ms: u64,
+    /// `None` while running.
+    pub finished_at_ms: Option<u64>,
+}
+
+impl HistoryEntry {
+    pub fn is_running(&self) -> bool {
+        self.finished_at_ms.is_none()
+    }
+}
+
+/// What happened, as observers are told.
+#[derive(Debug)]
+pub enum HistoryEvent<'a> {
+    /// A run started (its entry has no output yet).
+    Started(&'a HistoryEntry),
+    /// The running run printed this.
+    Output(&'a str),
+    /// The running run ended (its entry has its result; `output` is not filled in).
+    Finished(&'a HistoryEntry),
+}
+
+/// Told of each event, under the history's lock: it must not call back into the history.
+pub type Observer = Box<dyn FnMut(&HistoryEvent) + Send>;
+
+/// A shell's runs; cloning gives another handle to the same record.
+#[derive(Clone)]
+pub struct History {
+    state: Arc<Mutex<State>>,
+}
+
+struct State {
+    limit: usize,
+    next_id: u64,
+    finished: VecDeque<Stored>,
+    running: Option<Stored>,
+    observers: Vec<(u64, Observer)>,
+    next_observer: u64,
+}
+
+/// An entry whose transcript is still in its ring.
+struct Stored {
+    entry: HistoryEntry,
+    output: TranscriptBuffer,
+}
+
+impl Stored {
+    fn snapshot(&self) -> HistoryEntry {
+        let (output, truncated_bytes) = self.output.text();
+        HistoryEntry {
+            output,
+            truncated_bytes,
+            ..self.entry.clone()
+        }
+    }
+}
+
+impl History {
+    /// A history that keeps at most `limit` entries (at least one: the running run's).
+    pub fn new(limit: usize) -> Self {
+        Self {
+            state: Arc::new(Mutex::new(State {
+                limit: limit.max(1),
+                next_id: 1,
+                finished: VecDeque::new(),
+                running: None,
+                observers: Vec::new(),
+                next_observer: 0,
+            })),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The entries, oldest first, the running one last.
+    pub fn entries(&self) -> Vec<HistoryEntry> {
+        self.lock().entries()
+    }
+
+    /// A run of `command` started in `cwd`. Runs of one shell are serialised, so there is at most
+    /// one running entry; a start while one runs finishes it first, without a result.
+    pub fn start(&self, command: &str, cwd: PathBuf) {
+        let mut state = self.lock();
+        state.finish(None);
+        // The running entry counts toward the limit.
+        while state.finished.len() >= state.limit {
+            state.finished.pop_front();
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        let stored = Stored {
+            entry: HistoryEntry {
+                id,
+                command: command.to_string(),
+                cwd,
+                output: String::new(),
+                truncated_bytes: 0,
+                result: None,
+                started_at_ms: now_ms(),
+                finished_at_ms: None,
+            },
+            output: TranscriptBuffer::new(OUTPUT_BUDGET),
+        };
+        state.notify(&HistoryEvent::Started(&stored.entry));
+        state.running = Some(stored);
+    }
+
+    /// The running run printed `text` (ignored when nothing runs).
+    pub fn output(&self, text: &str) {
+        let mut state = self.lock();
+        let Some(running) = &mut state.running else {
+            return;
+        };
+        running.output.push(text);
+        state.notify(&HistoryEvent::Output(text));
+    }
+
+    /// The running run ended: `result` is `None` when it failed without one.
+    pub fn finish(&self, result: Option<RunResult>) {
+        self.lock().finish(result);
+    }
+
+    /// Calls `open` with the entries and adds the observer it returns, under one lock: the
+    /// observer is told of everything that happens after what `open` saw. Dropping the returned
+    /// handle removes it.
+    pub fn observe(&self, open: impl FnOnce(&[HistoryEntry]) -> Observer) -> Observation {
+        let mut state = self.lock();
+        let observer = open(&state.entries());
+        let id = state.next_observer;
+        state.next_observer += 1;
+        state.observers.push((id, observer));
+        Observation {
+            history: Arc::downgrade(&self.state),
+            id,
+        }
+    }
+}
+
+impl State {
+    fn entries(&self) -> Vec<HistoryEntry> {
+        self.finished
+            .iter()
+            .chain(&self.running)
+            .map(Stored::snapshot)
+            .collect()
+    }
+
+    fn notify(&mut self, event: &HistoryEvent) {
+        for (_, observer) in &mut self.observers {
+            observer(event);
+        }
+    }
+
+    fn finish(&mut self, result: Option<RunResult>) {
+        let Some(mut stored) = self.running.take() else {
+            return;
+        };
+        stored.entry.result = result;
+        stored.entry.finished_at_ms = Some(now_ms().max(stored.entry.started_at_ms));
+        stored.output.shrink();
+        self.notify(&HistoryEvent::Finished(&stored.entry));
+        self.finished.push_back(stored);
+    }
+}
+
+/// An observer's registration; dropping it removes the observer.
+pub struct Observation {
+    history: std::sync::Weak<Mutex<State>>,
+    id: u64,
+}
+
+impl Drop for Observation {
+    fn drop(&mut self) {
+        if let Some(state) = self.history.upgrade() {
+            let mut state = state
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            state.observers.retain(|(id, _)| *id != self.id);
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn finished(code: i32) -> RunResult {
+        RunResult {
+            exit_code: Some(code),
+            cancelled: false,
+            timed_out: false,
+        }
+    }
+
+    /// Pushes each step's text into a buffer of `budget` bytes and checks what it then holds.
+    fn check(budget: usize, steps: &[(&str, &str, u64)]) {
+        let mut buffer = TranscriptBuffer::new(budget);
+        for (push, kept, dropped) in steps {
+            buffer.push(push);
+            assert_eq!(
+                buffer.text(),
+                (kept.to_string(), *dropped),
+                "after {push:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn keeps_the_last_budget_bytes_and_counts_the_rest() {
+        check(
+            10,
+            &[
+                ("abc", "abc", 0),
+                ("", "abc", 0),
+                ("defghij", "abcdefghij", 0),
+                ("kl", "cdefghijkl", 2),
+                ("mnopqrstuvwx", "opqrstuvwx", 14),
+                ("yz!", "rstuvwxyz!", 17),
+            ],
+        );
+    }
+
+    #[test]
+    fn cuts_on_a_character_boundary() {
+        // "é" is 2 bytes, "日" 3: a cut inside one drops the rest of it too.
+        check(4, &[("aé日", "日", 3), ("é", "é", 6)]);
+        check(5, &[("日日", "日", 3)]);
+    }
+
+    #[test]
+    fn storage_stays_within_the_budget_for_a_gigabyte() {
+        let budget = 1 << 20;
+        let mut buffer = TranscriptBuffer::new(budget);
+        let chunk = "0123456789abcdef".repeat(4096); // 64 KiB
+        let pushes = (1usize << 30) / chunk.len();
+        for _ in 0..pushes {
+            buffer.push(&chunk);
+            assert!(buffer.capacity() <= budget, "{}", buffer.capacity());
+        }
+        let (text, dropped) = buffer.text();
+        assert_eq!(text.len(), budget);
+        assert_eq!(dropped, (1u64 << 30) - budget as u64);
+        assert!(text.starts_with("0123456789abcdef"));
+    }
+
+    #[test]
+    fn storage_grows_with_the_text() {
+        let mut buffer = TranscriptBuffer::new(OUTPUT_BUDGET);
+        buffer.push("hi\n");
+        assert!(buffer.capacity() < 64, "{}", buffer.capacity());
+        buffer.shrink();
+        assert_eq!(buffer.capacity(), 3);
+    }
+
+    proptest! {
+        #[test]
+        fn is_the_longest_suffix_on_a_boundary(
+            chunks in proptest::collection::vec("[a-zé日\u{1F600}\n]{0,12}", 0..20),
+            budget in 1usize..24,
+        ) {
+            let mut buffer = TranscriptBuffer::new(budget);
+            let mut all = String::new();
+            for chunk in &chunks {
+                buffer.push(chunk);
+                all.push_str(chunk);
+            }
+            let (text, dropped) = buffer.text();
+            let (expected, cut) = tail_within(&all, budget);
+            prop_assert_eq!(text.as_str(), expected);
+            prop_assert_eq!(dropped, cut as u64);
+        }
+    }
+
+    #[test]
+    fn tail_within_cuts_forward_to_a_boundary() {
+        assert_eq!(tail_within("abc", 5), ("abc", 0));
+        assert_eq!(tail_within("abcdef", 2), ("ef", 4));
+        assert_eq!(tail_within("a日b", 3), ("b", 4));
+        assert_eq!(tail_within("a日b", 4), ("日b", 1));
+    }
+
+    #[test]
+    fn records_runs_oldest_first_the_running_one_last() {
+        let history = History::new(3);
+        history.start("echo a", PathBuf::from("/a"));
+        history.output("a\n");
+        history.finish(Some(finished(0)));
+        history.start("sleep 9", PathBuf::from("/b"));
+        history.output("x");
+        let entries = history.entries();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].id, 1);
+        assert_eq!(entries[0].command, "echo a");
+        assert_eq!(entries[0].cwd, PathBuf::from("/a"));
+        assert_eq!(entries[0].output, "a\n");
+        assert_eq!(entries[0].result, Some(finished(0)));
+        assert!(entries[0].finished_at_ms >= Some(entries[0].started_at_ms));
+        assert_eq!(entries[1].id, 2);
+        assert_eq!(entries[1].output, "x");
+        assert!(entries[1].is_running());
+        assert_eq!(entries[1].result, None);
+    }
+
+    #[test]
+    fn keeps_at_most_limit_entries_counting_the_running_one() {
+        let history = History::new(2);
+        for i in 0..5 {
+            history.start(&format!("c{i}"), PathBuf::from("/"));
+            history.finish(Some(finished(i)));
+        }
+        let ids: Vec<u64> = history.entries().iter().map(|e| e.id).collect();
+        assert_eq!(ids, [4, 5]);
+        history.start("c5", PathBuf::from("/"));
+        let ids: Vec<u64> = history.entries().iter().map(|e| e.id).collect();
+        assert_eq!(ids, [5, 6]);
+    }
+
+    #[test]
+    fn output_without_a_running_entry_is_ignored() {
+        let history = History::new(2);
+        history.output("stray");
+        history.finish(None);
+        assert!(history.entries().is_empty());
+    }
+
+    #[test]
+    fn observers_see_what_follows_their_replay() {
+        let history = History::new(10);
+        history.start("one", PathBuf::from("/"));
+        history.output("early ");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let observation = history.observe(|entries| {
+            log.lock()
+                .expect("lock")
+                .push(format!("replay {}", entries[0].output));
+            let log = Arc::clone(&log);
+            Box::new(move |event| {
+                let line = match event {
+                    HistoryEvent::Started(e) => format!("start {}", e.command),
+                    HistoryEvent::Output(text) => format!("out {text}"),
+                    HistoryEvent::Finished(e) => {
+                        format!("end {:?}", e.result.and_then(|r| r.exit_code))
+                    }
+                };
+                log.lock().expect("lock").push(line);
+            })
+        });
+        history.output("late");
+        history.finish(Some(finished(3)));
+        history.start("two", PathBuf::from("/"));
+        drop(observation);
+        history.output("unseen");
+        assert_eq!(
+            *seen.lock().expect("lock"),
+            ["replay early ", "out late", "end Some(3)", "start two"]
+        );
+    }
+}
