@@ -285,9 +285,10 @@ export declare class ShellMirror {
   constructor(shell: Shell, options?: ShellMirrorOptions)
   /**
    * Starts the view: `onData` receives the shell-integration properties and the replay of the
-   * history (taken when `open` is called), then everything the Shell's runs do, as it happens.
-   * Calls come on later turns of the event loop, in order. Opening again starts over with a
-   * fresh replay. A throw from `onData` stops the view's delivery.
+   * history before `open` returns, then everything the Shell's runs do, as it happens (on
+   * later turns of the event loop, in order). Opening again starts over with a fresh replay.
+   * A throw from `onData` during the replay closes the view and is thrown by `open`; a later
+   * throw stops the view's delivery. An open view does not keep Node running by itself.
    */
   open(onData: (data: string) => void): void
   /**

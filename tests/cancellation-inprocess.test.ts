@@ -4,35 +4,18 @@
 // with a timeout and with an AbortSignal; afterwards the file it wrote must not grow any more and
 // the next run on the same Shell must work in a fresh session. Also: the nesting limits and a
 // huge command line under a timeout.
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Shell, type ShellResult } from '../index.js'
-import { collector, waitUntil } from './helpers.js'
+import { collector, expectFileStopsGrowing, fileSize, waitUntil } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-inproc-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 type Cancel = 'timeout' | 'abort'
 const cancels: Cancel[] = ['timeout', 'abort']
-
-function size(file: string): number {
-  return existsSync(file) ? statSync(file).size : 0
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/**
- * Asserts that `file` does not change size over `windowMs` from now. The run has settled, and the
- * contract is that every in-process task was dropped before that: any growth at all is a survivor.
- * This is a measurement window, not synchronisation.
- */
-async function expectStopped(file: string, windowMs = 500): Promise<void> {
-  const settled = size(file)
-  await pause(windowMs)
-  expect(size(file)).toBe(settled)
-}
 
 interface Scenario {
   name: string
@@ -48,7 +31,7 @@ interface Scenario {
   bug?: boolean
 }
 
-const wrote = (file: string) => size(file) > 0
+const wrote = (file: string) => fileSize(file) > 0
 /** A builtin-only loop that appends a line to `file` on each pass. */
 const spin = (file: string) => `while :; do echo t >> ${file}; done`
 
@@ -167,7 +150,7 @@ describe('a cancelled run stops its in-process work', () => {
       scenario.timeoutMs,
     )
     expect(result).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
-    await expectStopped(file)
+    await expectFileStopsGrowing(file)
     scenario.after?.(file)
     await expectFreshRun(shell)
   }

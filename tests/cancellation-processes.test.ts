@@ -3,12 +3,12 @@
 // (timeout and abort), each checked in /proc for survivors and, where a loop writes a file, that
 // the file stops growing.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { PtySession, Shell } from '../index.js'
-import { isRunning, waitUntil } from './helpers.js'
+import { expectFileStopsGrowing, fileSize, isRunning, waitUntil } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-cancel-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -72,10 +72,6 @@ function sleepers(marker: string): number[] {
   return found
 }
 
-function size(file: string): number {
-  return existsSync(file) ? statSync(file).size : 0
-}
-
 /** Starts `command` in `runtime`, cancels it once its processes run, and returns the result. */
 async function runAndCancel(runtime: Runtime, cancel: Cancel, command: string, started: () => boolean) {
   const controller = new AbortController()
@@ -109,15 +105,13 @@ describe('a cancelled run leaves nothing running', () => {
     const marker = uniqueMarker()
     const file = join(scratch, `loop-${marker}`)
     const command = scenario.command(marker, file)
-    const started = () => sleepers(marker).length > 0 && (!scenario.writes || size(file) > 0)
+    const started = () => sleepers(marker).length > 0 && (!scenario.writes || fileSize(file) > 0)
     const result = await runAndCancel(runtime, cancel, command, started)
     expect(result).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
     await waitUntil(() => sleepers(marker).length === 0, 3000, `no survivor of sleep ${marker}`)
     if (scenario.writes) {
       // The loop writes every 50 ms: four periods without growth mean no copy is left.
-      const settled = size(file)
-      await new Promise((resolve) => setTimeout(resolve, 200))
-      expect(size(file)).toBe(settled)
+      await expectFileStopsGrowing(file, 200)
     }
   })
 })

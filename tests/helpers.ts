@@ -1,5 +1,5 @@
 // Shared test helpers: output collection, bounded polling and /proc checks.
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { expect } from 'vitest'
 
 /** A callback that appends every chunk to `text`. */
@@ -19,6 +19,22 @@ export async function waitUntil(condition: () => boolean, timeoutMs = 5000, what
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 10))
   }
+}
+
+/** The size of `file` in bytes, 0 while it does not exist. */
+export function fileSize(file: string): number {
+  return existsSync(file) ? statSync(file).size : 0
+}
+
+/**
+ * Asserts that `file` does not change size over `windowMs` from now. Call it after a run settled:
+ * the contract is that nothing the run started still writes, so any growth is a survivor. This is a
+ * measurement window, not synchronisation.
+ */
+export async function expectFileStopsGrowing(file: string, windowMs = 500): Promise<void> {
+  const settled = fileSize(file)
+  await new Promise((resolve) => setTimeout(resolve, windowMs))
+  expect(fileSize(file)).toBe(settled)
 }
 
 /** Whether a process is running: present in /proc and not a zombie. */

@@ -1,6 +1,8 @@
 // Shell history and its read-only mirror terminal: `Shell.history()`, `ShellMirror` (VS Code's OSC 633
 // dialect) and `shellwright/vscode`. The mirror stream is checked by reading it back: our VirtualTerminal's
 // command records must equal the history, and @xterm/headless must render the expected screen.
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import * as sw from '../index.js'
 import type { CommandRecord, ShellHistoryEntry } from '../index.js'
@@ -260,6 +262,36 @@ describe('ShellMirror', () => {
     expect(out.mirror.handleInput('\x03')).toBe(false)
     expect(await run).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(shell.history()[0].output).toBe('begun\nfinished\n')
+  })
+
+  it('hands over the replay before open returns; a throw there closes the view and comes out of open', async () => {
+    const shell = new sw.Shell()
+    await shell.run({ command: 'echo replayed' })
+    const out = view(shell)
+    expect(out.text).toContain('\x1b]633;C\x07replayed\r\n\x1b]633;D;0\x07')
+    expect(out.text.endsWith(PROMPT_TAIL)).toBe(true)
+    const failing = new sw.ShellMirror(shell)
+    mirrors.push(failing)
+    const thrown = new Error('view broke')
+    expect(() =>
+      failing.open(() => {
+        throw thrown
+      }),
+    ).toThrow(thrown)
+    expect(failing.handleInput('\x03')).toBe(false)
+  })
+
+  it('does not keep Node running while a view is open', () => {
+    const script = `
+      const { Shell, ShellMirror } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+      const shell = new Shell()
+      shell.run({ command: 'echo from-the-shell' }).then(() => {
+        new ShellMirror(shell).open((data) => process.stdout.write(data))
+      })`
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 })
+    expect(child.error).toBeUndefined()
+    expect(child.status).toBe(0)
+    expect(child.stdout).toContain('from-the-shell\r\n\x1b]633;D;0\x07')
   })
 
   it('rejects bad arguments with the argument named', () => {

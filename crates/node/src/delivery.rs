@@ -120,6 +120,19 @@ impl ChunkSink {
         }
     }
 
+    /// Lets Node exit while this sink lives, as an event listener does: for a callback that is not
+    /// part of a pending operation (a mirror's view). Call it before cloning the sink.
+    pub fn unref(&mut self, env: &Env) -> Result<()> {
+        if let Some(tsfn) = self.tsfn.as_mut().and_then(Arc::get_mut) {
+            // `napi_unref_threadsafe_function` is exactly this. napi-rs deprecates its wrapper in
+            // favour of building a weak function, which is a different type: one sink type for
+            // both kinds of callback is worth the allowance.
+            #[allow(deprecated)]
+            tsfn.unref(env)?;
+        }
+        Ok(())
+    }
+
     /// Hands `chunk` to the callback without blocking: it joins the pending call's chunk, or a
     /// new call is queued. Empty chunks are not sent.
     pub fn send(&self, chunk: String) {

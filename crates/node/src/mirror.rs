@@ -3,7 +3,7 @@
 
 use napi::ValueType;
 use napi::bindgen_prelude::{
-    ClassInstance, Env, FromNapiValue, JavaScriptClassExt, JsValue, Result, This, Unknown,
+    ClassInstance, Env, FromNapiValue, Function, JavaScriptClassExt, JsValue, Result, This, Unknown,
 };
 use napi_derive::napi;
 use shellwright_proc::CancelToken;
@@ -67,24 +67,32 @@ impl ShellMirror {
     }
 
     /// Starts the view: `onData` receives the shell-integration properties and the replay of the
-    /// history (taken when `open` is called), then everything the Shell's runs do, as it happens.
-    /// Calls come on later turns of the event loop, in order. Opening again starts over with a
-    /// fresh replay. A throw from `onData` stops the view's delivery.
+    /// history before `open` returns, then everything the Shell's runs do, as it happens (on
+    /// later turns of the event loop, in order). Opening again starts over with a fresh replay.
+    /// A throw from `onData` during the replay closes the view and is thrown by `open`; a later
+    /// throw stops the view's delivery. An open view does not keep Node running by itself.
     #[napi(catch_unwind, ts_args_type = "onData: (data: string) => void")]
     pub fn open(&mut self, env: Env, on_data: Unknown) -> Result<()> {
         if on_data.get_type()? != ValueType::Function {
             return Err(type_error(&env, "onData must be a function"));
         }
-        // A throw from onData only ends this view's delivery; there is no run to stop.
-        let (sink, _throws) =
+        // SAFETY: checked to be a function.
+        let replay_to: Function<String, Unknown> = unsafe { on_data.cast()? };
+        // A later throw only ends this view's delivery: there is no run of its own to stop.
+        let (mut sink, _throws) =
             ChunkSink::from_arg(&env, Some(on_data), "onData", &CancelToken::new())?;
+        sink.unref(&env)?;
         self.view = None;
-        let view = Mirror::open(
+        let (view, opening) = Mirror::open(
             &self.shell,
             self.budget,
             Box::new(move |data| sink.send(data)),
         );
         self.view = Some(view);
+        if let Err(thrown) = replay_to.call(opening) {
+            self.view = None;
+            return Err(thrown);
+        }
         Ok(())
     }
 

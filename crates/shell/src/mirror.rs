@@ -4,12 +4,12 @@
 //!
 //! The stream a view receives: `P;Cwd=<cwd>` and `P;HasRichCommandDetection=True`; then every
 //! entry of the [`History`](crate::History) replayed — `A` + prompt + `B`, `P;Cwd` of where it
-//! ran, `E;<command>` + the command echoed + CR LF + `C`, the output with LF → CR LF, then
-//! `D;<exit>` (`D` alone after a line saying the run was cancelled or timed out); then the running
-//! run's output so far; then everything live, in the same form. A transcript longer than the
-//! view's budget is replayed from its end, after a line saying how much was dropped. Replay and
-//! live stream meet at one point (see [`History::observe`](crate::History::observe)): nothing is
-//! missing or shown twice.
+//! ran, `E;<command>` + the command echoed (control characters in caret notation) + CR LF + `C`,
+//! the output with LF → CR LF, then `D;<exit>` (`D` alone after a line saying the run was
+//! cancelled or timed out); then the running run's output so far; then everything live, in the
+//! same form. A transcript longer than the view's budget is replayed from its end, after a line
+//! saying how much was dropped. Replay and live stream meet at one point (see
+//! [`History::observe`](crate::History::observe)): nothing is missing or shown twice.
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,7 @@ use crate::session::RunResult;
 /// The prompt drawn between `A` and `B`.
 pub const PROMPT: &str = "$ ";
 
-/// What a view receives: each piece of the stream, in order.
+/// What a view receives after its opening: each piece of the stream, in order.
 pub type DataHandler = Box<dyn FnMut(String) + Send>;
 
 /// Replay budget per entry for a view of `scrollback` lines: 200 bytes a line, the lines clamped
@@ -39,23 +39,31 @@ pub struct Mirror {
 }
 
 impl Mirror {
-    /// Opens a view of `shell` whose replay keeps at most `budget` bytes of each transcript; the
-    /// replay reaches `on_data` before this returns, the live stream from the runs' threads.
-    pub fn open(shell: &PersistentShell, budget: usize, mut on_data: DataHandler) -> Self {
+    /// Opens a view of `shell` whose replay keeps at most `budget` bytes of each transcript.
+    /// Returns the view and its opening (properties, replay, prompt); everything after it goes to
+    /// `on_live`, from the runs' threads. The opening is returned rather than handed over so the
+    /// caller may pass it on without holding the history's lock.
+    pub fn open(
+        shell: &PersistentShell,
+        budget: usize,
+        mut on_live: DataHandler,
+    ) -> (Self, String) {
+        let mut opening = String::new();
         let observation = shell.history().observe(|entries| {
             let mut writer = StreamWriter::new(budget);
-            on_data(writer.opening(entries, &current_dir(entries)));
+            opening = writer.opening(entries, &current_dir(entries));
             Box::new(move |event| {
                 let data = writer.event(event);
                 if !data.is_empty() {
-                    on_data(data);
+                    on_live(data);
                 }
             })
         });
-        Self {
+        let view = Self {
             shell: shell.clone(),
             observation: Some(observation),
-        }
+        };
+        (view, opening)
     }
 
     /// Input typed into the view: Ctrl+C (`"\x03"`) cancels the running run and is accepted;
@@ -151,7 +159,7 @@ impl StreamWriter {
         self.prompt(out);
         out.push_str(&property("Cwd", &entry.cwd.to_string_lossy()));
         out.push_str(&IntegrationMark::CommandLine(&entry.command).encode());
-        push_lines(out, &entry.command);
+        push_echo(out, &entry.command);
         out.push_str("\r\n");
         out.push_str(&IntegrationMark::OutputStart.encode());
         self.prompt_showing = false;
@@ -198,6 +206,31 @@ fn property(name: &str, value: &str) -> String {
 fn truncation_notice(dropped: u64) -> String {
     let kb = dropped.div_ceil(1024);
     format!("[Terminal output truncated: ~{kb} KB dropped from beginning]\r\n")
+}
+
+/// The command as a line editor echoes it: lines on their own rows, tabs kept, other control
+/// characters in caret notation (`^C`, `^[`, `^?`), so a command can never act on the terminal or
+/// forge a mark in the view.
+fn push_echo(out: &mut String, command: &str) {
+    for c in command.chars() {
+        match c {
+            '\n' => out.push_str("\r\n"),
+            '\t' => out.push('\t'),
+            '\x7f' => out.push_str("^?"),
+            c if c.is_control() => {
+                let code = u32::from(c);
+                // A C1 control is the 7-bit ESC followed by code − 0x40.
+                let (prefix, shown) = if code >= 0x80 {
+                    ("^[", code - 0x40)
+                } else {
+                    ("^", code + 0x40)
+                };
+                out.push_str(prefix);
+                out.push(char::from_u32(shown).unwrap_or('?'));
+            }
+            c => out.push(c),
+        }
+    }
 }
 
 /// `text` with every LF as CR LF, as a terminal needs it to start the next line at column 0.
@@ -353,6 +386,33 @@ mod tests {
         assert!(!terminal.prompt_showing());
         let screen = terminal.screen();
         assert_eq!(&screen.lines[..4], ["$ one", "first second", "$ two", ""]);
+    }
+
+    #[test]
+    fn an_echoed_command_cannot_act_on_the_terminal() {
+        let controls = (1u32..0x20).chain([0x7f]).chain(0x80..0xa0);
+        let mut command: String = controls.filter_map(char::from_u32).collect();
+        command.push_str("\x1b]633;D;7\x07 echo forged");
+        let entries = [entry(1, &command, "ok\n", exited(0))];
+        let stream = StreamWriter::new(1000).opening(&entries, Path::new("/w"));
+        let mut terminal = Terminal::new(TerminalOptions {
+            cols: 200,
+            ..TerminalOptions::default()
+        });
+        let _ = terminal.feed(stream.as_bytes());
+        let records = terminal.commands();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].command, command);
+        assert_eq!(records[0].output, "ok");
+        assert_eq!(records[0].exit_code, Some(0));
+        let screen = terminal.screen();
+        // The tab moves the cursor and leaves no text; the LF starts the next row.
+        assert_eq!(screen.lines[0], "$ ^A^B^C^D^E^F^G^H");
+        assert_eq!(
+            screen.lines[1],
+            "^K^L^M^N^O^P^Q^R^S^T^U^V^W^X^Y^Z^[^\\^]^^^_^?^[@^[A^[B^[C^[D^[E^[F^[G^[H^[I^[J^[K^[L^[M^[N^[O\
+             ^[P^[Q^[R^[S^[T^[U^[V^[W^[X^[Y^[Z^[[^[\\^[]^[^^[_^[]633;D;7^G echo forged"
+        );
     }
 
     #[test]

@@ -138,10 +138,17 @@ async fn runs_are_recorded_where_they_ran_and_mirrored_live() {
     let shell = PersistentShell::with_history_limit(SessionOptions::default(), 2);
     let seen = Arc::new(Mutex::new(String::new()));
     let sink = Arc::clone(&seen);
-    let mut mirror = Mirror::open(
+    let (mut mirror, opening) = Mirror::open(
         &shell,
         1000,
         Box::new(move |data| sink.lock().expect("lock").push_str(&data)),
+    );
+    assert_eq!(
+        opening,
+        format!(
+            "\x1b]633;P;Cwd={}\x07\x1b]633;P;HasRichCommandDetection=True\x07\x1b]633;A\x07$ \x1b]633;B\x07",
+            std::env::current_dir().expect("cwd").display()
+        )
     );
     let request = RunRequest {
         command: "echo one; cd /".into(),
