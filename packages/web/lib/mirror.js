@@ -9,8 +9,13 @@ function mirrorSource(shell) {
   return {
     attach(onData) {
       const mirror = new ShellMirror(shell)
-      mirror.open(onData)
-      return { snapshot: '', cols: undefined, rows: undefined, detach: () => mirror.close() }
+      // open() hands the replay of the history to the callback before it returns: that replay is
+      // the view's snapshot, and only what comes after is the live stream.
+      let replay = ''
+      let live = false
+      mirror.open((data) => (live ? onData(data) : (replay += data)))
+      live = true
+      return { snapshot: replay, cols: undefined, rows: undefined, detach: () => mirror.close() }
     },
     write() {},
     resize() {},
