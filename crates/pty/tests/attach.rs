@@ -165,6 +165,11 @@ fn same_screen(viewer: &mut Terminal, session: &mut Terminal, what: &str) {
     assert_eq!(got.cursor, want.cursor, "{what}: cursor");
     assert_eq!(got.alt_screen, want.alt_screen, "{what}: alternate screen");
     assert_eq!(got.title, want.title, "{what}: title");
+    assert_eq!(
+        viewer.scrollback_lines(),
+        session.scrollback_lines(),
+        "{what}: scrollback"
+    );
 }
 
 /// A terminal fed by hand through the same output the read loop uses.
