@@ -415,6 +415,37 @@ fn snapshot_round_trips() {
     }
 }
 
+/// The snapshot carries what later bytes depend on: a stream continued after it in a copy gives
+/// the same screen as in the original.
+#[test]
+fn snapshot_carries_the_saved_cursor_and_character_sets() {
+    let cases: &[(&[u8], &[u8])] = &[
+        // DECSC with a pen and line drawing; DECRC after the cut.
+        (
+            b"\x1b[3;5H\x1b[31m\x1b(0\x1b7\x1b(B\x1b[m\x1b[1;1Hab",
+            b"\x1b8qq x",
+        ),
+        // Line drawing designated when the cut falls.
+        (b"\x1b(0lqk", b"x\x1b(Bq"),
+        (b"\x1b)0text", b"\x0eq\x0fq"),
+        // The primary cursor's pen and charset, saved by CSI ? 1049 h, come back on leaving.
+        (
+            b"\x1b[2;3H\x1b[32m\x1b(0\x1b[?1049h\x1b(B\x1b[mfull screen",
+            b"\x1b[?1049lqq",
+        ),
+    ];
+    for (before, after) in cases {
+        let mut term = terminal(20, 6);
+        term.feed(before);
+        let mut copy = terminal(20, 6);
+        copy.feed(term.snapshot().as_bytes());
+        term.feed(after);
+        copy.feed(after);
+        assert_eq!(copy.screen(), term.screen(), "{before:?} then {after:?}");
+        round_trip(&mut term);
+    }
+}
+
 #[test]
 fn snapshot_round_trips_scrollback_and_alternate_screen() {
     let mut term = terminal(30, 8);
