@@ -268,27 +268,6 @@ export declare class Shell {
   abort(): Promise<void>
 }
 
-/** A viewer of a `PtySession`'s terminal (see `PtySession.attach`). */
-export declare class TerminalAttachment {
-  /**
-   * Repaints a fresh terminal of `cols` × `rows` (scrollback, screen, cursor, modes, title)
-   * up to the point where `onData`'s stream starts.
-   */
-  get snapshot(): string
-  /**
-   * Columns the stream is drawn for: the session's at `attach`, updated just before `onData`
-   * receives a resync chunk.
-   */
-  get cols(): number
-  /** Rows the stream is drawn for (see `cols`). */
-  get rows(): number
-  /**
-   * Stops the stream: `onData` is not called again, even for chunks already queued.
-   * Idempotent.
-   */
-  detach(): void
-}
-
 /**
  * A read-only terminal view of a Shell's runs, in VS Code's shell-integration dialect (OSC 633):
  * each command with a prompt, its output as it streams and its exit code. A view opened late
@@ -318,6 +297,27 @@ export declare class ShellMirror {
   handleInput(data: string): boolean
   /** Stops the view; the Shell and other views go on. Closing twice is harmless. */
   close(): void
+}
+
+/** A viewer of a `PtySession`'s terminal (see `PtySession.attach`). */
+export declare class TerminalAttachment {
+  /**
+   * Repaints a fresh terminal of `cols` × `rows` (scrollback, screen, cursor, modes, title)
+   * up to the point where `onData`'s stream starts.
+   */
+  get snapshot(): string
+  /**
+   * Columns the stream is drawn for: the session's at `attach`, updated just before `onData`
+   * receives a resync chunk.
+   */
+  get cols(): number
+  /** Rows the stream is drawn for (see `cols`). */
+  get rows(): number
+  /**
+   * Stops the stream: `onData` is not called again, even for chunks already queued.
+   * Idempotent.
+   */
+  detach(): void
 }
 
 /**
