@@ -496,8 +496,8 @@ describe('shellwright serve', () => {
     return { child, out, done }
   }
 
-  it('prints the URL with its token, serves the page, and SIGTERM ends it and the program', async () => {
-    const pidFile = join(scratch, 'serve.pid')
+  it.each(['SIGTERM', 'SIGINT'] as const)('prints the URL with its token, serves the page; %s ends it and the program', async (signal) => {
+    const pidFile = join(scratch, `serve-${signal}.pid`)
     const { child, out, done } = serve(['--port', '0', '--', `echo $$ > ${pidFile}; exec sleep 600`])
     await waitUntil(() => out.stdout.includes('\n') && existsSync(pidFile), 10_000, 'the URL and the program')
     expect(out.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32}\n$/)
@@ -506,7 +506,7 @@ describe('shellwright serve', () => {
     expect((await httpStatus(url.replace(/\?.*/, ''))).status).toBe(401)
     const pid = Number(readFileSync(pidFile, 'utf8'))
     expect(isRunning(pid)).toBe(true)
-    child.kill('SIGTERM')
+    child.kill(signal)
     expect(await done).toBe(0)
     expect(isRunning(pid)).toBe(false)
     expect(out.stderr).toBe('Serving the terminal at the URL above; Ctrl+C stops.\n')
