@@ -710,6 +710,61 @@ fn raw_mode_text_without_carriage_returns_matches_and_stays_bounded() {
 }
 
 #[test]
+fn raw_mode_text_is_dropped_unparsed_at_the_right_column() {
+    // Lines of every length against the width: exact fits (pending wrap), wraps, and rows that
+    // start mid-way because a bare line feed keeps the column.
+    let widths = [3usize, 19, 20, 21, 39, 40, 41, 7];
+    let text: Vec<u8> = (0..600)
+        .flat_map(|i| {
+            let mut line = vec![b'a' + (i % 26) as u8; widths[i % widths.len()]];
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    for setup in [&b""[..], b"\x1b[?7l", b"12345678901234567890", b"abc\r"] {
+        let chunks = vec![setup.to_vec(), text.clone(), b"$ ".to_vec()];
+        assert_deferral_is_invisible(20, 5, 30, &chunks);
+    }
+
+    // And nothing of it is parsed before the screen is read: the backlog keeps only what shows.
+    let mut term = Terminal::new(TerminalOptions {
+        cols: 20,
+        rows: 5,
+        scrollback: 30,
+        answer_queries: true,
+    });
+    term.feed(&text);
+    let kept_lines = term.engine.deferred_line_feeds();
+    assert!(
+        kept_lines > 0 && kept_lines <= 2 * (30 + 2 * 5 + 1),
+        "{kept_lines}"
+    );
+}
+
+proptest::proptest! {
+    #[test]
+    fn raw_mode_deferral_never_shows(
+        pieces in proptest::collection::vec(
+            proptest::prop_oneof![
+                "[a-z]{0,30}\n",
+                "[a-z]{0,10}\r",
+                "[a-z]{12,13}",
+                proptest::strategy::Just("$ ".to_string()),
+                proptest::strategy::Just("\x1b[?7l".to_string()),
+                proptest::strategy::Just("\x1b[?7h".to_string()),
+                proptest::strategy::Just("\x1b[7m".to_string()),
+            ],
+            0..160,
+        ),
+        cut in 1usize..64,
+    ) {
+        let stream: Vec<u8> = pieces.concat().into_bytes();
+        let chunks: Vec<Vec<u8>> = stream.chunks(cut).map(<[u8]>::to_vec).collect();
+        assert_deferral_is_invisible(12, 4, 3, &chunks);
+    }
+}
+
+#[test]
 fn prompt_after_bare_line_feed_is_judged_from_the_real_cursor() {
     // "abc\n$ " leaves "$ " at column 3, after "abc"'s column; the prompt check must see that.
     let chunks = vec![numbered_lines(60, 4, "\r\n"), b"abc\n$ ".to_vec()];
