@@ -24,6 +24,8 @@ use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{NamedColor, Processor, Rgb, Timeout};
 
+use super::print_runs::PrintRuns;
+
 /// Captures the title events of the engine (its own title field is private).
 #[derive(Clone, Default)]
 pub(crate) struct TitleListener {
@@ -86,6 +88,8 @@ pub(crate) struct Engine {
     full_scroll_region: bool,
     /// Off only in tests, to compare against parsing every byte as it comes.
     defer_plain_text: bool,
+    /// The buffer of [`PrintRuns`], kept between parses.
+    print_run: Vec<u8>,
 }
 
 /// Plain text not yet parsed. Plain text cannot change modes, colours, the pen or the title, only
@@ -276,6 +280,7 @@ impl Engine {
             scrollback,
             full_scroll_region: true,
             defer_plain_text: true,
+            print_run: Vec::new(),
         }
     }
 
@@ -339,7 +344,7 @@ impl Engine {
                 cursor.point.column = Column(position.min(cols - 1));
                 cursor.input_needs_wrap = position >= cols;
             }
-            self.processor.advance(&mut self.term, &text);
+            self.parse(&text);
         }
     }
 
@@ -380,7 +385,7 @@ impl Engine {
                 .take_while(|&&b| is_continuation(b))
                 .count();
             if take > 0 {
-                self.processor.advance(&mut self.term, &bytes[..take]);
+                self.parse(&bytes[..take]);
             }
             self.utf8_needed = if take == bytes.len() {
                 self.utf8_needed - take
@@ -390,9 +395,16 @@ impl Engine {
             bytes = &bytes[take..];
         }
         if !bytes.is_empty() {
-            self.processor.advance(&mut self.term, bytes);
+            self.parse(bytes);
             self.utf8_needed = incomplete_utf8(bytes);
         }
+    }
+
+    /// Runs the parser over `bytes`, with runs of printable ASCII written in one step.
+    fn parse(&mut self, bytes: &[u8]) {
+        let mut handler = PrintRuns::new(&mut self.term, &mut self.print_run);
+        self.processor.advance(&mut handler, bytes);
+        handler.flush();
     }
 
     pub(crate) fn resize(&mut self, cols: u16, rows: u16) {
