@@ -12,6 +12,11 @@
 //! backlog's last `scrollback + 2 × rows` lines can still be seen afterwards, so the lines before
 //! them are dropped unparsed — the result is identical, and a program that streams megabytes of
 //! text costs a memchr over it instead of a full emulation of every line (see [`PlainBacklog`]).
+//! That holds for raw-mode output too (bare line feeds, which keep the column): the cursor's
+//! column at the cut is worked out by arithmetic ([`TextColumn`]).
+//!
+//! What is parsed goes through [`PrintRuns`], which writes runs of printable ASCII into the grid a
+//! row-slice at a time instead of one `input` call per character.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -123,6 +128,7 @@ impl PlainBacklog {
         self.column = column;
         self.start = column.start;
         self.end = column.start;
+        self.last_line_start = None;
         self.dropped = false;
     }
 
