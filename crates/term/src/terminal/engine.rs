@@ -95,6 +95,8 @@ pub(crate) struct Engine {
     defer_plain_text: bool,
     /// The buffer of [`PrintRuns`], kept between parses.
     print_run: Vec<u8>,
+    /// Whether the parser may be inside a sequence (plain text is then no text at all).
+    open_sequence: OpenSequence,
 }
 
 /// Plain text not yet parsed. Plain text cannot change modes, colours, the pen or the title, only
@@ -254,6 +256,68 @@ impl TextColumn {
     }
 }
 
+/// Follows whether the parser may have been left inside an escape sequence, from the bytes it
+/// was given (the DEC ANSI parser model, as `vte` implements it): the bytes from the last ESC on
+/// while that sequence may be unfinished. Bytes that would end the sequence ("l" of a split
+/// `CSI ? 7 l`) must reach the parser in order and can never be deferred or dropped as text.
+#[derive(Default)]
+struct OpenSequence {
+    /// The unfinished sequence (its first [`OPEN_SEQUENCE_LIMIT`] bytes).
+    bytes: Vec<u8>,
+}
+
+/// How much of an unfinished sequence is kept and checked for its end.
+const OPEN_SEQUENCE_LIMIT: usize = 256;
+
+impl OpenSequence {
+    fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Takes note of bytes just given to the parser.
+    fn follow(&mut self, parsed: &[u8]) {
+        let tail = match memchr::memrchr(0x1b, parsed) {
+            Some(esc) => {
+                self.bytes.clear();
+                &parsed[esc..]
+            }
+            None if self.bytes.is_empty() => return,
+            None => parsed,
+        };
+        // Bounded work per parse: an end further on is missed, which only keeps the sequence
+        // counted as open (deferral paused) until the next ESC.
+        self.bytes
+            .extend_from_slice(&tail[..tail.len().min(OPEN_SEQUENCE_LIMIT)]);
+        if sequence_ended(&self.bytes) {
+            self.bytes.clear();
+        } else {
+            self.bytes.truncate(OPEN_SEQUENCE_LIMIT);
+        }
+    }
+}
+
+/// Whether `sequence` (starting with ESC, holding no other ESC) has ended: CAN or SUB abort it;
+/// a CSI ends at its final byte, an OSC at BEL (ST would be a new ESC), DCS, SOS, PM and APC only
+/// at ST; other escapes at their final byte after any intermediates.
+fn sequence_ended(sequence: &[u8]) -> bool {
+    const CAN: u8 = 0x18;
+    const SUB: u8 = 0x1a;
+    let body = &sequence[1.min(sequence.len())..];
+    if body.iter().any(|&b| b == CAN || b == SUB) {
+        return true;
+    }
+    match body.split_first() {
+        None => false,
+        Some((b'[', rest)) => rest.iter().any(|b| (0x40..=0x7e).contains(b)),
+        Some((b']', rest)) => rest.contains(&0x07),
+        Some((b'P' | b'X' | b'^' | b'_', _)) => false,
+        Some(_) => body
+            .iter()
+            .find(|b| !(0x20..=0x2f).contains(*b))
+            .is_some_and(|b| (0x30..=0x7e).contains(b)),
+    }
+}
+
 /// The most plain text held unparsed, whatever its line count.
 const MAX_BACKLOG_BYTES: usize = 8 << 20;
 
@@ -287,6 +351,7 @@ impl Engine {
             full_scroll_region: true,
             defer_plain_text: true,
             print_run: Vec::new(),
+            open_sequence: OpenSequence::default(),
         }
     }
 
@@ -318,6 +383,7 @@ impl Engine {
         let modes = self.term.mode();
         self.defer_plain_text
             && self.utf8_needed == 0
+            && self.open_sequence.is_empty()
             && self.full_scroll_region
             && !modes
                 .intersects(TermMode::ALT_SCREEN | TermMode::INSERT | TermMode::LINE_FEED_NEW_LINE)
@@ -411,6 +477,7 @@ impl Engine {
         let mut handler = PrintRuns::new(&mut self.term, &mut self.print_run);
         self.processor.advance(&mut handler, bytes);
         handler.flush();
+        self.open_sequence.follow(bytes);
     }
 
     pub(crate) fn resize(&mut self, cols: u16, rows: u16) {
