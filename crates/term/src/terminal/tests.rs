@@ -709,6 +709,16 @@ fn raw_mode_text_without_carriage_returns_matches_and_stays_bounded() {
     }
 }
 
+/// 20×5 with 30 lines of scrollback: small enough that the backlog is cut often.
+fn small_terminal() -> Terminal {
+    Terminal::new(TerminalOptions {
+        cols: 20,
+        rows: 5,
+        scrollback: 30,
+        answer_queries: true,
+    })
+}
+
 #[test]
 fn raw_mode_text_is_dropped_unparsed_at_the_right_column() {
     // Lines of every length against the width: exact fits (pending wrap), wraps, and rows that
@@ -727,12 +737,7 @@ fn raw_mode_text_is_dropped_unparsed_at_the_right_column() {
     }
 
     // And nothing of it is parsed before the screen is read: the backlog keeps only what shows.
-    let mut term = Terminal::new(TerminalOptions {
-        cols: 20,
-        rows: 5,
-        scrollback: 30,
-        answer_queries: true,
-    });
+    let mut term = small_terminal();
     term.feed(&text);
     let kept_lines = term.engine.deferred_line_feeds();
     assert!(
@@ -754,12 +759,7 @@ fn a_sequence_split_before_its_final_byte_is_finished_before_text_is_deferred() 
             b"$ ".to_vec(),
         ];
         assert_deferral_is_invisible(20, 5, 30, &chunks);
-        let mut term = Terminal::new(TerminalOptions {
-            cols: 20,
-            rows: 5,
-            scrollback: 30,
-            answer_queries: true,
-        });
+        let mut term = small_terminal();
         for chunk in &chunks {
             term.feed(chunk);
         }
