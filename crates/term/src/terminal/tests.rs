@@ -765,6 +765,24 @@ fn a_sequence_split_before_its_final_byte_is_finished_before_text_is_deferred() 
         }
         assert!(!term.screen().modes.auto_wrap);
     }
+
+    // A control string split across reads: text in the read after its end is deferred again.
+    let chunks = vec![
+        b"\x1b]0;tit".to_vec(),
+        b"le\x07".to_vec(),
+        // 190 lines of 7 leave the cursor short of pending wrap, so the prompt check needs no parse.
+        numbered_lines(190, 7, "\n"),
+    ];
+    assert_deferral_is_invisible(20, 5, 30, &chunks);
+    let mut term = small_terminal();
+    for chunk in &chunks {
+        term.feed(chunk);
+    }
+    assert!(
+        term.deferred_bytes() > 0,
+        "text after the string was not deferred"
+    );
+    assert_eq!(term.screen().title, "title");
 }
 
 /// Letters, then a bare line feed, a CR, a prompt, nothing, or a change of auto-wrap or pen.
