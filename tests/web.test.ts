@@ -264,6 +264,31 @@ describe('access', () => {
     }
   })
 
+  it('a session that has not started is refused to each viewer, who may come back once it runs', async () => {
+    const session = new PtySession()
+    const server = await createTerminalServer({ session })
+    let done: Promise<PtyResult> | undefined
+    try {
+      const early = await rawClient(wsUrl(server))
+      const code = await new Promise<number>((resolve) => early.socket.once('close', resolve))
+      expect({ code, controls: early.controls }).toEqual({
+        code: 1011,
+        controls: [{ type: 'error', message: 'PTY session is not running' }],
+      })
+      done = session.start({ command: 'echo started; exec sleep 30', env })
+      await waitUntil(() => session.screen().lines[0] === 'started', 5000, 'the run')
+      const later = await rawClient(wsUrl(server))
+      await waitUntil(() => later.controls.length > 0, 5000, 'the snapshot')
+      // The session's default size; the raw client sent none of its own.
+      expect(later.controls[0]).toMatchObject({ type: 'snapshot', cols: 120, rows: 40, readOnly: false })
+      expect(later.controls[0].data).toContain('started')
+      later.socket.terminate()
+    } finally {
+      await server.close()
+      if (done) await stop(session, done)
+    }
+  })
+
   it('read-only drops input and resize from any client', async () => {
     const { session, done } = launch('cat')
     const server = await createTerminalServer({ session, readOnly: true })
