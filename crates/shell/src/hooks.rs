@@ -30,6 +30,7 @@ use futures_util::future::BoxFuture;
 use shellwright_proc::{CancelReason, CancelToken, RunRoots, RunScope};
 
 use crate::limits::{self, LimitExceeded};
+use crate::stages;
 
 /// Exported into every run's environment as `SHELLWRIGHT_RUN=<host pid>-<n>`, so that the
 /// processes a run started — and their descendants — can be found when it is cancelled, without
@@ -146,6 +147,7 @@ impl Drop for HooksGuard {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.id);
+        stages::forget(self.id);
     }
 }
 
@@ -231,12 +233,17 @@ fn debug_trap(
             }
             return park().await;
         }
+        stages::stop_if_reader_gone(ctx.shell);
         if seen % YIELD_EVERY == 0 {
             tokio::task::yield_now().await;
         }
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
         if let Some(handler) = user_trap
             && (functrace || !nested)
+            && !ctx
+                .shell
+                .env_str("BASH_COMMAND")
+                .is_some_and(|command| command.starts_with(stages::STAGE_BUILTIN))
         {
             return ctx
                 .shell
@@ -247,8 +254,13 @@ fn debug_trap(
     })
 }
 
-/// Never returns: the run's `select!` (or the session's runtime shutting down) drops the future.
+/// Never returns. A pipeline stage's thread is unwound up to its stage (nothing else would ever
+/// end it); anywhere else the run's `select!` (or the session's runtime shutting down) drops the
+/// future.
 async fn park() -> Result<ExecutionResult, brush_core::Error> {
+    if stages::in_stage() {
+        stages::stop();
+    }
     std::future::pending().await
 }
 

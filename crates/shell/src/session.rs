@@ -26,6 +26,7 @@ use crate::isolation;
 use crate::limits::{self, LimitExceeded};
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::{ChunkHandler, OutputPump};
+use crate::stages;
 
 /// Commands up to this size are parsed on the session thread; larger ones on a blocking thread
 /// the run can stop waiting for.
@@ -156,6 +157,7 @@ impl Session {
         builtins.remove("suspend");
         builtins::install(&mut builtins);
         hooks::install_builtins(&mut builtins);
+        stages::install_builtin(&mut builtins);
 
         let mut builder = Shell::builder()
             .do_not_inherit_env(true)
@@ -422,6 +424,10 @@ impl Session {
                 },
             }
         };
+        let parsed = parsed.map(|mut program| {
+            stages::run_concurrently(&mut program, self.hooks.id());
+            program
+        });
         // Like `bash -c`: `$-` has `c`, and `$LINENO` counts the command string's lines.
         self.shell.start_command_string_mode();
         let ended = {
@@ -429,10 +435,17 @@ impl Session {
             tokio::pin!(run);
             tokio::select! {
                 biased;
-                result = &mut run => Ended::Finished(Ok(result)),
                 reason = cancel.cancelled() => Ended::Cancelled(reason),
                 _ = limit.cancelled() => Ended::Limit,
+                result = &mut run => Ended::Finished(Ok(result)),
             }
+        };
+        // A command can finish *because* the run was stopped (its process killed, a stage it
+        // read from ended): then the run was stopped, whatever the command made of it.
+        let ended = match (ended, cancel.reason()) {
+            (Ended::Finished(_), Some(reason)) => Ended::Cancelled(reason),
+            (Ended::Finished(_), None) if limit.is_cancelled() => Ended::Limit,
+            (ended, _) => ended,
         };
         let _ = self.shell.end_command_string_mode();
         if let Ended::Finished(Ok(result)) = &ended
