@@ -142,14 +142,19 @@ impl RunScope {
         let mut theirs = HashSet::new();
         let mut found: HashMap<u32, &ProcessInfo> = HashMap::new();
         for p in &candidates {
+            // A child still running the host's own image was forked but has not exec'd yet: its
+            // environment is still the host's, so it may well belong to another live run. It is
+            // left for a later round, by when it carries its run's tag. The image is read
+            // *before* the environment: read after, a child that exec'd in between would pair
+            // the host's environment (no tag) with its new image and pass for an untagged child
+            // of this run — another run's `sleep`, killed as this run's.
+            let host_children = matches!(roots, RunRoots::HostChildren);
+            if host_children && p.ppid == Some(host) && runs_host_image(p.pid()) {
+                continue;
+            }
             let tag = tag_of(p.pid());
             let is_root = match roots {
-                // A child still running the host's own image was forked but has not exec'd
-                // yet: its environment is still the host's, so it may well belong to another
-                // live run. It is left for a later round, by when it carries its run's tag.
-                RunRoots::HostChildren => {
-                    p.ppid == Some(host) && tag.is_none() && !runs_host_image(p.pid())
-                }
+                RunRoots::HostChildren => p.ppid == Some(host) && tag.is_none(),
                 RunRoots::Child(child) => p.id == child,
             };
             match tag {
