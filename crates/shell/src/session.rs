@@ -145,6 +145,9 @@ pub(crate) struct Session {
     /// `executeShell`: the session ends with its one command (and runs its EXIT trap then).
     one_shot: bool,
     stopped: StoppedRuns,
+    /// The session's own values of the names the current run's `env` set (None: unset), put
+    /// back when the run ends.
+    covered: Vec<(String, Option<ShellVariable>)>,
 }
 
 impl Session {
@@ -197,6 +200,7 @@ impl Session {
             output,
             one_shot: false,
             stopped,
+            covered: Vec::new(),
         };
         // The host's stdio is never the session's: between runs it is /dev/null.
         session.detach_stdio();
@@ -250,7 +254,7 @@ impl Session {
         self.hooks.end_run();
         match ended {
             Ended::Finished(result) => {
-                let _ = self.shell.env_mut().pop_scope(EnvironmentScope::Command);
+                self.leave_command_scope();
                 result.map(drop).map_err(CreateStopped::from)
             }
             Ended::Cancelled(reason) => {
@@ -361,7 +365,7 @@ impl Session {
                 ..
             })
         ) {
-            let _ = self.shell.env_mut().pop_scope(EnvironmentScope::Command);
+            self.leave_command_scope();
         }
         self.detach_stdio();
         reader.finish().await;
@@ -463,7 +467,12 @@ impl Session {
         ended
     }
 
-    /// Pushes a command scope holding the run's `env` and its tag; popped after the run.
+    /// Pushes a command scope holding the run's tag, and sets the run's `env` over the session's
+    /// own values until [`leave_command_scope`](Self::leave_command_scope).
+    ///
+    /// The `env` is set in the global scope, not in the command scope: a run that unsets one of
+    /// its names must see it unset, as `env X=1 bash -c 'unset X; …'` does, not uncover the
+    /// session's value beneath.
     fn enter_command_scope(
         &mut self,
         env: &[(String, String)],
@@ -474,18 +483,46 @@ impl Session {
                 "invalid environment variable name: {name:?}"
             )));
         }
+        let failed = |name: &str, e: brush_core::Error| {
+            ShellError::Execution(format!("cannot set {name}: {e}"))
+        };
         let env_mut = self.shell.env_mut();
         env_mut.push_scope(EnvironmentScope::Command);
-        let entries = env
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .chain([(RUN_TAG_VARIABLE, tag)]);
-        for (name, value) in entries {
-            env_mut
-                .add(name, exported(value.to_string()), EnvironmentScope::Command)
-                .map_err(|e| ShellError::Execution(format!("cannot set {name}: {e}")))?;
+        env_mut
+            .add(
+                RUN_TAG_VARIABLE,
+                exported(tag.to_string()),
+                EnvironmentScope::Command,
+            )
+            .map_err(|e| failed(RUN_TAG_VARIABLE, e))?;
+        self.covered.clear();
+        for (name, value) in env {
+            if !self.covered.iter().any(|(covered, _)| covered == name) {
+                let own = self.shell.env().get(name).map(|(_, var)| var.clone());
+                self.covered.push((name.clone(), own));
+            }
+            self.shell
+                .env_mut()
+                .add(
+                    name.as_str(),
+                    exported(value.clone()),
+                    EnvironmentScope::Global,
+                )
+                .map_err(|e| failed(name, e))?;
         }
         Ok(())
+    }
+
+    /// Pops the run's command scope and puts back the session's own values of its `env`.
+    fn leave_command_scope(&mut self) {
+        let env_mut = self.shell.env_mut();
+        let _ = env_mut.pop_scope(EnvironmentScope::Command);
+        for (name, own) in std::mem::take(&mut self.covered) {
+            let _ = match own {
+                Some(var) => env_mut.add(name, var, EnvironmentScope::Global),
+                None => env_mut.unset(&name).map(drop),
+            };
+        }
     }
 
     /// Makes the run's transcript the session's own stdout and stderr, and /dev/null its stdin.
