@@ -115,6 +115,7 @@ const cases: Record<string, string[]> = {
     `umask 077; umask; umask -S; : > f; stat -c %a f`,
     `umask u=rwx,g=rx,o=; umask; umask -p`,
     `umask 0022; sh -c umask`,
+    `umask 077; : > f | cat; touch g | cat; { touch h; umask; } | cat; stat -c %a f g h`,
   ],
 }
 

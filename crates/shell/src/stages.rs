@@ -16,7 +16,8 @@
 //! text so a command run again reuses its entry. Code brush parses itself (`eval` strings,
 //! sourced files, command substitutions, traps) keeps brush's behaviour.
 //!
-//! The call is invisible: its own trace line (`set -x`) goes to `/dev/null` (`255>&2 2>/dev/null`
+//! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
+//! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null` (`255>&2 2>/dev/null`
 //! around the call, undone around the original command), and the DEBUG hook does not show it to
 //! the user's DEBUG trap.
 //!
@@ -47,6 +48,8 @@ use brush_core::{ExecutionContext, ExecutionResult, Shell};
 use brush_parser::{Parser, ParserOptions};
 use futures_util::future::BoxFuture;
 use shellwright_io::poll::{PollFd, poll};
+
+use crate::{builtins, isolation};
 
 /// The builtin a pipeline stage is replaced by.
 pub(crate) const STAGE_BUILTIN: &str = "__shellwright_stage";
@@ -352,6 +355,9 @@ fn run_stage(
             return Ok(ExecutionResult::new(2));
         };
         let ExecutionContext { shell, params, .. } = ctx;
+        if let Some(umask) = builtins::session_umask(shell) {
+            isolation::enter_stage_fs(umask);
+        }
         let stdout = params.try_stdout(shell).and_then(|file| duplicate(&file));
         CURRENT.with(|c| c.borrow_mut().push(CurrentStage { stdout }));
         let program = ast::Program {
