@@ -58,6 +58,7 @@ const cases: Record<string, string[]> = {
     `while :; do echo y; done | head -n 2; echo "\${PIPESTATUS[*]}"`,
     `f() { for i in 1 2 3; do echo $i; done; }; f | while read -r l; do echo "<$l>"; done | tac`,
     `{ echo a; exit 3; } | cat; echo "\${PIPESTATUS[*]}"`,
+    `set -E; set -o pipefail; trap 'echo "[ERR: $?]"' ERR; echo data | false | cat; echo after`,
   ],
   'process substitution feeding a loop or mapfile (used to hang)': [
     `while read l; do echo "[$l]"; done < <(printf 'x\\ny\\n')`,

@@ -56,6 +56,7 @@ pub(crate) const STAGE_BUILTIN: &str = "__shellwright_stage";
 
 /// The file descriptor that carries the stage's stderr past its own call's trace line.
 const SAVED_STDERR_FD: &str = "255";
+const SAVED_STDERR_FD_NUMBER: brush_core::ShellFd = 255;
 
 /// Exit status of a stage stopped because its reader went away (bash: 128 + SIGPIPE).
 const BROKEN_PIPE_STATUS: u8 = 141;
@@ -354,7 +355,16 @@ fn run_stage(
         let Some(command) = command else {
             return Ok(ExecutionResult::new(2));
         };
-        let ExecutionContext { shell, params, .. } = ctx;
+        let ExecutionContext {
+            shell, mut params, ..
+        } = ctx;
+        // A simple command is a pipeline component, not a pipeline of its own: its failure fires
+        // no ERR trap and no errexit inside the stage (the pipeline's status does, outside).
+        params.suppress_errexit |= wraps_simple_command(&command);
+        // Errors the program reports at its own level go to the stage's stderr, not the call's.
+        if let Some(stderr) = params.try_fd(shell, SAVED_STDERR_FD_NUMBER) {
+            params.set_fd(brush_core::openfiles::OpenFiles::STDERR_FD, stderr);
+        }
         if let Some(umask) = builtins::session_umask(shell) {
             isolation::enter_stage_fs(umask);
         }
@@ -386,6 +396,18 @@ fn run_stage(
         };
         Ok(ExecutionResult::new(status))
     })
+}
+
+/// Whether a registered stage (a brace group around the original command) runs a simple command.
+fn wraps_simple_command(command: &ast::Command) -> bool {
+    let ast::Command::Compound(ast::CompoundCommand::BraceGroup(group), _) = command else {
+        return false;
+    };
+    group
+        .list
+        .0
+        .first()
+        .is_some_and(|item| matches!(item.0.first.seq.first(), Some(ast::Command::Simple(_))))
 }
 
 /// A descriptor of the stage's stdout of its own, when it is a pipe (only a pipe's reader can go

@@ -61,6 +61,20 @@ async fn stages_keep_their_statuses_output_and_subshell_scope() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stage_reports_its_errors_on_its_stderr() {
+    // Worded as stock brush words it (bash: `bash: line 1: no match: *.nomatch`).
+    let (result, out) = once(
+        request("shopt -s failglob; echo *.nomatch | cat; echo after"),
+        SessionOptions::default(),
+    )
+    .await;
+    assert_eq!(
+        (result, out.as_str()),
+        (exited(0), "error: no match: *.nomatch\nafter\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stage_call_is_not_traced() {
     let (result, out) = once(
         request("set -x; for i in 1; do echo $i; done | cat"),
