@@ -153,6 +153,12 @@ impl RunScope {
                 continue;
             }
             let tag = tag_of(p.pid());
+            // Mid-exec the kernel has switched to the new image before it lays out the new
+            // arguments and environment: for a moment both read empty. Such a child is left for
+            // a later round too (a process that cleared its environment still has arguments).
+            if host_children && p.ppid == Some(host) && tag.is_none() && mid_exec(p.pid()) {
+                continue;
+            }
             let is_root = match roots {
                 RunRoots::HostChildren => p.ppid == Some(host) && tag.is_none(),
                 RunRoots::Child(child) => p.id == child,
@@ -227,8 +233,6 @@ impl Drop for RunScope {
     }
 }
 
-/// The value of [`RUN_TAG_VARIABLE`] in a NUL-separated environment block (the first entry wins,
-/// as with `getenv`).
 /// Whether `pid` runs the same executable as the host (a fork that has not exec'd yet).
 fn runs_host_image(pid: u32) -> bool {
     #[cfg(target_os = "linux")]
@@ -246,6 +250,24 @@ fn runs_host_image(pid: u32) -> bool {
     }
 }
 
+/// Whether `pid` shows neither arguments nor environment: an `execve` under way (see the caller).
+fn mid_exec(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let empty = |what: &str| {
+            std::fs::read(format!("/proc/{pid}/{what}")).is_ok_and(|bytes| bytes.is_empty())
+        };
+        empty("cmdline") && empty("environ")
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+/// The value of [`RUN_TAG_VARIABLE`] in a NUL-separated environment block (the first entry wins,
+/// as with `getenv`).
 fn run_tag(environ: &[u8]) -> Option<String> {
     let prefix = format!("{RUN_TAG_VARIABLE}=");
     environ
