@@ -94,6 +94,16 @@ describe('options', () => {
     expect(out.text).toBe('[a b]\n[a b]\n[]\n')
   })
 
+  it('a run that unsets one of its env names sees it unset, and the session keeps its own value', async () => {
+    const shell = new Shell({ sessionEnv: { MODE: 'session' } })
+    const out = collector()
+    await shell.run({ command: 'unset MODE; echo "[${MODE-unset}]"; sh -c \'echo "[${MODE-unset}]"\'', env: { MODE: 'run' } }, out.push)
+    await shell.run({ command: 'echo "[${MODE-unset}]"' }, out.push)
+    await shell.run({ command: 'MODE=changed; echo "[$MODE]"', env: { MODE: 'run' } }, out.push)
+    await shell.run({ command: 'echo "[${MODE-unset}]"' }, out.push)
+    expect(out.text).toBe('[unset]\n[unset]\n[session]\n[changed]\n[session]\n')
+  })
+
   it('sessionEnv applies once, through the skip-list', async () => {
     const shell = new Shell({ sessionEnv: { FROM_SESSION: 'yes', PS1: 'nope> ', SHLVL: '9' } })
     const out = collector()

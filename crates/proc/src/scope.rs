@@ -142,14 +142,25 @@ impl RunScope {
         let mut theirs = HashSet::new();
         let mut found: HashMap<u32, &ProcessInfo> = HashMap::new();
         for p in &candidates {
+            // A child still running the host's own image was forked but has not exec'd yet: its
+            // environment is still the host's, so it may well belong to another live run. It is
+            // left for a later round, by when it carries its run's tag. The image is read
+            // *before* the environment: read after, a child that exec'd in between would pair
+            // the host's environment (no tag) with its new image and pass for an untagged child
+            // of this run — another run's `sleep`, killed as this run's.
+            let host_children = matches!(roots, RunRoots::HostChildren);
+            if host_children && p.ppid == Some(host) && runs_host_image(p.pid()) {
+                continue;
+            }
             let tag = tag_of(p.pid());
+            // Mid-exec the kernel has switched to the new image before it lays out the new
+            // arguments and environment: for a moment both read empty. Such a child is left for
+            // a later round too (a process that cleared its environment still has arguments).
+            if host_children && p.ppid == Some(host) && tag.is_none() && mid_exec(p.pid()) {
+                continue;
+            }
             let is_root = match roots {
-                // A child still running the host's own image was forked but has not exec'd
-                // yet: its environment is still the host's, so it may well belong to another
-                // live run. It is left for a later round, by when it carries its run's tag.
-                RunRoots::HostChildren => {
-                    p.ppid == Some(host) && tag.is_none() && !runs_host_image(p.pid())
-                }
+                RunRoots::HostChildren => p.ppid == Some(host) && tag.is_none(),
                 RunRoots::Child(child) => p.id == child,
             };
             match tag {
@@ -222,8 +233,6 @@ impl Drop for RunScope {
     }
 }
 
-/// The value of [`RUN_TAG_VARIABLE`] in a NUL-separated environment block (the first entry wins,
-/// as with `getenv`).
 /// Whether `pid` runs the same executable as the host (a fork that has not exec'd yet).
 fn runs_host_image(pid: u32) -> bool {
     #[cfg(target_os = "linux")]
@@ -241,6 +250,24 @@ fn runs_host_image(pid: u32) -> bool {
     }
 }
 
+/// Whether `pid` shows neither arguments nor environment: an `execve` under way (see the caller).
+fn mid_exec(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let empty = |what: &str| {
+            std::fs::read(format!("/proc/{pid}/{what}")).is_ok_and(|bytes| bytes.is_empty())
+        };
+        empty("cmdline") && empty("environ")
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+/// The value of [`RUN_TAG_VARIABLE`] in a NUL-separated environment block (the first entry wins,
+/// as with `getenv`).
 fn run_tag(environ: &[u8]) -> Option<String> {
     let prefix = format!("{RUN_TAG_VARIABLE}=");
     environ

@@ -21,15 +21,19 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex, OnceLock};
 
+use brush_core::ShellFd;
 use brush_core::builtins::{CommandExecuteFunc, Registration};
 use brush_core::commands::CommandArg;
+use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::{TrapHandler, TrapSignal};
+use brush_core::variables::ShellValueLiteral;
 use brush_core::{ExecutionContext, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 use shellwright_proc::{CancelReason, CancelToken, RunRoots, RunScope};
 
 use crate::limits::{self, LimitExceeded};
+use crate::stages;
 
 /// Exported into every run's environment as `SHELLWRIGHT_RUN=<host pid>-<n>`, so that the
 /// processes a run started — and their descendants — can be found when it is cancelled, without
@@ -86,11 +90,7 @@ impl HooksGuard {
 
     /// Installs the DEBUG trap and forces functrace in a new shell.
     pub fn install(&self, shell: &mut Shell) {
-        shell.traps_mut().register_handler(
-            TrapSignal::Debug,
-            self.trap_command(),
-            Default::default(),
-        );
+        install_trap(shell, self.id);
         shell
             .options_mut()
             .shell_functions_inherit_debug_and_return_traps = true;
@@ -99,12 +99,6 @@ impl HooksGuard {
     /// The id our builtins find this session by (see [`session_of`]).
     pub(crate) fn id(&self) -> u64 {
         self.id
-    }
-
-    fn trap_command(&self) -> String {
-        // `"$_"` last: brush sets `$_` to a command's last argument, so the trap leaves it as the
-        // user's previous command had it.
-        format!("{DEBUG_TRAP_BUILTIN} {} \"$_\"", self.id)
     }
 
     /// Makes `token` the one the DEBUG trap obeys until [`end_run`](Self::end_run).
@@ -146,6 +140,7 @@ impl Drop for HooksGuard {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.id);
+        stages::forget(self.id);
     }
 }
 
@@ -179,6 +174,32 @@ pub fn install_builtins(builtins: &mut HashMap<String, Registration<DefaultShell
         builtins.insert(DEBUG_TRAP_BUILTIN.to_string(), reg);
     }
 }
+
+/// Installs our DEBUG trap for session `id`, worded for the shell's current `set -x` state.
+///
+/// brush sets `$BASH_COMMAND` for every simple command, the trap's own included, and traces it
+/// under `set -x`; the command hides both. `"$BASH_COMMAND"` is expanded before brush replaces it,
+/// so the builtin can put the user's command back; `"$_"` comes last because brush sets `$_` to a
+/// command's last argument, so the trap leaves it as the user's previous command had it. Under
+/// `set -x` the trap's own trace line goes to `/dev/null` (`255>&2 2>/dev/null`, marked `x`); the
+/// builtin writes and runs the user's trap with the saved stderr.
+fn install_trap(shell: &mut Shell, id: u64) {
+    let command = if shell.options().print_commands_and_arguments {
+        format!(
+            "{DEBUG_TRAP_BUILTIN} {id} {TRACED} \"$BASH_COMMAND\" \"$_\" {SAVED_STDERR}>&2 2>/dev/null"
+        )
+    } else {
+        format!("{DEBUG_TRAP_BUILTIN} {id} - \"$BASH_COMMAND\" \"$_\"")
+    };
+    shell
+        .traps_mut()
+        .register_handler(TrapSignal::Debug, command, Default::default());
+}
+
+/// Marks a trap command whose stderr was moved to [`SAVED_STDERR`].
+const TRACED: &str = "x";
+/// Where the traced trap command keeps its real stderr.
+const SAVED_STDERR: ShellFd = 255;
 
 /// The session id in our DEBUG trap's command text, if the trap is ours.
 pub(crate) fn session_of(shell: &Shell) -> Option<u64> {
@@ -216,11 +237,24 @@ fn debug_trap(
         if stop {
             return park().await;
         }
+        let traced = args.get(2).is_some_and(|a| a.to_string() == TRACED);
+        let user_command = args.get(3).map(ToString::to_string).unwrap_or_default();
+        let _ = ctx.shell.env_mut().update_or_add(
+            "BASH_COMMAND",
+            ShellValueLiteral::Scalar(user_command.clone()),
+            |_| Ok(()),
+            EnvironmentLookup::Anywhere,
+            EnvironmentScope::Global,
+        );
         if let Some(exceeded) = limits::check(ctx.shell) {
-            let _ = ctx
-                .params
-                .stderr(ctx.shell)
-                .write_all(exceeded.message().as_bytes());
+            let stderr = if traced {
+                ctx.params.try_fd(ctx.shell, SAVED_STDERR)
+            } else {
+                ctx.params.try_stderr(ctx.shell)
+            };
+            if let Some(mut stderr) = stderr {
+                let _ = stderr.write_all(exceeded.message().as_bytes());
+            }
             if let Some(id) = id {
                 with_session(id, |s| {
                     if let Some(token) = &s.limit_token {
@@ -231,24 +265,39 @@ fn debug_trap(
             }
             return park().await;
         }
+        stages::stop_if_reader_gone(ctx.shell);
         if seen % YIELD_EVERY == 0 {
             tokio::task::yield_now().await;
         }
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
         if let Some(handler) = user_trap
             && (functrace || !nested)
+            && !user_command.starts_with(stages::STAGE_BUILTIN)
         {
+            let command = if traced {
+                format!(
+                    "{{ {}\n}} 2>&{SAVED_STDERR} {SAVED_STDERR}>&-",
+                    handler.command
+                )
+            } else {
+                handler.command
+            };
             return ctx
                 .shell
-                .run_string(handler.command, &handler.source_info, &ctx.params)
+                .run_string(command, &handler.source_info, &ctx.params)
                 .await;
         }
         Ok(ExecutionResult::success())
     })
 }
 
-/// Never returns: the run's `select!` (or the session's runtime shutting down) drops the future.
+/// Never returns. A pipeline stage's thread is unwound up to its stage (nothing else would ever
+/// end it); anywhere else the run's `select!` (or the session's runtime shutting down) drops the
+/// future.
 async fn park() -> Result<ExecutionResult, brush_core::Error> {
+    if stages::in_stage() {
+        stages::stop();
+    }
     std::future::pending().await
 }
 
@@ -278,7 +327,6 @@ async fn with_user_view(
         )
         .await;
     };
-    let ours = shell.traps().get_handler(TrapSignal::Debug).cloned();
     let (user_trap, user_functrace) =
         with_session(id, |s| (s.user_debug_trap.clone(), s.user_functrace)).unwrap_or_default();
     set_debug_trap(shell, user_trap);
@@ -304,7 +352,7 @@ async fn with_user_view(
         s.user_debug_trap = user_trap;
         s.user_functrace = user_functrace;
     });
-    set_debug_trap(shell, ours);
+    install_trap(shell, id);
     shell
         .options_mut()
         .shell_functions_inherit_debug_and_return_traps = true;

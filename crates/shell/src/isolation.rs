@@ -21,6 +21,8 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 thread_local! {
     /// True on a run thread whose filesystem context is private (its umask is the session's).
     static PRIVATE_UMASK: Cell<bool> = const { Cell::new(false) };
+    /// True on a thread that has detached its filesystem context from the host's.
+    static UNSHARED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether the current thread owns its umask, so that setting it cannot reach the host.
@@ -85,8 +87,30 @@ where
 
 /// Gives the current thread a private filesystem context with `umask` installed.
 fn enter_private_fs(umask: u32) {
-    // SAFETY: unshare(CLONE_FS) only detaches this thread's cwd/root/umask from the others'.
-    let private = unsafe { libc::unshare(libc::CLONE_FS) } == 0;
+    let private = unshare_fs();
     PRIVATE_UMASK.with(|flag| flag.set(private));
     set_private_umask(umask);
+}
+
+/// Gives a thread of the blocking pool that runs a pipeline stage the session's umask, for the
+/// files the stage opens and the processes it starts. The stage is a subshell: its `umask` builtin
+/// still changes nothing (see [`umask_is_private`]). The thread goes back to the session's pool
+/// with the umask in place.
+pub(crate) fn enter_stage_fs(umask: u32) {
+    if unshare_fs() {
+        // SAFETY: umask(2) cannot fail; the thread's filesystem context is its own.
+        unsafe { libc::umask(umask as libc::mode_t) };
+    }
+}
+
+/// Detaches the current thread's cwd, root and umask from the other threads' (once); returns
+/// whether they are its own.
+fn unshare_fs() -> bool {
+    UNSHARED.with(|unshared| {
+        if !unshared.get() {
+            // SAFETY: unshare(CLONE_FS) only detaches this thread's cwd/root/umask.
+            unshared.set(unsafe { libc::unshare(libc::CLONE_FS) } == 0);
+        }
+        unshared.get()
+    })
 }

@@ -34,6 +34,7 @@ pub mod nesting;
 pub mod output;
 mod persistent;
 mod session;
+mod stages;
 mod worker;
 
 pub use error::ShellError;

@@ -26,6 +26,7 @@ use crate::isolation;
 use crate::limits::{self, LimitExceeded};
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::{ChunkHandler, OutputPump, StartHandler};
+use crate::stages;
 
 /// Commands up to this size are parsed on the session thread; larger ones on a blocking thread
 /// the run can stop waiting for.
@@ -144,6 +145,9 @@ pub(crate) struct Session {
     /// `executeShell`: the session ends with its one command (and runs its EXIT trap then).
     one_shot: bool,
     stopped: StoppedRuns,
+    /// The session's own values of the names the current run's `env` set (None: unset), put
+    /// back when the run ends.
+    covered: Vec<(String, Option<ShellVariable>)>,
 }
 
 impl Session {
@@ -156,6 +160,7 @@ impl Session {
         builtins.remove("suspend");
         builtins::install(&mut builtins);
         hooks::install_builtins(&mut builtins);
+        stages::install_builtin(&mut builtins);
 
         let mut builder = Shell::builder()
             .do_not_inherit_env(true)
@@ -195,6 +200,7 @@ impl Session {
             output,
             one_shot: false,
             stopped,
+            covered: Vec::new(),
         };
         // The host's stdio is never the session's: between runs it is /dev/null.
         session.detach_stdio();
@@ -248,7 +254,7 @@ impl Session {
         self.hooks.end_run();
         match ended {
             Ended::Finished(result) => {
-                let _ = self.shell.env_mut().pop_scope(EnvironmentScope::Command);
+                self.leave_command_scope();
                 result.map(drop).map_err(CreateStopped::from)
             }
             Ended::Cancelled(reason) => {
@@ -363,7 +369,7 @@ impl Session {
                 ..
             })
         ) {
-            let _ = self.shell.env_mut().pop_scope(EnvironmentScope::Command);
+            self.leave_command_scope();
         }
         self.detach_stdio();
         reader.finish().await;
@@ -426,6 +432,10 @@ impl Session {
                 },
             }
         };
+        let parsed = parsed.map(|mut program| {
+            stages::run_concurrently(&mut program, self.hooks.id());
+            program
+        });
         // Like `bash -c`: `$-` has `c`, and `$LINENO` counts the command string's lines.
         self.shell.start_command_string_mode();
         let ended = {
@@ -433,10 +443,17 @@ impl Session {
             tokio::pin!(run);
             tokio::select! {
                 biased;
-                result = &mut run => Ended::Finished(Ok(result)),
                 reason = cancel.cancelled() => Ended::Cancelled(reason),
                 _ = limit.cancelled() => Ended::Limit,
+                result = &mut run => Ended::Finished(Ok(result)),
             }
+        };
+        // A command can finish *because* the run was stopped (its process killed, a stage it
+        // read from ended): then the run was stopped, whatever the command made of it.
+        let ended = match (ended, cancel.reason()) {
+            (Ended::Finished(_), Some(reason)) => Ended::Cancelled(reason),
+            (Ended::Finished(_), None) if limit.is_cancelled() => Ended::Limit,
+            (ended, _) => ended,
         };
         let _ = self.shell.end_command_string_mode();
         if let Ended::Finished(Ok(result)) = &ended
@@ -454,7 +471,12 @@ impl Session {
         ended
     }
 
-    /// Pushes a command scope holding the run's `env` and its tag; popped after the run.
+    /// Pushes a command scope holding the run's tag, and sets the run's `env` over the session's
+    /// own values until [`leave_command_scope`](Self::leave_command_scope).
+    ///
+    /// The `env` is set in the global scope, not in the command scope: a run that unsets one of
+    /// its names must see it unset, as `env X=1 bash -c 'unset X; …'` does, not uncover the
+    /// session's value beneath.
     fn enter_command_scope(
         &mut self,
         env: &[(String, String)],
@@ -465,18 +487,46 @@ impl Session {
                 "invalid environment variable name: {name:?}"
             )));
         }
+        let failed = |name: &str, e: brush_core::Error| {
+            ShellError::Execution(format!("cannot set {name}: {e}"))
+        };
         let env_mut = self.shell.env_mut();
         env_mut.push_scope(EnvironmentScope::Command);
-        let entries = env
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .chain([(RUN_TAG_VARIABLE, tag)]);
-        for (name, value) in entries {
-            env_mut
-                .add(name, exported(value.to_string()), EnvironmentScope::Command)
-                .map_err(|e| ShellError::Execution(format!("cannot set {name}: {e}")))?;
+        env_mut
+            .add(
+                RUN_TAG_VARIABLE,
+                exported(tag.to_string()),
+                EnvironmentScope::Command,
+            )
+            .map_err(|e| failed(RUN_TAG_VARIABLE, e))?;
+        self.covered.clear();
+        for (name, value) in env {
+            if !self.covered.iter().any(|(covered, _)| covered == name) {
+                let own = self.shell.env().get(name).map(|(_, var)| var.clone());
+                self.covered.push((name.clone(), own));
+            }
+            self.shell
+                .env_mut()
+                .add(
+                    name.as_str(),
+                    exported(value.clone()),
+                    EnvironmentScope::Global,
+                )
+                .map_err(|e| failed(name, e))?;
         }
         Ok(())
+    }
+
+    /// Pops the run's command scope and puts back the session's own values of its `env`.
+    fn leave_command_scope(&mut self) {
+        let env_mut = self.shell.env_mut();
+        let _ = env_mut.pop_scope(EnvironmentScope::Command);
+        for (name, own) in std::mem::take(&mut self.covered) {
+            let _ = match own {
+                Some(var) => env_mut.add(name, var, EnvironmentScope::Global),
+                None => env_mut.unset(&name).map(drop),
+            };
+        }
     }
 
     /// Makes the run's transcript the session's own stdout and stderr, and /dev/null its stdin.

@@ -46,6 +46,11 @@ fn with_shell_state<R>(shell: &Shell, f: impl FnOnce(&mut SessionState) -> R) ->
     with_state(hooks::session_of(shell)?, f)
 }
 
+/// The umask of the session `shell` belongs to.
+pub(crate) fn session_umask(shell: &Shell) -> Option<u32> {
+    with_shell_state(shell, |s| s.umask)
+}
+
 /// Registers a session's record; dropping the guard removes it.
 pub(crate) struct StateGuard {
     id: u64,

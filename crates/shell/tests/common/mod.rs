@@ -128,3 +128,16 @@ pub fn is_limit_message(out: &str, function_limit: Option<usize>) -> bool {
 pub fn nested(open: &str, middle: &str, close: &str, n: usize) -> String {
     format!("{}{middle}{}", open.repeat(n), close.repeat(n))
 }
+
+/// Runs `command` (which appends to `dir/log`) in a fresh session timed out after `timeout_ms`, and
+/// checks that it timed out promptly after writing, and that nothing writes to the log afterwards.
+pub async fn assert_timed_out_loop_stops(dir: &Path, command: &str, timeout_ms: u64) {
+    let log = dir.join("log");
+    let started = std::time::Instant::now();
+    let (result, _) = once(timed(command, dir, timeout_ms), SessionOptions::default()).await;
+    assert_eq!(result, timed_out(), "{command}");
+    assert!(started.elapsed() < Duration::from_secs(3), "{command}");
+    assert!(size(&log) > 0, "{command} never ran");
+    assert_stays_unchanged(&log, Duration::from_millis(200)).await;
+    std::fs::remove_file(&log).expect("rm");
+}

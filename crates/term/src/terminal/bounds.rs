@@ -82,14 +82,101 @@ pub(crate) fn bound_counts(params: &[u8], final_byte: u8, cols: u16, rows: u16) 
     Some(out)
 }
 
-/// The sequences to give the emulator for `CSI count b`, or `None` to pass it unchanged.
-pub(crate) fn bound_repeat(params: &[u8], context: &RepeatContext) -> Option<Vec<u8>> {
-    let mut params = fields(params);
-    let count = match params.next() {
+/// REP's count: its first parameter, 1 when absent or 0.
+fn repeat_count(params: &[u8]) -> usize {
+    let count = match fields(params).next() {
         Some(field) => terminal_param(leading(field)).unwrap_or(0).max(1),
         None => 1,
     };
-    let count = usize::from(count);
+    usize::from(count)
+}
+
+/// Enough repetitions of a character of width 1 to repaint every row of the screen.
+fn screenful(context: &RepeatContext) -> usize {
+    (usize::from(context.rows) + 2) * usize::from(context.cols).max(1)
+}
+
+/// How many copies of one printable ASCII character the emulator was last given in a row, for REP.
+///
+/// [`bound_repeat`] cuts each REP to a screenful, but a REP that fits the screen is run in full,
+/// so a stream of `x CSI 65535 b` on a large screen still costs tens of thousands of cell writes
+/// per five-byte sequence. Once a screenful of the same character has been written in a row — in
+/// replace mode, with auto-wrap, over the full screen, nothing else in between — the screen has
+/// one shape: every row but the bottom one full of it, the bottom one holding it up to the cursor
+/// and blank after (the row was scrolled in). Writing more of it keeps that shape; only the
+/// cursor's column, found from the count modulo the row length, and the number of rows of the
+/// character pushed into scrollback (which [`bound_repeat`] already changes) depend on how many.
+/// So a REP is cut to what completes the screenful plus the remainder that places the cursor:
+/// after the first screenful, each sequence costs at most one row.
+#[derive(Debug, Default)]
+pub(crate) struct RepeatRun {
+    byte: Option<u8>,
+    /// Copies of `byte` written in a row (saturating).
+    len: usize,
+}
+
+impl RepeatRun {
+    /// Text went to the emulator: copies of one character extend or start a run.
+    pub(crate) fn text(&mut self, text: &[u8]) {
+        let Some(&first) = text.first() else {
+            return;
+        };
+        if !text.iter().all(|&b| b == first) || !(b' '..=b'~').contains(&first) {
+            self.clear();
+        } else if self.byte == Some(first) {
+            self.len = self.len.saturating_add(text.len());
+        } else {
+            *self = Self {
+                byte: Some(first),
+                len: text.len(),
+            };
+        }
+    }
+
+    /// Something other than text or REP went to the emulator (or the screen changed size).
+    pub(crate) fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    /// The sequences to give the emulator for `CSI params b` repeating `last`, or `None` to pass
+    /// it unchanged; `full_region` is false under a scroll region.
+    pub(crate) fn repeat(
+        &mut self,
+        params: &[u8],
+        context: &RepeatContext,
+        last: Option<char>,
+        full_region: bool,
+    ) -> Option<Vec<u8>> {
+        let byte = last
+            .and_then(|c| u8::try_from(c).ok())
+            .filter(|c| (b' '..=b'~').contains(c));
+        let plain = context.width == Some(1) && !context.insert && context.auto_wrap && full_region;
+        let (Some(byte), true) = (byte, plain) else {
+            self.clear();
+            return bound_repeat(params, context);
+        };
+        if self.byte != Some(byte) {
+            *self = Self {
+                byte: Some(byte),
+                len: 0,
+            };
+        }
+        let count = repeat_count(params);
+        let cols = usize::from(context.cols).max(1);
+        let needed = screenful(context).saturating_sub(self.len);
+        self.len = self.len.saturating_add(count);
+        // The cut keeps the count modulo the row, and never cuts to 0 (which REP reads as 1).
+        let extra = match (count - needed.min(count)) % cols {
+            0 if needed == 0 => cols,
+            extra => extra,
+        };
+        (count > needed + cols).then(|| repeat(needed + extra))
+    }
+}
+
+/// The sequences to give the emulator for `CSI count b`, or `None` to pass it unchanged.
+pub(crate) fn bound_repeat(params: &[u8], context: &RepeatContext) -> Option<Vec<u8>> {
+    let count = repeat_count(params);
     let (cols, rows) = (usize::from(context.cols), usize::from(context.rows));
     let Some(width) = context.width else {
         // Nothing to repeat: the emulator ignores it whatever the count.

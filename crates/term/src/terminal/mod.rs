@@ -113,6 +113,8 @@ pub struct Terminal {
     prompt_at_cursor: bool,
     /// The character REP repeats: the last one printed (the emulator keeps its own privately).
     last_printed: Option<char>,
+    /// The run of one character the emulator was last given, for REP (see [`bounds::RepeatRun`]).
+    repeat_run: bounds::RepeatRun,
     /// Horizontal tab stops by column, as the program set them (alacritty keeps its own privately);
     /// snapshots carry them when they differ from the default of every 8 columns.
     tab_stops: Vec<bool>,
@@ -130,6 +132,7 @@ impl Terminal {
             scroll_region: None,
             prompt_at_cursor: false,
             last_printed: None,
+            repeat_run: bounds::RepeatRun::default(),
             tab_stops: default_tab_stops(cols),
         }
     }
@@ -145,12 +148,14 @@ impl Terminal {
             let action = match event {
                 Event::Text(text) => {
                     self.tracker.text(text);
+                    self.repeat_run.text(text);
                     if let Some(c) = bounds::last_printed(text) {
                         self.last_printed = Some(c);
                     }
                     continue;
                 }
                 Event::Released => {
+                    self.repeat_run.clear();
                     out.emit_extra(&mut self.engine, self.scanner.held());
                     self.scanner.clear_held();
                     continue;
@@ -182,6 +187,9 @@ impl Terminal {
         replies: &mut Vec<u8>,
     ) {
         let origin = self.scanner.origin();
+        if !matches!(action, Action::Repeat(_)) {
+            self.repeat_run.clear();
+        }
         if let Action::Answer(query) = action {
             // Bring the emulator up to the query's point so the reply reflects the state there.
             match origin {
@@ -213,7 +221,11 @@ impl Terminal {
             Action::Repeat(params) => {
                 self.bring_to_start(origin, out);
                 let context = self.repeat_context();
-                return match bounds::bound_repeat(&params, &context) {
+                let full_region = self.scroll_region.is_none();
+                let bounded =
+                    self.repeat_run
+                        .repeat(&params, &context, self.last_printed, full_region);
+                return match bounded {
                     Some(bytes) => self.rewrite(origin, end, &bytes, out),
                     None => out.emit_input(&mut self.engine, end),
                 };
@@ -352,6 +364,7 @@ impl Terminal {
     pub fn flush(&mut self) -> Vec<u8> {
         let held = self.scanner.held().to_vec();
         if !held.is_empty() {
+            self.repeat_run.clear();
             self.engine.advance(&held);
             self.scanner.clear_held();
             self.scanner.mark_passed();
@@ -368,6 +381,7 @@ impl Terminal {
     /// Changes the size (clamped); the primary screen reflows, the scroll region resets.
     pub fn resize(&mut self, cols: u16, rows: u16) {
         let (cols, rows) = clamp_size(cols, rows);
+        self.repeat_run.clear();
         self.engine.resize(cols, rows);
         // As the emulator does: existing stops stay, new columns get the default ones.
         let old = self.tab_stops.len();

@@ -114,6 +114,35 @@ proptest! {
     }
 }
 
+/// Runs of one character — text and REPs of it, with now and then something else — as a stream.
+fn repeat_runs() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        4 => (0u32..400).prop_map(|count| format!("\x1b[{count}b").into_bytes()),
+        3 => "x{1,3}".prop_map(String::into_bytes),
+        1 => "[a-z]{1,3}".prop_map(String::into_bytes),
+        1 => Just(b"\r\n".to_vec()),
+        1 => (1u8..8, 1u8..14).prop_map(|(r, c)| format!("\x1b[{r};{c}H").into_bytes()),
+        1 => Just(b"\x1b[1m".to_vec()),
+        1 => Just(b"\x1b[4h".to_vec()),
+        1 => Just(b"\x1b[4l".to_vec()),
+    ];
+    prop::collection::vec(piece, 1..16).prop_map(|p| p.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn runs_of_repeats_match_the_full_repeats(
+        input in repeat_runs(),
+        cols in 2u16..14,
+        rows in 3u16..6,
+    ) {
+        let input = [&b"x"[..], &input].concat();
+        prop_assert_eq!(bounded(cols, rows, &input), reference(cols, rows, &input));
+    }
+}
+
 fn time_feed(term: &mut Terminal, input: &[u8]) -> Duration {
     let start = Instant::now();
     term.feed(input);
@@ -151,6 +180,23 @@ fn largest_counts_cost_about_what_small_ones_cost() {
             "{pattern:?}: {large_cost:?} with 65535, {small_cost:?} with 100"
         );
     }
+}
+
+/// A REP that fits the screen runs in full, but once a screenful of its character is on the screen
+/// more of it costs at most a row per sequence: 100 × `x CSI 65535 b` at 500×200 (65,535 cells
+/// each, two thirds of the screen) costs about what the first two cost, not fifty times that.
+#[test]
+fn repeats_that_fit_the_screen_cost_a_screenful_in_all() {
+    let pair = b"x\x1b[65535b";
+    let two = time_feed(&mut terminal(500, 200), &pair.repeat(2));
+    let hundred = time_feed(&mut terminal(500, 200), &pair.repeat(100));
+    assert!(
+        hundred <= two * 4 + Duration::from_millis(50),
+        "100 pairs took {hundred:?}, 2 took {two:?}"
+    );
+    // The screen is what the emulator shows after running every count in full.
+    let input = pair.repeat(100);
+    assert_eq!(bounded(500, 200, &input), reference(500, 200, &input));
 }
 
 /// Chunks with every kind of sequence, counts of any size, text and controls.

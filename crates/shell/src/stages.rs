@@ -1,0 +1,441 @@
+//! Pipeline stages that run at the same time, as bash's do.
+//!
+//! bash runs every stage of `a | b | c` in its own process, all at once. brush-core 0.5 runs a
+//! stage that is a builtin on a blocking thread of its own, but runs a stage that is a compound
+//! command (`for`, `while`, `{ … }`, `( … )`, …) or a shell function to completion on the
+//! thread driving the pipeline before it starts the next stage. So
+//! `for i in {1..20000}; do echo x; done | while read -r l; do :; done` fills the pipe, blocks in
+//! `write(2)` and never returns, and nothing can stop it: the run's timeout is a future on the
+//! very thread that is blocked.
+//!
+//! We parse each run's command ourselves, so before running it every stage but the last of every
+//! pipeline (function bodies and process substitutions included) is replaced by a call to our
+//! builtin `__shellwright_stage <session> <n>`, which brush runs on a blocking thread like any
+//! builtin stage; the builtin runs the original command there, in the stage's own copy of the
+//! shell, and returns its status. The original commands are kept per session, looked up by their
+//! text so a command run again reuses its entry. Code brush parses itself (`eval` strings,
+//! sourced files, command substitutions, traps) keeps brush's behaviour.
+//!
+//! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
+//! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null` (`255>&2 2>/dev/null`
+//! around the call, undone around the original command), and the DEBUG hook does not show it to
+//! the user's DEBUG trap.
+//!
+//! A stage ends early, as a bash subshell would be killed, in two cases, both found by the DEBUG
+//! hook before a command of the stage starts: when the run is cancelled or the session is ending
+//! (nothing else could stop a thread of the blocking pool; one that parked forever would be
+//! leaked), and when a command failed after the stage's reader went away (bash's stage dies of
+//! `SIGPIPE` on its write; ours gets `EPIPE`, so `while :; do echo x; done | head -1` would loop
+//! forever). The hook then unwinds the stage's thread up to the builtin with [`StageStopped`],
+//! which drops everything the stage held — its pipe ends first, so its neighbours see end of file.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, LazyLock, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use brush_core::builtins::Registration;
+use brush_core::commands::CommandArg;
+use brush_core::extensions::DefaultShellExtensions;
+use brush_core::openfiles::OpenFile;
+use brush_core::parser::ast;
+use brush_core::{ExecutionContext, ExecutionResult, Shell};
+use brush_parser::{Parser, ParserOptions};
+use futures_util::future::BoxFuture;
+use shellwright_io::poll::{PollFd, poll};
+
+use crate::{builtins, isolation};
+
+/// The builtin a pipeline stage is replaced by.
+pub(crate) const STAGE_BUILTIN: &str = "__shellwright_stage";
+
+/// The file descriptor that carries the stage's stderr past its own call's trace line.
+const SAVED_STDERR_FD: &str = "255";
+const SAVED_STDERR_FD_NUMBER: brush_core::ShellFd = 255;
+
+/// Exit status of a stage stopped because its reader went away (bash: 128 + SIGPIPE).
+const BROKEN_PIPE_STATUS: u8 = 141;
+/// Exit status of a stage stopped by a cancellation (bash: 128 + SIGTERM); never seen by the
+/// caller, whose run reports the cancellation instead.
+const STOPPED_STATUS: u8 = 143;
+
+/// The unwind payload that ends a stage's thread (see the module docs).
+pub(crate) struct StageStopped(u8);
+
+/// The original commands of a session's stages.
+#[derive(Default)]
+struct SessionStages {
+    by_text: HashMap<String, usize>,
+    commands: Vec<Arc<ast::Command>>,
+}
+
+static STAGES: LazyLock<Mutex<HashMap<u64, SessionStages>>> = LazyLock::new(Mutex::default);
+
+fn stages() -> std::sync::MutexGuard<'static, HashMap<u64, SessionStages>> {
+    STAGES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Forgets a session's stages (when the session ends).
+pub(crate) fn forget(session: u64) {
+    stages().remove(&session);
+}
+
+/// The call a stage is replaced by, and the brace group the stage runs in: parsed once from
+/// text, so they are exactly what the parser would build.
+struct Templates {
+    call: ast::SimpleCommand,
+    inner: ast::Command,
+}
+
+static TEMPLATES: LazyLock<Option<Templates>> = LazyLock::new(|| {
+    let call = first_command(&format!(
+        "{STAGE_BUILTIN} 0 0 {SAVED_STDERR_FD}>&2 2>/dev/null"
+    ))?;
+    let inner = first_command(&format!(
+        "{{ :; }} 2>&{SAVED_STDERR_FD} {SAVED_STDERR_FD}>&-"
+    ))?;
+    match call {
+        ast::Command::Simple(call) => Some(Templates { call, inner }),
+        _ => None,
+    }
+});
+
+fn first_command(text: &str) -> Option<ast::Command> {
+    let program = Parser::new(text.as_bytes(), &ParserOptions::default())
+        .parse_program()
+        .ok()?;
+    let list = program.complete_commands.into_iter().next()?;
+    let item = list.0.into_iter().next()?;
+    item.0.first.seq.into_iter().next()
+}
+
+/// Replaces every stage but the last of every pipeline in `program` by a call to the stage
+/// builtin of `session`.
+pub(crate) fn run_concurrently(program: &mut ast::Program, session: u64) {
+    let Some(templates) = TEMPLATES.as_ref() else {
+        return;
+    };
+    let mut all = stages();
+    let mut rewriter = Rewriter {
+        session,
+        templates,
+        stages: all.entry(session).or_default(),
+    };
+    for list in &mut program.complete_commands {
+        rewriter.list(list);
+    }
+}
+
+struct Rewriter<'a> {
+    session: u64,
+    templates: &'a Templates,
+    stages: &'a mut SessionStages,
+}
+
+impl Rewriter<'_> {
+    fn list(&mut self, list: &mut ast::CompoundList) {
+        for ast::CompoundListItem(and_or, _) in &mut list.0 {
+            self.pipeline(&mut and_or.first);
+            for next in &mut and_or.additional {
+                match next {
+                    ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+                }
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &mut ast::Pipeline) {
+        let stages = pipeline.seq.len();
+        for (position, command) in pipeline.seq.iter_mut().enumerate() {
+            self.command(command);
+            if position + 1 < stages {
+                let call = ast::Command::Simple(self.call_for(command.clone()));
+                *command = call;
+            }
+        }
+    }
+
+    /// Registers `original` (its nested pipelines already rewritten) and returns the call that
+    /// runs it.
+    fn call_for(&mut self, original: ast::Command) -> ast::SimpleCommand {
+        let text = original.to_string();
+        let index = match self.stages.by_text.get(&text) {
+            Some(&index) => index,
+            None => {
+                let mut inner = self.templates.inner.clone();
+                if let ast::Command::Compound(ast::CompoundCommand::BraceGroup(group), _) =
+                    &mut inner
+                    && let Some(item) = group.list.0.first_mut()
+                {
+                    item.0.first.seq = vec![original];
+                }
+                self.stages.commands.push(Arc::new(inner));
+                self.stages
+                    .by_text
+                    .insert(text, self.stages.commands.len() - 1);
+                self.stages.commands.len() - 1
+            }
+        };
+        let mut call = self.templates.call.clone();
+        let mut words = call
+            .suffix
+            .iter_mut()
+            .flat_map(|suffix| suffix.0.iter_mut())
+            .filter_map(|item| match item {
+                ast::CommandPrefixOrSuffixItem::Word(word) => Some(&mut word.value),
+                _ => None,
+            });
+        if let (Some(session), Some(slot)) = (words.next(), words.next()) {
+            *session = self.session.to_string();
+            *slot = index.to_string();
+        }
+        call
+    }
+
+    fn command(&mut self, command: &mut ast::Command) {
+        match command {
+            ast::Command::Simple(simple) => self.simple(simple),
+            ast::Command::Compound(compound, redirects) => {
+                self.compound(compound);
+                if let Some(redirects) = redirects {
+                    self.redirects(&mut redirects.0);
+                }
+            }
+            ast::Command::Function(function) => {
+                self.compound(&mut function.body.0);
+                if let Some(redirects) = &mut function.body.1 {
+                    self.redirects(&mut redirects.0);
+                }
+            }
+            ast::Command::ExtendedTest(..) => {}
+        }
+    }
+
+    fn compound(&mut self, compound: &mut ast::CompoundCommand) {
+        match compound {
+            ast::CompoundCommand::Arithmetic(_) => {}
+            ast::CompoundCommand::ArithmeticForClause(c) => self.list(&mut c.body.list),
+            ast::CompoundCommand::BraceGroup(c) => self.list(&mut c.list),
+            ast::CompoundCommand::Subshell(c) => self.list(&mut c.list),
+            ast::CompoundCommand::ForClause(c) => self.list(&mut c.body.list),
+            ast::CompoundCommand::CaseClause(c) => {
+                for case in &mut c.cases {
+                    if let Some(list) = &mut case.cmd {
+                        self.list(list);
+                    }
+                }
+            }
+            ast::CompoundCommand::IfClause(c) => {
+                self.list(&mut c.condition);
+                self.list(&mut c.then);
+                for clause in c.elses.iter_mut().flatten() {
+                    if let Some(condition) = &mut clause.condition {
+                        self.list(condition);
+                    }
+                    self.list(&mut clause.body);
+                }
+            }
+            ast::CompoundCommand::WhileClause(c) | ast::CompoundCommand::UntilClause(c) => {
+                self.list(&mut c.0);
+                self.list(&mut c.1.list);
+            }
+            ast::CompoundCommand::Coprocess(c) => self.command(&mut c.body),
+        }
+    }
+
+    fn simple(&mut self, simple: &mut ast::SimpleCommand) {
+        let items = simple
+            .prefix
+            .iter_mut()
+            .flat_map(|p| p.0.iter_mut())
+            .chain(simple.suffix.iter_mut().flat_map(|s| s.0.iter_mut()));
+        for item in items {
+            match item {
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
+                    self.list(&mut subshell.list);
+                }
+                ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
+                    self.redirects(std::slice::from_mut(redirect));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn redirects(&mut self, redirects: &mut [ast::IoRedirect]) {
+        for redirect in redirects {
+            if let ast::IoRedirect::File(
+                _,
+                _,
+                ast::IoFileRedirectTarget::ProcessSubstitution(_, subshell),
+            ) = redirect
+            {
+                self.list(&mut subshell.list);
+            }
+        }
+    }
+}
+
+/// Adds the stage builtin (a copy of `:`'s registration with our function).
+pub(crate) fn install_builtin(
+    builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>,
+) {
+    if let Some(colon) = builtins.get(":") {
+        let mut registration = colon.clone();
+        registration.execute_func = run_stage;
+        registration.special_builtin = false;
+        builtins.insert(STAGE_BUILTIN.to_string(), registration);
+    }
+}
+
+/// What the DEBUG hook needs to know about the stage running on this thread.
+struct CurrentStage {
+    /// The stage's stdout, to notice its reader went away; kept open while the stage runs.
+    stdout: Option<OwnedFd>,
+}
+
+thread_local! {
+    /// The stages running on this thread, innermost last (a stage's brace group can itself run
+    /// `eval` of a pipeline whose builtin stage brush runs in place only when it is the last).
+    static CURRENT: RefCell<Vec<CurrentStage>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether the current thread runs a stage, which [`stop`] may end.
+pub(crate) fn in_stage() -> bool {
+    CURRENT.with(|c| !c.borrow().is_empty())
+}
+
+/// Ends the stage running on this thread (see the module docs); only when [`in_stage`].
+pub(crate) fn stop() -> ! {
+    std::panic::resume_unwind(Box::new(StageStopped(STOPPED_STATUS)))
+}
+
+/// Ends the stage running on this thread if its last command failed because the stage's reader
+/// went away, as `SIGPIPE` ends a bash stage.
+pub(crate) fn stop_if_reader_gone(shell: &Shell) {
+    if shell.last_exit_status() == 0 {
+        return;
+    }
+    let gone = CURRENT.with(|c| {
+        c.borrow()
+            .last()
+            .and_then(|stage| stage.stdout.as_ref())
+            .is_some_and(|fd| reader_gone(fd.as_fd()))
+    });
+    if gone {
+        std::panic::resume_unwind(Box::new(StageStopped(BROKEN_PIPE_STATUS)));
+    }
+}
+
+/// Whether the pipe `fd` writes to has no reader left (poll reports an error on it).
+fn reader_gone(fd: BorrowedFd<'_>) -> bool {
+    let mut fds = [PollFd::new(Some(fd), libc::POLLOUT)];
+    poll(&mut fds, Some(Duration::ZERO)).is_ok() && fds[0].revents() & libc::POLLERR != 0
+}
+
+fn run_stage(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(async move {
+        let number = |i: usize| args.get(i).and_then(|a| a.to_string().parse::<u64>().ok());
+        let command = match (number(1), number(2)) {
+            (Some(session), Some(index)) => stages()
+                .get(&session)
+                .and_then(|s| s.commands.get(usize::try_from(index).ok()?).cloned()),
+            _ => None,
+        };
+        let Some(command) = command else {
+            return Ok(ExecutionResult::new(2));
+        };
+        let ExecutionContext {
+            shell, mut params, ..
+        } = ctx;
+        // A simple command is a pipeline component, not a pipeline of its own: its failure fires
+        // no ERR trap and no errexit inside the stage (the pipeline's status does, outside).
+        params.suppress_errexit |= wraps_simple_command(&command);
+        // Errors the program reports at its own level go to the stage's stderr, not the call's.
+        if let Some(stderr) = params.try_fd(shell, SAVED_STDERR_FD_NUMBER) {
+            params.set_fd(brush_core::openfiles::OpenFiles::STDERR_FD, stderr);
+        }
+        if let Some(umask) = builtins::session_umask(shell) {
+            isolation::enter_stage_fs(umask);
+        }
+        let stdout = params.try_stdout(shell).and_then(|file| duplicate(&file));
+        CURRENT.with(|c| c.borrow_mut().push(CurrentStage { stdout }));
+        let program = ast::Program {
+            complete_commands: vec![ast::CompoundList(vec![ast::CompoundListItem(
+                ast::AndOrList {
+                    first: ast::Pipeline {
+                        timed: None,
+                        bang: false,
+                        seq: vec![(*command).clone()],
+                    },
+                    additional: Vec::new(),
+                },
+                ast::SeparatorOperator::Sequence,
+            )])],
+        };
+        let ran = CatchStop(Box::pin(shell.run_program(program, &params))).await;
+        CURRENT.with(|c| c.borrow_mut().pop());
+        // A stage is a subshell: its `exit`, `return` or `break` ends only the stage.
+        let status = match ran {
+            Ok(Ok(result)) => u8::from(result.exit_code),
+            Ok(Err(error)) => {
+                let _ = shell.display_error(&mut params.stderr(shell), &error);
+                u8::from(error.into_result(shell).exit_code)
+            }
+            Err(StageStopped(status)) => status,
+        };
+        Ok(ExecutionResult::new(status))
+    })
+}
+
+/// Whether a registered stage (a brace group around the original command) runs a simple command.
+fn wraps_simple_command(command: &ast::Command) -> bool {
+    let ast::Command::Compound(ast::CompoundCommand::BraceGroup(group), _) = command else {
+        return false;
+    };
+    group
+        .list
+        .0
+        .first()
+        .is_some_and(|item| matches!(item.0.first.seq.first(), Some(ast::Command::Simple(_))))
+}
+
+/// A descriptor of the stage's stdout of its own, when it is a pipe (only a pipe's reader can go
+/// away).
+fn duplicate(file: &OpenFile) -> Option<OwnedFd> {
+    match file {
+        OpenFile::PipeWriter(_) => file
+            .try_borrow_as_fd()
+            .ok()
+            .and_then(|fd| fd.try_clone_to_owned().ok()),
+        _ => None,
+    }
+}
+
+/// Polls the future, turning a [`StageStopped`] unwind into `Err`; any other panic goes on.
+struct CatchStop<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchStop<F> {
+    type Output = Result<F::Output, StageStopped>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = self.0.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(poll) => poll.map(Ok),
+            Err(payload) => match payload.downcast::<StageStopped>() {
+                Ok(stopped) => Poll::Ready(Err(*stopped)),
+                Err(other) => std::panic::resume_unwind(other),
+            },
+        }
+    }
+}
