@@ -12,7 +12,10 @@ const { version } = require('../../package.json')
 
 /** The documented bounds: every tool result and every wait has one. */
 const LIMITS = Object.freeze({
-  /** Running TUI sessions at once (ended ones stay readable until tui_kill, up to the same count). */
+  /**
+   * Running TUI sessions at once. Ended ones stay readable until tui_kill; a start forgets the
+   * oldest ended ones beyond maxSessions - 1.
+   */
   maxSessions: 8,
   /** Bytes of a shell_run or tui_exec transcript returned; the beginning of longer ones is dropped. */
   maxOutputBytes: 32 * 1024,
