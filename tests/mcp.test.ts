@@ -309,6 +309,24 @@ describe('shellwright mcp: tool errors', () => {
   })
 })
 
+describe('shellwright mcp: limits', () => {
+  it('refuses a ninth running session, and takes one again after a tui_kill', async () => {
+    const own = await connect()
+    try {
+      const ids: string[] = []
+      for (let i = 0; i < 8; i++) ids.push(idOf(await ok(own, 'tui_start', { command: 'echo up; exec sleep 60', quiet_ms: 50 })))
+      expect(ids).toEqual(['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8'])
+      expect(await toolError(own, 'tui_start', { command: 'true' })).toBe(
+        'too many running sessions (the limit is 8); end one with tui_kill first',
+      )
+      await ok(own, 'tui_kill', { id: 't3' })
+      expect(idOf(await ok(own, 'tui_start', { command: 'echo up; exec sleep 60', quiet_ms: 50 }))).toBe('t9')
+    } finally {
+      await own.client.close()
+    }
+  })
+})
+
 describe('shellwright mcp: cleanup', () => {
   it('killing the client leaves no process behind', async () => {
     const client = spawn(process.execPath, [join(root, 'tests', 'fixtures', 'mcp-client.mjs'), 'htop', "sh -c 'echo ready; exec sleep 300'"], {
