@@ -26,6 +26,7 @@ pub mod fixups;
 pub mod hooks;
 mod isolation;
 pub mod limits;
+pub mod minimize;
 pub mod nesting;
 pub mod output;
 mod persistent;
