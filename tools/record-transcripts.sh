@@ -4,6 +4,7 @@
 #
 #   tools/record-transcripts.sh            # every transcript
 #   tools/record-transcripts.sh cargo git  # only those whose name starts with a prefix given
+#                                          # (the scratch projects are still set up)
 #
 # File format (read by crates/shell/tests/minimizer_corpus.rs and tools/minimizer-report.mjs):
 #
@@ -109,7 +110,27 @@ if have cargo; then
   record cargo-check-error "$crate" "cargo check"
   rm -rf "$CARGO_TARGET_DIR"
   record cargo-check-fresh-error "$crate" "cargo check"
+  # A binary with the dependencies a typical CLI has: a fresh check prints a line per crate.
+  app="$work/rustapp"
+  mkdir -p "$app/src"
+  cat >"$app/Cargo.toml" <<'TOML'
+[package]
+name = "rustapp"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+clap = { version = "4", features = ["derive"] }
+serde = { version = "1", features = ["derive"] }
+tokio = { version = "1", features = ["full"] }
+regex = "1"
+chrono = "0.4"
+TOML
+  printf 'fn main() {\n    let n: i32 = "1";\n    println!("{n}");\n}\n' >"$app/src/main.rs"
+  record cargo-check-deps-error "$app" "cargo check"
   unset CARGO_NET_OFFLINE CARGO_TARGET_DIR
+  # This repository's own unit tests (a real workspace, already built by the time this runs).
+  record cargo-test-workspace "$repo" "cargo test -p shellwright-shell -p shellwright-term --lib"
   mkdir -p "$work/rustc"
   printf 'fn main() {\n    let x: u8 = 300;\n    let y = x.foo();\n}\n' >"$work/rustc/main.rs"
   record rustc-error "$work/rustc" "rustc main.rs"
@@ -140,6 +161,8 @@ fi
 if have python3; then
   python3 -m venv "$work/venv"
   PATH="$work/venv/bin:$PATH" record pip-install "$work" "pip install pytest"
+  [ -x "$work/venv/bin/pytest" ] || "$work/venv/bin/pip" install -q pytest
+  PATH="$work/venv/bin:$PATH" record pip-install-deps "$work" "pip install flask requests"
   pdir="$work/pyproj"
   mkdir -p "$pdir"
   cat >"$pdir/test_math.py" <<'EOF'
@@ -224,6 +247,8 @@ for (let i = 0; i < 15; i++) test(`passes ${i}`, () => assert.equal(i, i))
 test('fails', () => assert.deepStrictEqual({ a: 1 }, { a: 2 }))
 EOF
   record node-test-fail "$work/nodetest" "node --test"
+  # This repository's own key-parser suite (needs the built addon), with the verbose reporter.
+  record vitest-verbose-repo "$repo" "npx vitest run --reporter=verbose tests/keys.test.ts"
 fi
 
 # --- git: this repository's own history, and a local clone/push/pull/fetch round trip ---
@@ -235,6 +260,7 @@ if have git; then
   gdir="$work/gitproj"
   git init -q --bare "$work/origin.git"
   record git-clone "$work" "git clone $work/origin.git gitproj"
+  [ -d "$gdir" ] || git clone -q "$work/origin.git" "$gdir" 2>/dev/null
   for i in $(seq 1 30); do printf 'line %d\n' "$i" >"$gdir/file$i.txt"; done
   git -C "$gdir" add . && git -C "$gdir" -c user.name=rec -c user.email=rec@example.com commit -qm "thirty files"
   for i in $(seq 1 12); do printf 'changed\n' >>"$gdir/file$i.txt"; done

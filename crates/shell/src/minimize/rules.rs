@@ -256,6 +256,18 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_example_file_loads() {
+        let doc = include_str!("../../../../docs/minimizer.md");
+        let json = doc
+            .split("```json\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n```").next())
+            .expect("docs/minimizer.md has a json block");
+        let rules = RuleSet::parse(json).expect("the documented rules load");
+        assert_eq!(rules.matching("make -k").map(|r| r.name.as_str()), Some("make"));
+    }
+
+    #[test]
     fn keep_head_and_tail() {
         let source = r#"{ "rules": [ { "name": "log", "match": "^tail", "keep": ["^\\d"],
             "head": 2, "tail": 1,

@@ -106,3 +106,4 @@ fn user_rules_win_over_built_in_filters() {
     assert_eq!(m.minimize("cargo test", CARGO_OUTPUT).map(|r| r.filter).as_deref(), Some("cargo"));
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
+

@@ -140,12 +140,12 @@ mod tests {
         let vitest = " ❯ a.test.js (3 tests | 1 failed) 5ms\n     ✓ one 1ms\n     ✓ two 0ms\n     × three 2ms\n ⎯⎯⎯⎯⎯⎯⎯[1/1]⎯\n Test Files  1 failed (1)\n      Tests  1 failed | 2 passed (3)\n";
         assert_eq!(
             test_runner(vitest),
-            " ❯ a.test.js (3 tests | 1 failed) 5ms\n[… 2 passing tests omitted]\n     × three 2ms\n[… 1 separator line omitted]\n Test Files  1 failed (1)\n      Tests  1 failed | 2 passed (3)\n"
+            " ❯ a.test.js (3 tests | 1 failed) 5ms\n[… 2 passing tests omitted]\n     × three 2ms\n Test Files  1 failed (1)\n      Tests  1 failed | 2 passed (3)\n"
         );
         let jest = "PASS src/a.test.js\nFAIL src/b.test.js\n  ● b › fails\n\n    expect(received).toBe(expected)\n\nTests:       1 failed, 4 passed, 5 total\n";
         assert_eq!(
             test_runner(jest),
-            "[… 1 passing test omitted]\nFAIL src/b.test.js\n  ● b › fails\n\n    expect(received).toBe(expected)\n\nTests:       1 failed, 4 passed, 5 total\n"
+            "FAIL src/b.test.js\n  ● b › fails\n\n    expect(received).toBe(expected)\n\nTests:       1 failed, 4 passed, 5 total\n"
         );
     }
 
@@ -154,7 +154,7 @@ mod tests {
         let text = "\n> proj@1.0.0 test\n> vitest run\n\n     ✓ one 1ms\n Test Files  1 passed (1)\n";
         assert_eq!(
             package_manager("test", text).as_deref(),
-            Some("\n[… 2 script banner lines omitted]\n\n[… 1 passing test omitted]\n Test Files  1 passed (1)\n")
+            Some("\n[… 2 script banner lines omitted]\n\n Test Files  1 passed (1)\n")
         );
     }
 

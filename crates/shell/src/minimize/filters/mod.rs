@@ -67,20 +67,26 @@ pub fn generic(cleaned: &str) -> String {
     squeeze(cleaned, Some(GENERIC_SIMILAR_RUN))
 }
 
-/// Drops the lines `drop` selects, replacing each run of them with a count note naming `what`;
+/// Drops the lines `drop` selects (never an important one), replacing each run of two or more
+/// with a count note naming `what` (a lone line goes without a note: the note would be longer);
 /// then the generic squeeze of exact repeats.
 pub fn drop_lines(cleaned: &str, what: &str, drop: impl Fn(&str) -> bool) -> String {
     let mut out = super::text::Output::default();
     let mut dropped = 0;
+    let note = |out: &mut super::text::Output, dropped: usize| {
+        if dropped > 1 {
+            out.omitted(dropped, what);
+        }
+    };
     for line in cleaned.lines() {
         if drop(line) && !super::text::is_important(line) {
             dropped += 1;
             continue;
         }
-        out.omitted(dropped, what);
+        note(&mut out, dropped);
         dropped = 0;
         out.line(line);
     }
-    out.omitted(dropped, what);
+    note(&mut out, dropped);
     squeeze(&out.finish(), None)
 }

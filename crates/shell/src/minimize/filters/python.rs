@@ -35,10 +35,10 @@ mod tests {
         let text = "platform linux -- Python 3.11.7, pytest-9.2.0\nrootdir: /p\ncollected 3 items\n\nt.py ..                                  [ 66%]\nt.py F                                   [100%]\nE       assert 6 == 7\nFAILED t.py::test_sum - assert 6 == 7\n==== 1 failed, 2 passed in 0.05s ====\n";
         assert_eq!(
             pytest(text),
-            "[… 2 passing test or header lines omitted]\ncollected 3 items\n\n[… 1 passing test or header line omitted]\nt.py F                                   [100%]\nE       assert 6 == 7\nFAILED t.py::test_sum - assert 6 == 7\n==== 1 failed, 2 passed in 0.05s ====\n"
+            "[… 2 passing test or header lines omitted]\ncollected 3 items\n\nt.py F                                   [100%]\nE       assert 6 == 7\nFAILED t.py::test_sum - assert 6 == 7\n==== 1 failed, 2 passed in 0.05s ====\n"
         );
         let verbose = "t.py::test_a PASSED                       [ 50%]\nt.py::test_b FAILED                       [100%]\n";
-        assert_eq!(pytest(verbose), "[… 1 passing test or header line omitted]\nt.py::test_b FAILED                       [100%]\n");
+        assert_eq!(pytest(verbose), "t.py::test_b FAILED                       [100%]\n");
     }
 
     #[test]
