@@ -39,10 +39,19 @@ fn read_corpus() -> Vec<Transcript> {
             let text = std::fs::read_to_string(path).expect("utf-8 transcript");
             let (command_line, rest) = text.split_once('\n').expect("command line");
             let (_exit, rest) = rest.split_once('\n').expect("exit line");
-            let output = rest.strip_prefix('\n').expect("blank line before the output");
+            let output = rest
+                .strip_prefix('\n')
+                .expect("blank line before the output");
             Transcript {
-                name: path.file_stem().expect("name").to_string_lossy().into_owned(),
-                command: command_line.strip_prefix("$ ").expect("`$ ` prefix").to_string(),
+                name: path
+                    .file_stem()
+                    .expect("name")
+                    .to_string_lossy()
+                    .into_owned(),
+                command: command_line
+                    .strip_prefix("$ ")
+                    .expect("`$ ` prefix")
+                    .to_string(),
                 output: output.to_string(),
             }
         })
@@ -60,7 +69,11 @@ struct Row {
 #[test]
 fn the_corpus_shrinks_and_keeps_every_important_line() {
     let corpus = read_corpus();
-    assert!(corpus.len() >= 30, "corpus has {} transcripts", corpus.len());
+    assert!(
+        corpus.len() >= 30,
+        "corpus has {} transcripts",
+        corpus.len()
+    );
     let minimizer = Minimizer::new(MinimizerOptions::default()).expect("defaults");
     let mut rows = Vec::new();
     for transcript in &corpus {
@@ -72,7 +85,10 @@ fn the_corpus_shrinks_and_keeps_every_important_line() {
         let kept: std::collections::HashSet<&str> = text.lines().map(str::trim_end).collect();
         let cleaned = clean(&transcript.output);
         let important: Vec<&str> = cleaned.lines().filter(|l| is_important(l)).collect();
-        let missing: Vec<&&str> = important.iter().filter(|l| !kept.contains(l.trim_end())).collect();
+        let missing: Vec<&&str> = important
+            .iter()
+            .filter(|l| !kept.contains(l.trim_end()))
+            .collect();
         if minimized.is_some() {
             assert!(missing.is_empty(), "{}: lost {missing:?}", transcript.name);
         }
@@ -92,7 +108,11 @@ fn the_corpus_shrinks_and_keeps_every_important_line() {
     let before: usize = rows.iter().map(|r| r.before).sum();
     let after: usize = rows.iter().map(|r| r.after).sum();
     let savings = 1.0 - after as f64 / before as f64;
-    assert!(savings >= MIN_TOTAL_SAVINGS, "total savings {:.1} %", savings * 100.0);
+    assert!(
+        savings >= MIN_TOTAL_SAVINGS,
+        "total savings {:.1} %",
+        savings * 100.0
+    );
 }
 
 fn percent(before: usize, after: usize) -> String {
@@ -124,7 +144,13 @@ fn markdown(rows: &[Row]) -> String {
     for r in rows {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {}/{} |\n",
-            r.name, r.filter, r.before, r.after, percent(r.before, r.after), r.important, r.important
+            r.name,
+            r.filter,
+            r.before,
+            r.after,
+            percent(r.before, r.after),
+            r.important,
+            r.important
         ));
     }
     let before: usize = rows.iter().map(|r| r.before).sum();

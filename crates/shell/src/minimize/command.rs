@@ -93,10 +93,14 @@ fn pipeline_producer(pipeline: &Pipeline) -> Option<Invocation> {
 /// The command's words (name and arguments) without quotes, assignments and redirections.
 fn words_of(simple: &SimpleCommand) -> Vec<String> {
     let name = simple.word_or_name.iter().map(|w| w.value.as_str());
-    let suffix = simple.suffix.iter().flat_map(|s| &s.0).filter_map(|item| match item {
-        CommandPrefixOrSuffixItem::Word(word) => Some(word.value.as_str()),
-        _ => None,
-    });
+    let suffix = simple
+        .suffix
+        .iter()
+        .flat_map(|s| &s.0)
+        .filter_map(|item| match item {
+            CommandPrefixOrSuffixItem::Word(word) => Some(word.value.as_str()),
+            _ => None,
+        });
     name.chain(suffix).map(unquote).collect()
 }
 
@@ -113,10 +117,13 @@ fn unwrap_invocation(mut words: Vec<String>) -> Option<Invocation> {
         let rest = &words[1..];
         let skip = match program.as_str() {
             "env" => env_prefix(rest),
-            "sudo" | "nice" | "nohup" | "command" | "exec" | "time" | "npx" | "pnpx"
-            | "bunx" => options_then(rest, &["-u", "-g", "-n", "-p", "--package"]),
+            "sudo" | "nice" | "nohup" | "command" | "exec" | "time" | "npx" | "pnpx" | "bunx" => {
+                options_then(rest, &["-u", "-g", "-n", "-p", "--package"])
+            }
             "timeout" => options_then(rest, &["-s", "-k"]) + 1,
-            "npm" | "pnpm" | "yarn" if matches!(rest.first().map(String::as_str), Some("exec" | "x" | "dlx")) => {
+            "npm" | "pnpm" | "yarn"
+                if matches!(rest.first().map(String::as_str), Some("exec" | "x" | "dlx")) =>
+            {
                 1 + options_then(&rest[1..], &["-p", "--package"])
             }
             "python" | "python3" | "py" if rest.first().is_some_and(|w| w == "-m") => {
@@ -162,7 +169,11 @@ fn options_then(words: &[String], with_value: &[&str]) -> usize {
         if !word.starts_with('-') {
             break;
         }
-        i += if with_value.contains(&word.as_str()) { 2 } else { 1 };
+        i += if with_value.contains(&word.as_str()) {
+            2
+        } else {
+            1
+        };
     }
     i
 }
@@ -180,16 +191,28 @@ mod tests {
     fn sees_through_wrappers_paths_and_lists() {
         let table = [
             ("cargo build", Some(("cargo", Some("build")))),
-            ("cargo +nightly -q test --lib", Some(("cargo", Some("test")))),
-            ("env RUST_LOG=debug -u X cargo test", Some(("cargo", Some("test")))),
+            (
+                "cargo +nightly -q test --lib",
+                Some(("cargo", Some("test"))),
+            ),
+            (
+                "env RUST_LOG=debug -u X cargo test",
+                Some(("cargo", Some("test"))),
+            ),
             ("sudo -u bob npm ci", Some(("npm", Some("ci")))),
             ("time cargo check", Some(("cargo", Some("check")))),
             ("npx tsc -p .", Some(("tsc", Some(".")))),
-            ("./node_modules/.bin/vitest run", Some(("vitest", Some("run")))),
+            (
+                "./node_modules/.bin/vitest run",
+                Some(("vitest", Some("run"))),
+            ),
             ("npm exec -- vitest run", Some(("vitest", Some("run")))),
             ("python3 -m pytest -x", Some(("pytest", None))),
             ("timeout 60 make -j2", Some(("make", None))),
-            ("cd crates && cargo build 2>&1 | tee log", Some(("cargo", Some("build")))),
+            (
+                "cd crates && cargo build 2>&1 | tee log",
+                Some(("cargo", Some("build"))),
+            ),
             ("cargo build && cargo test", Some(("cargo", Some("test")))),
             ("npm install && cargo build", None),
             ("cargo test | grep FAIL", Some(("grep", Some("FAIL")))),

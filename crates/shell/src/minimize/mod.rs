@@ -15,6 +15,14 @@
 //!    cleaned transcript verbatim and be shorter than the original; otherwise the output is left
 //!    unchanged. A filter that panics leaves it unchanged too.
 
+/// A regex compiled on first use, for a `static` (built-in patterns are constants: the unit
+/// tests compile every one of them).
+macro_rules! pattern {
+    ($re:expr) => {
+        std::sync::LazyLock::new(|| regex::Regex::new($re).expect("valid built-in pattern"))
+    };
+}
+
 mod capture;
 pub mod command;
 mod filters;
@@ -112,7 +120,8 @@ impl Minimizer {
         if !self.allows(program) {
             return None;
         }
-        let (filter, text) = unless_it_panics(|| self.rewrite(command, invocation.as_ref(), output))?;
+        let (filter, text) =
+            unless_it_panics(|| self.rewrite(command, invocation.as_ref(), output))?;
         Some(Minimized {
             filter,
             input_bytes: output.len(),

@@ -215,15 +215,16 @@ impl Rule {
     fn head_and_tail(&self, lines: Vec<String>) -> String {
         let (head, tail) = (self.head.unwrap_or(usize::MAX), self.tail.unwrap_or(0));
         let mut out = Output::default();
-        if self.head.is_none() && self.tail.is_none() || lines.len() <= head.saturating_add(tail)
-        {
+        if self.head.is_none() && self.tail.is_none() || lines.len() <= head.saturating_add(tail) {
             lines.iter().for_each(|line| out.line(line));
             return out.finish();
         }
         let head = head.min(lines.len());
         lines[..head].iter().for_each(|line| out.line(line));
         out.omitted(lines.len() - head - tail, "more line");
-        lines[lines.len() - tail..].iter().for_each(|line| out.line(line));
+        lines[lines.len() - tail..]
+            .iter()
+            .for_each(|line| out.line(line));
         out.finish()
     }
 }
@@ -264,7 +265,10 @@ mod tests {
             .and_then(|rest| rest.split("\n```").next())
             .expect("docs/minimizer.md has a json block");
         let rules = RuleSet::parse(json).expect("the documented rules load");
-        assert_eq!(rules.matching("make -k").map(|r| r.name.as_str()), Some("make"));
+        assert_eq!(
+            rules.matching("make -k").map(|r| r.name.as_str()),
+            Some("make")
+        );
     }
 
     #[test]
@@ -277,7 +281,10 @@ mod tests {
 
     #[test]
     fn a_failing_example_or_bad_field_is_a_clear_error() {
-        let wrong = MAKE_RULES.replace("\"expected\": \"(make printed nothing)\\n\"", "\"expected\": \"x\"");
+        let wrong = MAKE_RULES.replace(
+            "\"expected\": \"(make printed nothing)\\n\"",
+            "\"expected\": \"x\"",
+        );
         assert_eq!(
             RuleSet::parse(&wrong).unwrap_err(),
             "rule 1 (\"make\"): example 2 does not pass: expected \"x\", got \"(make printed nothing)\\n\""
@@ -289,15 +296,26 @@ mod tests {
             "rule 1 (\"e\"): example 1 does not pass: expected \"\", got \"error: x\\n\""
         );
         let bad_regex = r#"{ "rules": [ { "name": "r", "match": "(", "examples": [] } ] }"#;
-        assert!(RuleSet::parse(bad_regex).unwrap_err().starts_with("rule 1 (\"r\"): match: regex parse error"));
+        assert!(
+            RuleSet::parse(bad_regex)
+                .unwrap_err()
+                .starts_with("rule 1 (\"r\"): match: regex parse error")
+        );
         let no_examples = r#"{ "rules": [ { "name": "r", "match": "x", "examples": [] } ] }"#;
         assert_eq!(
             RuleSet::parse(no_examples).unwrap_err(),
             "rule 1 (\"r\"): examples must hold at least one example"
         );
         let unknown = r#"{ "rules": [ { "name": "r", "match": "x", "examples": [], "hed": 2 } ] }"#;
-        assert!(RuleSet::parse(unknown).unwrap_err().starts_with("invalid JSON: unknown field `hed`"));
+        assert!(
+            RuleSet::parse(unknown)
+                .unwrap_err()
+                .starts_with("invalid JSON: unknown field `hed`")
+        );
         let missing = RuleSet::load(Path::new("/nonexistent/rules.json")).unwrap_err();
-        assert_eq!(missing.to_string(), "/nonexistent/rules.json: No such file or directory (os error 2)");
+        assert_eq!(
+            missing.to_string(),
+            "/nonexistent/rules.json: No such file or directory (os error 2)"
+        );
     }
 }

@@ -14,16 +14,35 @@ const CARGO_OUTPUT: &str = "   Compiling a v0.1.0\n   Compiling b v0.1.0\n   Com
 
 #[test]
 fn dispatch_picks_the_filter_of_the_producing_program() {
-    assert_eq!(filter_of("cargo build", CARGO_OUTPUT).as_deref(), Some("cargo"));
-    assert_eq!(filter_of("cd x && env RUSTFLAGS=-g cargo check 2>&1 | tee log", CARGO_OUTPUT).as_deref(), Some("cargo"));
-    assert_eq!(filter_of("time cargo clippy", CARGO_OUTPUT).as_deref(), Some("cargo"));
+    assert_eq!(
+        filter_of("cargo build", CARGO_OUTPUT).as_deref(),
+        Some("cargo")
+    );
+    assert_eq!(
+        filter_of(
+            "cd x && env RUSTFLAGS=-g cargo check 2>&1 | tee log",
+            CARGO_OUTPUT
+        )
+        .as_deref(),
+        Some("cargo")
+    );
+    assert_eq!(
+        filter_of("time cargo clippy", CARGO_OUTPUT).as_deref(),
+        Some("cargo")
+    );
     let repeated = "tick\n".repeat(30);
-    assert_eq!(filter_of("./poll.sh", &repeated).as_deref(), Some("generic"));
+    assert_eq!(
+        filter_of("./poll.sh", &repeated).as_deref(),
+        Some("generic")
+    );
     // Programs that print files are never rewritten, nor are unparsable commands' outputs
     // rewritten by anything but the generic fallback.
     assert_eq!(filter_of("cat log.txt", &repeated), None);
     assert_eq!(filter_of("cargo build | grep -v x", &repeated), None);
-    assert_eq!(filter_of("echo 'unterminated", &repeated).as_deref(), Some("generic"));
+    assert_eq!(
+        filter_of("echo 'unterminated", &repeated).as_deref(),
+        Some("generic")
+    );
 }
 
 #[test]
@@ -43,7 +62,10 @@ fn the_result_carries_both_texts_and_byte_counts() {
 #[test]
 fn output_that_would_not_shrink_or_is_too_long_is_left_alone() {
     let m = minimizer(MinimizerOptions::default());
-    assert_eq!(m.minimize("cargo build", "    Finished `dev` profile\n"), None);
+    assert_eq!(
+        m.minimize("cargo build", "    Finished `dev` profile\n"),
+        None
+    );
     assert_eq!(m.minimize("cargo build", ""), None);
     let small = minimizer(MinimizerOptions {
         max_capture_bytes: Some(CARGO_OUTPUT.len() - 1),
@@ -52,20 +74,42 @@ fn output_that_would_not_shrink_or_is_too_long_is_left_alone() {
     assert_eq!(small.minimize("cargo build", CARGO_OUTPUT), None);
     let capture = small.capture();
     capture.push(CARGO_OUTPUT);
-    assert_eq!(small.minimize_capture("cargo build", Some(101), &capture), None);
+    assert_eq!(
+        small.minimize_capture("cargo build", Some(101), &capture),
+        None
+    );
     let capture = m.capture();
     capture.push(CARGO_OUTPUT);
-    assert_eq!(m.minimize_capture("cargo build", None, &capture), None, "cancelled runs are kept");
-    assert!(m.minimize_capture("cargo build", Some(101), &capture).is_some());
+    assert_eq!(
+        m.minimize_capture("cargo build", None, &capture),
+        None,
+        "cancelled runs are kept"
+    );
+    assert!(
+        m.minimize_capture("cargo build", Some(101), &capture)
+            .is_some()
+    );
 }
 
 #[test]
 fn only_and_except_name_programs() {
-    let only_git = minimizer(MinimizerOptions { only: vec!["git".into()], ..Default::default() });
+    let only_git = minimizer(MinimizerOptions {
+        only: vec!["git".into()],
+        ..Default::default()
+    });
     assert_eq!(only_git.minimize("cargo build", CARGO_OUTPUT), None);
-    let except_cargo = minimizer(MinimizerOptions { except: vec!["cargo".into()], ..Default::default() });
-    assert_eq!(except_cargo.minimize("sudo cargo build", CARGO_OUTPUT), None);
-    let only_cargo = minimizer(MinimizerOptions { only: vec!["cargo".into()], ..Default::default() });
+    let except_cargo = minimizer(MinimizerOptions {
+        except: vec!["cargo".into()],
+        ..Default::default()
+    });
+    assert_eq!(
+        except_cargo.minimize("sudo cargo build", CARGO_OUTPUT),
+        None
+    );
+    let only_cargo = minimizer(MinimizerOptions {
+        only: vec!["cargo".into()],
+        ..Default::default()
+    });
     assert!(only_cargo.minimize("cargo build", CARGO_OUTPUT).is_some());
 }
 
@@ -98,12 +142,24 @@ fn user_rules_win_over_built_in_filters() {
             "examples": [ { "input": "   Compiling a\nerror: x\n", "expected": "error: x\n" } ] } ] }"#,
     )
     .expect("write rules");
-    let m = minimizer(MinimizerOptions { filters_path: Some(path.clone()), ..Default::default() });
-    let result = m.minimize("cargo build", "   Compiling a v1\nerror: boom\n").expect("rewritten");
-    assert_eq!((result.filter.as_str(), result.text.as_str()), ("rule:quiet-cargo", "error: boom\n"));
+    let m = minimizer(MinimizerOptions {
+        filters_path: Some(path.clone()),
+        ..Default::default()
+    });
+    let result = m
+        .minimize("cargo build", "   Compiling a v1\nerror: boom\n")
+        .expect("rewritten");
+    assert_eq!(
+        (result.filter.as_str(), result.text.as_str()),
+        ("rule:quiet-cargo", "error: boom\n")
+    );
     // The rule's output lost the diagnostic's location: the safety net keeps the original.
     assert_eq!(m.minimize("cargo build", CARGO_OUTPUT), None);
-    assert_eq!(m.minimize("cargo test", CARGO_OUTPUT).map(|r| r.filter).as_deref(), Some("cargo"));
+    assert_eq!(
+        m.minimize("cargo test", CARGO_OUTPUT)
+            .map(|r| r.filter)
+            .as_deref(),
+        Some("cargo")
+    );
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
-

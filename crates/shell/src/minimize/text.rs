@@ -22,16 +22,12 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-static KEYWORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\b(errors?|fatal|fail|fails|failed|failure|failures|failing|panic|panicked|warn|warning|warnings|exception|traceback|abort|aborted|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out)\b",
-    )
-    .expect("valid keyword pattern")
-});
+static KEYWORDS: LazyLock<Regex> = pattern!(
+    r"(?i)\b(errors?|fatal|fail|fails|failed|failure|failures|failing|panic|panicked|warn|warning|warnings|exception|traceback|abort|aborted|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out)\b"
+);
 
-static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?ix)
+static MARKERS: LazyLock<Regex> = pattern!(
+    r"(?ix)
         ^\s*-->\s                                   # rustc location
         | ^E\s                                      # pytest error line
         | [✗×✖❌]                                   # failure marks
@@ -40,10 +36,8 @@ static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
         | (^|[\s(,|:])\d+\ (passed|failed|skipped|pending|todo|tests?|errors?|warnings?)\b
         | \btest\ result:
         | ^\#\ (tests|suites|pass|fail|cancelled|skipped|todo)\ \d
-        ",
-    )
-    .expect("valid marker pattern")
-});
+        "
+);
 
 /// Whether `line` must survive minimization verbatim (see the module documentation).
 pub fn is_important(line: &str) -> bool {
@@ -193,6 +187,9 @@ pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Output::default();
     let mut i = 0;
+    // Lines before this index belong to a run already measured and found short enough: they
+    // are not measured again (which would make the scan quadratic in the run length).
+    let mut measured_until = 0;
     while i < lines.len() {
         let line = lines[i];
         let repeats = lines[i..].iter().take_while(|l| **l == line).count();
@@ -207,8 +204,9 @@ pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
             i += repeats;
             continue;
         }
-        if let Some(limit) = similar_run {
+        if let Some(limit) = similar_run.filter(|_| i >= measured_until) {
             let run = similar_run_length(&lines[i..]);
+            measured_until = i + run;
             if run > limit.max(5) {
                 for kept in &lines[i..i + 3] {
                     out.line(kept);
@@ -278,7 +276,8 @@ mod tests {
 
     #[test]
     fn cleaning_strips_escapes_and_keeps_the_last_redraw() {
-        let raw = "\x1b[1m\x1b[32m✓\x1b[39m ok\x1b[0m\r\n 10%\r 50%\r100% done\n\x1b]0;title\x07end";
+        let raw =
+            "\x1b[1m\x1b[32m✓\x1b[39m ok\x1b[0m\r\n 10%\r 50%\r100% done\n\x1b]0;title\x07end";
         assert_eq!(clean(raw), "✓ ok\n100% done\nend");
         assert_eq!(clean("tab\there\x08"), "tab\there");
         assert_eq!(clean("cut \x1b["), "cut ");
@@ -287,7 +286,10 @@ mod tests {
     #[test]
     fn squeeze_counts_repeats_and_similar_runs() {
         let text = "a\na\na\na\n\n\n\nb\n";
-        assert_eq!(squeeze(text, None), "a\n[… 3 identical lines omitted]\n\nb\n");
+        assert_eq!(
+            squeeze(text, None),
+            "a\n[… 3 identical lines omitted]\n\nb\n"
+        );
         let run: String = (0..10).map(|i| format!("item {i}\n")).collect();
         assert_eq!(
             squeeze(&run, Some(6)),

@@ -11,26 +11,25 @@ use regex::Regex;
 use super::drop_lines;
 use crate::minimize::text::{Output, is_important, squeeze};
 
-static DIRECTORY_NOTICE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(make|gmake)(\[\d+\])?: (Entering|Leaving) directory ").expect("valid pattern")
-});
+static DIRECTORY_NOTICE: LazyLock<Regex> =
+    pattern!(r"^(make|gmake)(\[\d+\])?: (Entering|Leaving) directory ");
 
 /// An echoed build command: a compiler or tool invocation, or a kbuild-style `  CC  file`.
-static ECHOED_COMMAND: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*((\S*/)?(gcc|g\+\+|cc|c\+\+|clang|clang\+\+|ar|ranlib|ld|as|libtool|install|mkdir|rm|cp|ln|echo|cargo|rustc|javac|nasm)\s|\[\d+/\d+\]\s|(CC|CXX|LD|AR|AS|GEN|INSTALL|CCLD|CXXLD|HOSTCC|LINK)\s+\S)")
-        .expect("valid pattern")
-});
+static ECHOED_COMMAND: LazyLock<Regex> = pattern!(
+    r"^\s*((\S*/)?(gcc|g\+\+|cc|c\+\+|clang|clang\+\+|ar|ranlib|ld|as|libtool|install|mkdir|rm|cp|ln|echo|cargo|rustc|javac|nasm)\s|\[\d+/\d+\]\s|(CC|CXX|LD|AR|AS|GEN|INSTALL|CCLD|CXXLD|HOSTCC|LINK)\s+\S)"
+);
 
 /// Echoed commands in a row beyond this many are collapsed.
 const ECHO_RUN: usize = 4;
 
-static DOCKER_NOISE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^( ---> |Removing intermediate container |#\d+ (sha256:|extracting |resolve |DONE |CACHED$|transferring |\[internal\] load)|#\d+ \d+\.\d+ (sha256|extracting)|Sending build context)")
-        .expect("valid pattern")
-});
+static DOCKER_NOISE: LazyLock<Regex> = pattern!(
+    r"^( ---> |Removing intermediate container |#\d+ (sha256:|extracting |resolve |DONE |CACHED$|transferring |\[internal\] load)|#\d+ \d+\.\d+ (sha256|extracting)|Sending build context)"
+);
 
 pub fn make(cleaned: &str) -> String {
-    let text = drop_lines(cleaned, "directory notice", |line| DIRECTORY_NOTICE.is_match(line));
+    let text = drop_lines(cleaned, "directory notice", |line| {
+        DIRECTORY_NOTICE.is_match(line)
+    });
     collapse_echoed_commands(&text)
 }
 
@@ -57,7 +56,9 @@ fn collapse_echoed_commands(text: &str) -> String {
 }
 
 pub fn docker_build(cleaned: &str) -> String {
-    drop_lines(cleaned, "layer or transfer line", |line| DOCKER_NOISE.is_match(line))
+    drop_lines(cleaned, "layer or transfer line", |line| {
+        DOCKER_NOISE.is_match(line)
+    })
 }
 
 #[cfg(test)]

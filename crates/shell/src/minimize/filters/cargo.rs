@@ -11,19 +11,15 @@ use regex::Regex;
 use super::drop_lines;
 use crate::minimize::text::{Output, is_important, squeeze};
 
-static STATUS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(Compiling|Checking|Downloaded|Downloading|Locking|Adding|Updating|Fresh|Blocking|Documenting|Packaging|Verifying|Archiving|Installing|Installed|Replacing|Unpacking|Removing|Migrating|Vendoring) \S")
-        .expect("valid pattern")
-});
+static STATUS: LazyLock<Regex> = pattern!(
+    r"^\s*(Compiling|Checking|Downloaded|Downloading|Locking|Adding|Updating|Fresh|Blocking|Documenting|Packaging|Verifying|Archiving|Installing|Installed|Replacing|Unpacking|Removing|Migrating|Vendoring) \S"
+);
 
-static PASSED_TEST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^test \S.* \.\.\. (ok|ignored)$").expect("valid pattern"));
+static PASSED_TEST: LazyLock<Regex> = pattern!(r"^test \S.* \.\.\. (ok|ignored)$");
 
-static FRAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+\d+: (\S.*)$").expect("valid pattern"));
+static FRAME: LazyLock<Regex> = pattern!(r"^\s+\d+: (\S.*)$");
 
-static FRAME_LOCATION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s+at (\S.*)$").expect("valid pattern"));
+static FRAME_LOCATION: LazyLock<Regex> = pattern!(r"^\s+at (\S.*)$");
 
 pub fn cargo(cleaned: &str) -> String {
     let without_status = drop_lines(cleaned, "cargo progress line", |line| STATUS.is_match(line));
@@ -77,8 +73,21 @@ fn trim_backtraces(text: &str) -> String {
 }
 
 fn is_library_frame(function: &str, location: Option<&str>) -> bool {
-    const LIBRARY: &[&str] = &["std::", "core::", "alloc::", "__rustc::", "test::", "<fn()", "<core::", "<alloc::", "<std::", "<usize as core::"];
-    let library_location = location.is_some_and(|l| l.starts_with("/rustc/") || l.contains("/.cargo/registry/") || l.contains("/library/"));
+    const LIBRARY: &[&str] = &[
+        "std::",
+        "core::",
+        "alloc::",
+        "__rustc::",
+        "test::",
+        "<fn()",
+        "<core::",
+        "<alloc::",
+        "<std::",
+        "<usize as core::",
+    ];
+    let library_location = location.is_some_and(|l| {
+        l.starts_with("/rustc/") || l.contains("/.cargo/registry/") || l.contains("/library/")
+    });
     let library_function = LIBRARY.iter().any(|prefix| function.starts_with(prefix));
     library_function || library_location && !function.contains("::{{closure}}")
 }

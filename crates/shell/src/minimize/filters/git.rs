@@ -11,23 +11,18 @@ use super::{drop_lines, generic};
 use crate::minimize::command::Invocation;
 use crate::minimize::text::{Output, is_important, squeeze};
 
-static TRANSFER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b")
-        .expect("valid pattern")
-});
+static TRANSFER: LazyLock<Regex> = pattern!(
+    r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b"
+);
 
-static STATUS_HINT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"^\s+\((use "git |commit or discard|use -u )"#).expect("valid pattern"));
+static STATUS_HINT: LazyLock<Regex> = pattern!(r#"^\s+\((use "git |commit or discard|use -u )"#);
 
-static DIFF_INDEX: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^index [0-9a-f]+\.\.[0-9a-f]+( \d+)?$").expect("valid pattern"));
+static DIFF_INDEX: LazyLock<Regex> = pattern!(r"^index [0-9a-f]+\.\.[0-9a-f]+( \d+)?$");
 
-static COMMIT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^commit ([0-9a-f]{7,64})(.*)$").expect("valid pattern"));
+static COMMIT: LazyLock<Regex> = pattern!(r"^commit ([0-9a-f]{7,64})(.*)$");
 
-static PERSON: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(Author|Date|AuthorDate|Commit|CommitDate):\s+(.*?)(\s+<[^>]*>)?$").expect("valid pattern")
-});
+static PERSON: LazyLock<Regex> =
+    pattern!(r"^(Author|Date|AuthorDate|Commit|CommitDate):\s+(.*?)(\s+<[^>]*>)?$");
 
 /// git's options that take a value before the subcommand.
 const GLOBAL_WITH_VALUE: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
@@ -44,14 +39,19 @@ pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
         }
     }
     let custom_format = invocation.args.iter().any(|a| {
-        a == "--oneline" || a.starts_with("--format") || a.starts_with("--pretty") || a == "-p" && sub == "log"
+        a == "--oneline"
+            || a.starts_with("--format")
+            || a.starts_with("--pretty")
+            || a == "-p" && sub == "log"
     });
     Some(match sub {
         "log" | "show" | "whatchanged" if !custom_format => {
             let text = drop_lines(cleaned, "diff index line", |l| DIFF_INDEX.is_match(l));
             compact_headers(&text)
         }
-        "log" | "show" | "diff" => drop_lines(cleaned, "diff index line", |l| DIFF_INDEX.is_match(l)),
+        "log" | "show" | "diff" => {
+            drop_lines(cleaned, "diff index line", |l| DIFF_INDEX.is_match(l))
+        }
         "status" => drop_lines(cleaned, "hint line", |l| STATUS_HINT.is_match(l)),
         "push" | "pull" | "fetch" | "clone" => {
             drop_lines(cleaned, "transfer progress line", |l| TRANSFER.is_match(l))
@@ -66,7 +66,10 @@ fn compact_headers(text: &str) -> String {
     let mut out = Output::default();
     let mut i = 0;
     while i < lines.len() {
-        let Some(commit) = COMMIT.captures(lines[i]).filter(|_| !is_important(lines[i])) else {
+        let Some(commit) = COMMIT
+            .captures(lines[i])
+            .filter(|_| !is_important(lines[i]))
+        else {
             out.line(lines[i]);
             i += 1;
             continue;
@@ -98,7 +101,10 @@ mod tests {
     use super::*;
 
     fn git_args(args: &[&str]) -> Invocation {
-        Invocation { program: "git".into(), args: args.iter().map(|a| a.to_string()).collect() }
+        Invocation {
+            program: "git".into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        }
     }
 
     #[test]
@@ -106,7 +112,9 @@ mod tests {
         let text = "commit 077b84e3682f69477bb847609ebd7b3579e08830\nAuthor: Ann Example <ann@example.com>\nDate:   Mon Nov 23 12:22:23 2026 +0000\n\n    fix the error path\n\n    body line\n\ncommit e55026ce3f36ac0388f7de61ceb60cbbbc5f2baf\nMerge: 1a2b 3c4d\nAuthor: Bob <bob@example.com>\nDate:   Sun Nov 22 10:00:00 2026 +0000\n\n    merge\n";
         assert_eq!(
             git(&git_args(&["log", "-n", "2"]), text).as_deref(),
-            Some("commit 077b84e3 · Ann Example · Mon Nov 23 12:22:23 2026 +0000\n    fix the error path\n\n    body line\n\ncommit e55026ce · merge 1a2b 3c4d · Bob · Sun Nov 22 10:00:00 2026 +0000\n    merge\n")
+            Some(
+                "commit 077b84e3 · Ann Example · Mon Nov 23 12:22:23 2026 +0000\n    fix the error path\n\n    body line\n\ncommit e55026ce · merge 1a2b 3c4d · Bob · Sun Nov 22 10:00:00 2026 +0000\n    merge\n"
+            )
         );
     }
 
@@ -125,7 +133,9 @@ mod tests {
         let push = "Enumerating objects: 5, done.\nWriting objects: 100% (3/3), 300 bytes | 300.00 KiB/s, done.\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n";
         assert_eq!(
             git(&git_args(&["push"]), push).as_deref(),
-            Some("[… 2 transfer progress lines omitted]\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n")
+            Some(
+                "[… 2 transfer progress lines omitted]\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n"
+            )
         );
     }
 }

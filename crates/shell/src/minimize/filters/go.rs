@@ -7,13 +7,14 @@ use regex::Regex;
 
 use super::drop_lines;
 
-static GO_NOISE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(go: downloading |go: finding |go: extracting |\s*=== (RUN|PAUSE|CONT|NAME) |\s*--- (PASS|SKIP): )")
-        .expect("valid pattern")
-});
+static GO_NOISE: LazyLock<Regex> = pattern!(
+    r"^(go: downloading |go: finding |go: extracting |\s*=== (RUN|PAUSE|CONT|NAME) |\s*--- (PASS|SKIP): )"
+);
 
 pub fn go(cleaned: &str) -> String {
-    drop_lines(cleaned, "download or passing test line", |line| GO_NOISE.is_match(line))
+    drop_lines(cleaned, "download or passing test line", |line| {
+        GO_NOISE.is_match(line)
+    })
 }
 
 #[cfg(test)]

@@ -17,20 +17,15 @@ use regex::Regex;
 use super::{drop_lines, generic};
 use crate::minimize::text::{Output, is_important, squeeze};
 
-static NPM_NOISE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(\d+ packages? (is|are) looking for funding|\s*run `npm fund` for details|npm (notice|http fetch|timing|sill|verb)\b|Progress: resolved|Packages: \+|\+{5,}|Done in [\d.]+m?s|\[\d/\d\] )")
-        .expect("valid pattern")
-});
+static NPM_NOISE: LazyLock<Regex> = pattern!(
+    r"^(\d+ packages? (is|are) looking for funding|\s*run `npm fund` for details|npm (notice|http fetch|timing|sill|verb)\b|Progress: resolved|Packages: \+|\+{5,}|Done in [\d.]+m?s|\[\d/\d\] )"
+);
 
-static SCRIPT_BANNER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^> \S").expect("valid pattern"));
+static SCRIPT_BANNER: LazyLock<Regex> = pattern!(r"^> \S");
 
-static PASSED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(✓|√|✔)\s|^\s*PASS\s+\S").expect("valid pattern")
-});
+static PASSED: LazyLock<Regex> = pattern!(r"^\s*(✓|√|✔)\s|^\s*PASS\s+\S");
 
-static SEPARATOR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*⎯+(\[\d+/\d+\]⎯*)?\s*$").expect("valid pattern"));
+static SEPARATOR: LazyLock<Regex> = pattern!(r"^\s*⎯+(\[\d+/\d+\]⎯*)?\s*$");
 
 pub fn package_manager(subcommand: &str, cleaned: &str) -> Option<String> {
     match subcommand {
@@ -46,7 +41,9 @@ pub fn package_manager(subcommand: &str, cleaned: &str) -> Option<String> {
 
 /// A script's output without npm's banner, filtered by what produced it.
 fn script_output(cleaned: &str) -> String {
-    let body = drop_lines(cleaned, "script banner line", |line| SCRIPT_BANNER.is_match(line));
+    let body = drop_lines(cleaned, "script banner line", |line| {
+        SCRIPT_BANNER.is_match(line)
+    });
     if body.contains("Test Files") || body.contains("Test Suites:") {
         test_runner(&body)
     } else if body.contains("TAP version") || body.contains("\n# pass ") {
@@ -102,7 +99,10 @@ pub fn node_test(cleaned: &str) -> String {
 /// an optional `# Subtest:` line, `ok N - name`, and an indented YAML block `---` … `...`.
 fn passing_tap_block(lines: &[&str]) -> usize {
     let mut i = 0;
-    if lines.first().is_some_and(|l| l.trim_start().starts_with("# Subtest: ")) {
+    if lines
+        .first()
+        .is_some_and(|l| l.trim_start().starts_with("# Subtest: "))
+    {
         i += 1;
     }
     let Some(result) = lines.get(i) else { return 0 };
@@ -131,7 +131,9 @@ mod tests {
         let text = "npm warn deprecated request@2.88.2: request has been deprecated\n\nadded 116 packages in 6s\n\n14 packages are looking for funding\n  run `npm fund` for details\n";
         assert_eq!(
             package_manager("install", text).as_deref(),
-            Some("npm warn deprecated request@2.88.2: request has been deprecated\n\nadded 116 packages in 6s\n\n[… 2 package manager notice lines omitted]\n")
+            Some(
+                "npm warn deprecated request@2.88.2: request has been deprecated\n\nadded 116 packages in 6s\n\n[… 2 package manager notice lines omitted]\n"
+            )
         );
     }
 
@@ -151,7 +153,8 @@ mod tests {
 
     #[test]
     fn npm_test_drops_the_banner_and_filters_the_runner() {
-        let text = "\n> proj@1.0.0 test\n> vitest run\n\n     ✓ one 1ms\n Test Files  1 passed (1)\n";
+        let text =
+            "\n> proj@1.0.0 test\n> vitest run\n\n     ✓ one 1ms\n Test Files  1 passed (1)\n";
         assert_eq!(
             package_manager("test", text).as_deref(),
             Some("\n[… 2 script banner lines omitted]\n\n Test Files  1 passed (1)\n")
@@ -166,6 +169,9 @@ mod tests {
             "TAP version 13\n[… 1 passing test omitted]\n# Subtest: b\nnot ok 2 - b\n  ---\n  error: |-\n    Expected 1\n  ...\n1..2\n# pass 1\n# fail 1\n"
         );
         let spec = "✔ a (0.5ms)\n✔ b (0.1ms)\n✖ c (1ms)\nℹ tests 3\nℹ fail 1\n";
-        assert_eq!(node_test(spec), "[… 2 passing tests omitted]\n✖ c (1ms)\nℹ tests 3\nℹ fail 1\n");
+        assert_eq!(
+            node_test(spec),
+            "[… 2 passing tests omitted]\n✖ c (1ms)\nℹ tests 3\nℹ fail 1\n"
+        );
     }
 }

@@ -11,10 +11,9 @@ use regex::Regex;
 
 use crate::minimize::text::{Output, is_important};
 
-static LONG_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([-dlcbps])[-rwxsStT]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+([\d,]+(?:,\s*\d+)?)\s+\w{3}\s+\d{1,2}\s+[\d:]{4,5}\s(.*)$")
-        .expect("valid pattern")
-});
+static LONG_ENTRY: LazyLock<Regex> = pattern!(
+    r"^([-dlcbps])[-rwxsStT]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+([\d,]+(?:,\s*\d+)?)\s+\w{3}\s+\d{1,2}\s+[\d:]{4,5}\s(.*)$"
+);
 
 /// Fewer entries than this are shown as they are.
 const MIN_ENTRIES: usize = 20;
@@ -33,7 +32,11 @@ pub fn ls(cleaned: &str) -> Option<String> {
                 "-" => out.line(&format!("{name} {}", &entry[2])),
                 _ => out.line(name),
             }
-        } else if line.is_empty() || line.starts_with("total ") || line.ends_with(':') || is_important(line) {
+        } else if line.is_empty()
+            || line.starts_with("total ")
+            || line.ends_with(':')
+            || is_important(line)
+        {
             out.line(line);
         } else {
             return None;
@@ -54,10 +57,13 @@ pub fn find(cleaned: &str) -> Option<String> {
         }
         paths += 1;
         let (dir, name) = line.rsplit_once('/').unwrap_or(("", line));
-        directories.entry(dir).or_insert_with(|| {
-            order.push(dir);
-            Vec::new()
-        }).push(name);
+        directories
+            .entry(dir)
+            .or_insert_with(|| {
+                order.push(dir);
+                Vec::new()
+            })
+            .push(name);
     }
     if paths < MIN_ENTRIES {
         return None;
@@ -80,8 +86,13 @@ pub fn tree(cleaned: &str) -> Option<String> {
     let middle = &lines[TREE_HEAD..lines.len() - TREE_TAIL];
     let hidden = middle.iter().filter(|l| !is_important(l)).count();
     out.omitted(hidden, "tree line");
-    middle.iter().filter(|l| is_important(l)).for_each(|l| out.line(l));
-    lines[lines.len() - TREE_TAIL..].iter().for_each(|l| out.line(l));
+    middle
+        .iter()
+        .filter(|l| is_important(l))
+        .for_each(|l| out.line(l));
+    lines[lines.len() - TREE_TAIL..]
+        .iter()
+        .for_each(|l| out.line(l));
     Some(out.finish())
 }
 
@@ -93,12 +104,20 @@ mod tests {
     fn long_listings_keep_names_and_sizes() {
         let mut text = String::from("total 12\ndrwxr-xr-x  2 root root 4096 Nov 23 12:22 .\n");
         for i in 0..20 {
-            text.push_str(&format!("-rw-r--r--  1 root root {i}00 Jan  4  2023 file {i}.txt\n"));
+            text.push_str(&format!(
+                "-rw-r--r--  1 root root {i}00 Jan  4  2023 file {i}.txt\n"
+            ));
         }
         text.push_str("lrwxrwxrwx  1 root root   11 Mar  1  2023 GET -> lwp-request\n");
         let out = ls(&text).expect("a long listing");
-        assert!(out.starts_with("total 12\n./\nfile 0.txt 000\nfile 1.txt 100\n"), "{out}");
-        assert!(out.ends_with("file 19.txt 1900\nGET -> lwp-request\n"), "{out}");
+        assert!(
+            out.starts_with("total 12\n./\nfile 0.txt 000\nfile 1.txt 100\n"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with("file 19.txt 1900\nGET -> lwp-request\n"),
+            "{out}"
+        );
         assert_eq!(ls("a\nb\n"), None);
         assert_eq!(ls(&text.replace("total 12", "something else")), None);
     }

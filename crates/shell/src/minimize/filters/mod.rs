@@ -16,8 +16,8 @@ use super::text::squeeze;
 /// Programs whose output is a file's content the agent asked for: never rewritten.
 const PRINTS_FILES: &[&str] = &[
     "cat", "head", "tail", "less", "more", "sed", "awk", "grep", "egrep", "rg", "ag", "jq", "yq",
-    "bat", "nl", "od", "xxd", "hexdump", "base64", "echo", "printf", "diff", "cut", "sort",
-    "wc", "column", "strings", "readlink", "realpath", "pwd", "which", "type", "stat",
+    "bat", "nl", "od", "xxd", "hexdump", "base64", "echo", "printf", "diff", "cut", "sort", "wc",
+    "column", "strings", "readlink", "realpath", "pwd", "which", "type", "stat",
 ];
 
 /// Runs of more same-shaped lines than this are collapsed by the generic fallback.
@@ -48,9 +48,7 @@ pub fn run(invocation: Option<&Invocation>, cleaned: &str) -> Option<(String, St
         "go" => ("go", Some(go::go(cleaned))),
         "git" => ("git", git::git(invocation, cleaned)),
         "make" | "gmake" | "ninja" => ("make", Some(build::make(cleaned))),
-        "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" => {
-            ("gcc", Some(squeeze(cleaned, None)))
-        }
+        "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" => ("gcc", Some(squeeze(cleaned, None))),
         "docker" | "podman" if matches!(sub, "build" | "buildx") => {
             ("docker", Some(build::docker_build(cleaned)))
         }

@@ -8,18 +8,18 @@ use regex::Regex;
 
 use super::drop_lines;
 
-static PYTEST_NOISE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(platform \S+ -- Python|cachedir: |rootdir: |configfile: |plugins: |collecting \.\.\. ?$)|^\S+\.py [.sx]+\s+\[\s*\d+%\]$|^\S+::\S+ PASSED\s+\[\s*\d+%\]$")
-        .expect("valid pattern")
-});
+static PYTEST_NOISE: LazyLock<Regex> = pattern!(
+    r"^(platform \S+ -- Python|cachedir: |rootdir: |configfile: |plugins: |collecting \.\.\. ?$)|^\S+\.py [.sx]+\s+\[\s*\d+%\]$|^\S+::\S+ PASSED\s+\[\s*\d+%\]$"
+);
 
-static PIP_NOISE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(Collecting |Downloading |Using cached |Requirement already satisfied: |Obtaining |Preparing metadata|Getting requirements|Building wheel|Created wheel|Stored in directory|Looking in indexes|Looking in links|━|\|)")
-        .expect("valid pattern")
-});
+static PIP_NOISE: LazyLock<Regex> = pattern!(
+    r"^\s*(Collecting |Downloading |Using cached |Requirement already satisfied: |Obtaining |Preparing metadata|Getting requirements|Building wheel|Created wheel|Stored in directory|Looking in indexes|Looking in links|━|\|)"
+);
 
 pub fn pytest(cleaned: &str) -> String {
-    drop_lines(cleaned, "passing test or header line", |line| PYTEST_NOISE.is_match(line))
+    drop_lines(cleaned, "passing test or header line", |line| {
+        PYTEST_NOISE.is_match(line)
+    })
 }
 
 pub fn pip(cleaned: &str) -> String {
@@ -38,7 +38,10 @@ mod tests {
             "[… 2 passing test or header lines omitted]\ncollected 3 items\n\nt.py F                                   [100%]\nE       assert 6 == 7\nFAILED t.py::test_sum - assert 6 == 7\n==== 1 failed, 2 passed in 0.05s ====\n"
         );
         let verbose = "t.py::test_a PASSED                       [ 50%]\nt.py::test_b FAILED                       [100%]\n";
-        assert_eq!(pytest(verbose), "t.py::test_b FAILED                       [100%]\n");
+        assert_eq!(
+            pytest(verbose),
+            "t.py::test_b FAILED                       [100%]\n"
+        );
     }
 
     #[test]
