@@ -32,7 +32,7 @@ try {
   const cases = [
     { name: 'cargo test', transcript: 'cargo-test-workspace', program: 'cargo', command: 'cargo test' },
     { name: 'git log', transcript: 'git-log', program: 'git', command: 'git log' },
-    { name: 'generic (ls -la)', transcript: 'ls-la', program: 'ls', command: 'ls -la' },
+    { name: 'ls -la', transcript: 'ls-la', program: 'ls', command: 'ls -la' },
   ]
   for (const c of cases) {
     const file = join(dir, `${c.transcript}.txt`)

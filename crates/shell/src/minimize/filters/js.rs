@@ -107,7 +107,7 @@ fn passing_tap_block(lines: &[&str]) -> usize {
     }
     let Some(result) = lines.get(i) else { return 0 };
     let result = result.trim_start();
-    if !(result.starts_with("ok ") && !is_important(result)) {
+    if !result.starts_with("ok ") || is_important(result) {
         return 0;
     }
     i += 1;
