@@ -32,7 +32,8 @@ function random(seed: number): (n: number) => number {
 
 /**
  * A mixed workload: text (wide, combining, two- to four-byte UTF-8), SGR colours, cursor moves, erasing,
- * scroll regions, the alternate screen on and off, titles and a cursor-position query. It ends on
+ * scroll regions, the alternate screen on and off, titles, a cursor-position query, DECSC/DECRC and
+ * line-drawing character sets. It ends on
  * the normal screen with no scroll region. `forXterm` leaves out scroll regions and the erase,
  * insert and delete sequences, on which xterm.js and our emulator disagree over the stream itself
  * (not over any seam; `CSI 3 J` even throws inside xterm.js): its rounds check the xterm replays
@@ -42,7 +43,10 @@ function workload(below: (n: number) => number, pieces: number, forXterm: boolea
   let out = ''
   let alternate = false
   for (let i = 0; i < pieces; i++) {
-    switch (below(14)) {
+    switch (below(forXterm ? 14 : 17)) {
+      case 14: out += '\x1b7'; break
+      case 15: out += '\x1b8'; break
+      case 16: out += ['\x1b(0lqqk', '\x1b(B', '\x1b)0'][below(3)]; break
       case 0: out += `\x1b[${1 + below(ROWS)};${1 + below(80)}H`; break
       case 1: out += `\x1b[${[1, 4, 7, 31, 42, 0, 22][below(7)]}m`; break
       case 2: out += `\x1b[38;5;${below(256)}m\x1b[48;2;${below(256)};20;30m`; break
@@ -59,7 +63,7 @@ function workload(below: (n: number) => number, pieces: number, forXterm: boolea
       default: out += `line ${below(1000)} of the stream with some words to wrap around\r\n`
     }
   }
-  return out + '\x1b[?1049l\x1b[r\x1b[0m'
+  return out + '\x1b[?1049l\x1b[r\x1b[0m\x1b(B'
 }
 
 function xtermWrite(term: Xterm, data: string): Promise<void> {

@@ -264,6 +264,31 @@ describe('access', () => {
     }
   })
 
+  it('a session that has not started is refused to each viewer, who may come back once it runs', async () => {
+    const session = new PtySession()
+    const server = await createTerminalServer({ session })
+    let done: Promise<PtyResult> | undefined
+    try {
+      const early = await rawClient(wsUrl(server))
+      const code = await new Promise<number>((resolve) => early.socket.once('close', resolve))
+      expect({ code, controls: early.controls }).toEqual({
+        code: 1011,
+        controls: [{ type: 'error', message: 'PTY session is not running' }],
+      })
+      done = session.start({ command: 'echo started; exec sleep 30', env })
+      await waitUntil(() => session.screen().lines[0] === 'started', 5000, 'the run')
+      const later = await rawClient(wsUrl(server))
+      await waitUntil(() => later.controls.length > 0, 5000, 'the snapshot')
+      // The session's default size; the raw client sent none of its own.
+      expect(later.controls[0]).toMatchObject({ type: 'snapshot', cols: 120, rows: 40, readOnly: false })
+      expect(later.controls[0].data).toContain('started')
+      later.socket.terminate()
+    } finally {
+      await server.close()
+      if (done) await stop(session, done)
+    }
+  })
+
   it('read-only drops input and resize from any client', async () => {
     const { session, done } = launch('cat')
     const server = await createTerminalServer({ session, readOnly: true })
@@ -496,8 +521,8 @@ describe('shellwright serve', () => {
     return { child, out, done }
   }
 
-  it('prints the URL with its token, serves the page, and SIGTERM ends it and the program', async () => {
-    const pidFile = join(scratch, 'serve.pid')
+  it.each(['SIGTERM', 'SIGINT'] as const)('prints the URL with its token, serves the page; %s ends it and the program', async (signal) => {
+    const pidFile = join(scratch, `serve-${signal}.pid`)
     const { child, out, done } = serve(['--port', '0', '--', `echo $$ > ${pidFile}; exec sleep 600`])
     await waitUntil(() => out.stdout.includes('\n') && existsSync(pidFile), 10_000, 'the URL and the program')
     expect(out.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32}\n$/)
@@ -506,7 +531,7 @@ describe('shellwright serve', () => {
     expect((await httpStatus(url.replace(/\?.*/, ''))).status).toBe(401)
     const pid = Number(readFileSync(pidFile, 'utf8'))
     expect(isRunning(pid)).toBe(true)
-    child.kill('SIGTERM')
+    child.kill(signal)
     expect(await done).toBe(0)
     expect(isRunning(pid)).toBe(false)
     expect(out.stderr).toBe('Serving the terminal at the URL above; Ctrl+C stops.\n')

@@ -37,12 +37,16 @@ impl Rng {
 }
 
 /// A mixed workload: text (wide, combining, multi-byte), SGR colours, cursor moves, erasing,
-/// scroll regions, the alternate screen on and off, titles and a cursor-position query.
+/// scroll regions, the alternate screen on and off, titles, a cursor-position query, DECSC/DECRC
+/// and line-drawing character sets.
 fn workload(rng: &mut Rng, pieces: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let mut alternate = false;
     for _ in 0..pieces {
-        let piece: String = match rng.below(14) {
+        let piece: String = match rng.below(17) {
+            14 => "\x1b7".into(),
+            15 => "\x1b8".into(),
+            16 => ["\x1b(0lqqk", "\x1b(B", "\x1b)0"][rng.below(3)].into(),
             0 => format!(
                 "\x1b[{};{}H",
                 1 + rng.below(ROWS as usize),
@@ -155,10 +159,17 @@ impl Replay {
 
 fn same_screen(viewer: &mut Terminal, session: &mut Terminal, what: &str) {
     let (want, got): (TerminalScreen, TerminalScreen) = (session.screen(), viewer.screen());
-    assert_eq!(got.lines, want.lines, "{what}: lines");
+    for (i, (g, w)) in got.lines.iter().zip(&want.lines).enumerate() {
+        assert_eq!(g, w, "{what}: line {i}");
+    }
     assert_eq!(got.cursor, want.cursor, "{what}: cursor");
     assert_eq!(got.alt_screen, want.alt_screen, "{what}: alternate screen");
     assert_eq!(got.title, want.title, "{what}: title");
+    assert_eq!(
+        viewer.scrollback_lines(),
+        session.scrollback_lines(),
+        "{what}: scrollback"
+    );
 }
 
 /// A terminal fed by hand through the same output the read loop uses.

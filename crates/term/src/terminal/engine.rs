@@ -12,6 +12,11 @@
 //! backlog's last `scrollback + 2 × rows` lines can still be seen afterwards, so the lines before
 //! them are dropped unparsed — the result is identical, and a program that streams megabytes of
 //! text costs a memchr over it instead of a full emulation of every line (see [`PlainBacklog`]).
+//! That holds for raw-mode output too (bare line feeds, which keep the column): the cursor's
+//! column at the cut is worked out by arithmetic ([`TextColumn`]).
+//!
+//! What is parsed goes through [`PrintRuns`], which writes runs of printable ASCII into the grid a
+//! row-slice at a time instead of one `input` call per character.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,6 +28,8 @@ use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{NamedColor, Processor, Rgb, Timeout};
+
+use super::print_runs::PrintRuns;
 
 /// Captures the title events of the engine (its own title field is private).
 #[derive(Clone, Default)]
@@ -86,54 +93,85 @@ pub(crate) struct Engine {
     full_scroll_region: bool,
     /// Off only in tests, to compare against parsing every byte as it comes.
     defer_plain_text: bool,
+    /// The buffer of [`PrintRuns`], kept between parses.
+    print_run: Vec<u8>,
+    /// Whether the parser may be inside a sequence (plain text is then no text at all).
+    open_sequence: OpenSequence,
 }
 
 /// Plain text not yet parsed. Plain text cannot change modes, colours, the pen or the title, only
 /// the grid and the cursor, so everything else may be read while text waits here.
 ///
-/// Why dropping is exact: the kept part starts right after a CR LF, so the cursor starts it in
-/// column 0 whatever came before; with no scroll region, the primary screen, and no insert or
-/// newline mode, `rows` line feeds bring the cursor to the bottom row, and every line feed there
-/// pushes one row into the scrollback. After `scrollback + 2 × rows` line feeds every visible row
-/// and every scrollback row therefore holds text of the kept part only.
+/// Why dropping is exact: with no scroll region, the primary screen, and no insert or newline
+/// mode, `rows` line feeds bring the cursor to the bottom row, and every line feed there pushes one
+/// row into the scrollback. After `scrollback + 2 × rows` line feeds every visible row and every
+/// scrollback row therefore holds text of the kept part only, whatever row the cursor started it
+/// on. Only its column matters, as a bare line feed keeps it: that is computed for the cut point
+/// ([`TextColumn`]) and given to the engine before the kept part is parsed.
 #[derive(Default)]
 struct PlainBacklog {
     bytes: Vec<u8>,
     line_feeds: usize,
+    /// How the cursor moves along its row while this backlog waits (set by [`Self::start`]).
+    column: TextColumn,
+    /// Where the cursor stands along its row before the first byte kept (`None`: unknown, see
+    /// [`TextColumn::start`]).
+    start: Option<usize>,
+    /// Whether a prefix was dropped, so the engine's cursor must be moved to `start`.
+    dropped: bool,
+    /// The cursor's position along its row after the last line feed, and after the last byte.
+    last_line_start: Option<usize>,
+    end: Option<usize>,
 }
 
 impl PlainBacklog {
-    /// Adds plain text. Returns false when the backlog should be parsed now: it grew past twice
-    /// what is kept and no prefix could be dropped (no CR LF to cut after, as in raw-mode output),
-    /// or it holds more than [`MAX_BACKLOG_BYTES`] (very long lines).
+    /// Begins an empty backlog with the cursor where the engine has it.
+    fn start(&mut self, column: TextColumn) {
+        self.column = column;
+        self.start = column.start;
+        self.end = column.start;
+        self.last_line_start = None;
+        self.dropped = false;
+    }
+
+    /// Adds plain text. Returns false when the backlog should be parsed now: it holds more than
+    /// [`MAX_BACKLOG_BYTES`] (very long lines), or it grew past twice what is kept and no prefix
+    /// could be dropped.
     #[must_use]
     fn push(&mut self, bytes: &[u8], keep_lines: usize) -> bool {
         self.bytes.extend_from_slice(bytes);
         self.line_feeds += memchr::memchr_iter(b'\n', bytes).count();
+        let (from, tail) = match memchr::memrchr(b'\n', bytes) {
+            Some(newline) => {
+                self.last_line_start = self.column.after(self.end, &bytes[..newline]);
+                (self.last_line_start, &bytes[newline + 1..])
+            }
+            None => (self.end, bytes),
+        };
+        self.end = self.column.after(from, tail);
         // Trimming moves the kept part, so only trim once the backlog is twice what is kept.
         let stuck =
             self.line_feeds > keep_lines.saturating_mul(2) && !self.drop_unseen_lines(keep_lines);
         !stuck && self.bytes.len() <= MAX_BACKLOG_BYTES
     }
 
-    /// Drops the longest prefix ending in CR LF that leaves at least `keep_lines` line feeds;
-    /// returns whether anything was dropped.
+    /// Drops the longest prefix ending in a line feed that leaves at least `keep_lines` line
+    /// feeds; returns whether anything was dropped.
     fn drop_unseen_lines(&mut self, keep_lines: usize) -> bool {
-        let droppable = self.line_feeds - keep_lines;
-        let mut cut = None;
-        for (seen, at) in memchr::memchr_iter(b'\n', &self.bytes).enumerate() {
-            if seen >= droppable {
-                break;
-            }
-            if at > 0 && self.bytes[at - 1] == b'\r' {
-                cut = Some((at + 1, seen + 1));
-            }
-        }
-        let Some((cut, dropped)) = cut else {
+        let droppable = self.line_feeds.saturating_sub(keep_lines);
+        let Some(at) = droppable
+            .checked_sub(1)
+            .and_then(|last| memchr::memchr_iter(b'\n', &self.bytes).nth(last))
+        else {
             return false;
         };
-        self.bytes.drain(..cut);
-        self.line_feeds -= dropped;
+        let Some(start) = self.column.after(self.start, &self.bytes[..at]) else {
+            return false;
+        };
+        self.bytes.drain(..=at);
+        self.line_feeds -= droppable;
+        self.start = Some(start);
+        self.dropped = true;
         true
     }
 
@@ -141,22 +179,142 @@ impl PlainBacklog {
         self.bytes.is_empty()
     }
 
-    fn take(&mut self) -> Vec<u8> {
+    /// Takes the text to parse, with the cursor's position along its row to start it from when a
+    /// prefix was dropped (see [`TextColumn`]).
+    fn take(&mut self) -> (Vec<u8>, Option<usize>) {
         self.line_feeds = 0;
-        std::mem::take(&mut self.bytes)
+        let start = self.start.filter(|_| std::mem::take(&mut self.dropped));
+        (std::mem::take(&mut self.bytes), start)
     }
 
-    /// The text the cursor's row holds and that precedes the cursor, when the backlog alone tells:
-    /// its last line is fresh (at least `rows` line feeds before it), starts in column 0 (after a
-    /// CR LF), holds no CR and is shorter than a row.
-    fn cursor_line(&self, rows: usize, cols: usize) -> Option<&[u8]> {
+    /// The text the cursor's row holds before the cursor, when the backlog alone tells: its last
+    /// line is on a fresh row (at least `rows` line feeds before it, so the last one scrolled a
+    /// blank row in; a row it wraps to is fresh too), holds no CR, and leaves the cursor short of
+    /// pending wrap. A bare line feed keeps the column, so the row may start with blanks.
+    fn cursor_line(&self, rows: usize) -> Option<String> {
         if self.line_feeds < rows {
             return None;
         }
         let newline = memchr::memrchr(b'\n', &self.bytes)?;
         let line = &self.bytes[newline + 1..];
-        let after_cr_lf = newline > 0 && self.bytes[newline - 1] == b'\r';
-        (after_cr_lf && line.len() < cols && !line.contains(&b'\r')).then_some(line)
+        let (start, end, cols) = (self.last_line_start?, self.end?, self.column.cols);
+        if end >= cols || line.contains(&b'\r') {
+            return None;
+        }
+        let indent = if start >= cols { 0 } else { start };
+        let text = if indent + line.len() < cols {
+            let mut text = " ".repeat(indent);
+            text.push_str(std::str::from_utf8(line).ok()?);
+            text
+        } else if self.column.auto_wrap {
+            // Wrapped: the cursor's row holds the last `end` characters.
+            std::str::from_utf8(&line[line.len() - end..])
+                .ok()?
+                .to_owned()
+        } else {
+            return None;
+        };
+        Some(text)
+    }
+}
+
+/// The cursor's travel along its row under plain text, as a position from 0 to `cols`: a column,
+/// or `cols` when the cursor stands on the last column with the next character wrapping first
+/// (pending wrap). A carriage return brings it to 0, a line feed leaves it alone (newline mode
+/// forbids deferral), and each printed character moves it as the emulator does: with auto-wrap,
+/// a character at `cols` wraps to column 0 first; without, it overwrites the last column.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct TextColumn {
+    cols: usize,
+    auto_wrap: bool,
+    /// Where the engine's cursor stood when the backlog began; `None` when its state is not one
+    /// plain text could produce (pending wrap off the last column), so only text after a
+    /// carriage return can be followed.
+    start: Option<usize>,
+}
+
+impl TextColumn {
+    /// The position after `text` from `start` (`None`: unknown; known again after a CR).
+    fn after(self, start: Option<usize>, text: &[u8]) -> Option<usize> {
+        let (position, rest) = match memchr::memrchr(b'\r', text) {
+            Some(cr) => (0, &text[cr + 1..]),
+            None => (start?, text),
+        };
+        let printed = rest.len() - memchr::memchr_iter(b'\n', rest).count();
+        Some(self.advance(position, printed))
+    }
+
+    fn advance(self, position: usize, printed: usize) -> usize {
+        if printed == 0 || self.cols == 0 {
+            position
+        } else if self.auto_wrap {
+            let from = if position >= self.cols { 0 } else { position };
+            (from + printed - 1) % self.cols + 1
+        } else {
+            position.saturating_add(printed).min(self.cols)
+        }
+    }
+}
+
+/// Follows whether the parser may have been left inside an escape sequence, from the bytes it
+/// was given (the DEC ANSI parser model, as `vte` implements it): the bytes from the last ESC on
+/// while that sequence may be unfinished. Bytes that would end the sequence ("l" of a split
+/// `CSI ? 7 l`) must reach the parser in order and can never be deferred or dropped as text.
+#[derive(Default)]
+struct OpenSequence {
+    /// The unfinished sequence (its first [`OPEN_SEQUENCE_LIMIT`] bytes).
+    bytes: Vec<u8>,
+}
+
+/// How much of an unfinished sequence is kept and checked for its end.
+const OPEN_SEQUENCE_LIMIT: usize = 256;
+
+impl OpenSequence {
+    fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Takes note of bytes just given to the parser.
+    fn follow(&mut self, parsed: &[u8]) {
+        let tail = match memchr::memrchr(0x1b, parsed) {
+            Some(esc) => {
+                self.bytes.clear();
+                &parsed[esc..]
+            }
+            None if self.bytes.is_empty() => return,
+            None => parsed,
+        };
+        // Bounded work per parse: an end further on is missed, which only keeps the sequence
+        // counted as open (deferral paused) until the next ESC.
+        self.bytes
+            .extend_from_slice(&tail[..tail.len().min(OPEN_SEQUENCE_LIMIT)]);
+        if sequence_ended(&self.bytes) {
+            self.bytes.clear();
+        } else {
+            self.bytes.truncate(OPEN_SEQUENCE_LIMIT);
+        }
+    }
+}
+
+/// Whether `sequence` (starting with ESC, holding no other ESC) has ended: CAN or SUB abort it;
+/// a CSI ends at its final byte, an OSC at BEL (ST would be a new ESC), DCS, SOS, PM and APC only
+/// at ST; other escapes at their final byte after any intermediates.
+fn sequence_ended(sequence: &[u8]) -> bool {
+    const CAN: u8 = 0x18;
+    const SUB: u8 = 0x1a;
+    let body = &sequence[1.min(sequence.len())..];
+    if body.iter().any(|&b| b == CAN || b == SUB) {
+        return true;
+    }
+    match body.split_first() {
+        None => false,
+        Some((b'[', rest)) => rest.iter().any(|b| (0x40..=0x7e).contains(b)),
+        Some((b']', rest)) => rest.contains(&0x07),
+        Some((b'P' | b'X' | b'^' | b'_', _)) => false,
+        Some(_) => body
+            .iter()
+            .find(|b| !(0x20..=0x2f).contains(*b))
+            .is_some_and(|b| (0x30..=0x7e).contains(b)),
     }
 }
 
@@ -164,9 +322,12 @@ impl PlainBacklog {
 const MAX_BACKLOG_BYTES: usize = 8 << 20;
 
 fn is_plain(bytes: &[u8]) -> bool {
-    bytes
-        .iter()
-        .all(|&b| matches!(b, 0x20..=0x7e | b'\r' | b'\n'))
+    // Without short-circuiting inside a block the check vectorises; megabytes of text pass here.
+    bytes.chunks(64).all(|block| {
+        block.iter().fold(true, |plain, &b| {
+            plain & (b.wrapping_sub(0x20) < 0x5f || b == b'\r' || b == b'\n')
+        })
+    })
 }
 
 impl Engine {
@@ -189,12 +350,19 @@ impl Engine {
             scrollback,
             full_scroll_region: true,
             defer_plain_text: true,
+            print_run: Vec::new(),
+            open_sequence: OpenSequence::default(),
         }
     }
 
     #[cfg(test)]
     pub(crate) fn deferred_bytes(&self) -> usize {
         self.backlog.bytes.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn deferred_line_feeds(&self) -> usize {
+        self.backlog.line_feeds
     }
 
     #[cfg(test)]
@@ -215,26 +383,48 @@ impl Engine {
         let modes = self.term.mode();
         self.defer_plain_text
             && self.utf8_needed == 0
+            && self.open_sequence.is_empty()
             && self.full_scroll_region
             && !modes
                 .intersects(TermMode::ALT_SCREEN | TermMode::INSERT | TermMode::LINE_FEED_NEW_LINE)
             && is_plain(bytes)
     }
 
+    /// How plain text fed now would move the cursor along its row (see [`TextColumn`]).
+    fn text_column(&self) -> TextColumn {
+        let cols = self.term.columns();
+        let cursor = &self.term.grid().cursor;
+        let column = cursor.point.column.0;
+        let start = match cursor.input_needs_wrap {
+            false => Some(column),
+            true => (column + 1 == cols).then_some(cols),
+        };
+        TextColumn {
+            cols,
+            auto_wrap: self.term.mode().contains(TermMode::LINE_WRAP),
+            start,
+        }
+    }
+
     /// Parses the deferred plain text, so the grid and the cursor are current.
     pub(crate) fn settle(&mut self) {
         if !self.backlog.is_empty() {
-            let text = self.backlog.take();
-            self.processor.advance(&mut self.term, &text);
+            let (text, start) = self.backlog.take();
+            if let Some(position) = start {
+                let cols = self.term.columns();
+                let cursor = &mut self.term.grid_mut().cursor;
+                cursor.point.column = Column(position.min(cols - 1));
+                cursor.input_needs_wrap = position >= cols;
+            }
+            self.parse(&text);
         }
     }
 
     /// The text before the cursor on its row, and whether the row is blank after it; from the
     /// backlog when it can tell, so checking for a prompt does not force parsing.
     pub(crate) fn cursor_line(&mut self) -> (String, bool) {
-        let (rows, cols) = (self.term.screen_lines(), self.term.columns());
-        if let Some(line) = self.backlog.cursor_line(rows, cols) {
-            return (String::from_utf8_lossy(line).into_owned(), true);
+        if let Some(line) = self.backlog.cursor_line(self.term.screen_lines()) {
+            return (line, true);
         }
         self.settle();
         let grid = self.term.grid();
@@ -248,6 +438,9 @@ impl Engine {
     pub(crate) fn advance(&mut self, mut bytes: &[u8]) {
         if self.may_defer(bytes) {
             let keep_lines = self.scrollback + 2 * self.term.screen_lines() + 1;
+            if self.backlog.is_empty() {
+                self.backlog.start(self.text_column());
+            }
             if !self.backlog.push(bytes, keep_lines) {
                 self.settle();
             }
@@ -264,7 +457,7 @@ impl Engine {
                 .take_while(|&&b| is_continuation(b))
                 .count();
             if take > 0 {
-                self.processor.advance(&mut self.term, &bytes[..take]);
+                self.parse(&bytes[..take]);
             }
             self.utf8_needed = if take == bytes.len() {
                 self.utf8_needed - take
@@ -274,9 +467,17 @@ impl Engine {
             bytes = &bytes[take..];
         }
         if !bytes.is_empty() {
-            self.processor.advance(&mut self.term, bytes);
+            self.parse(bytes);
             self.utf8_needed = incomplete_utf8(bytes);
         }
+    }
+
+    /// Runs the parser over `bytes`, with runs of printable ASCII written in one step.
+    fn parse(&mut self, bytes: &[u8]) {
+        let mut handler = PrintRuns::new(&mut self.term, &mut self.print_run);
+        self.processor.advance(&mut handler, bytes);
+        handler.flush();
+        self.open_sequence.follow(bytes);
     }
 
     pub(crate) fn resize(&mut self, cols: u16, rows: u16) {

@@ -16,6 +16,7 @@ mod bounds;
 mod commands;
 mod engine;
 mod modes;
+mod print_runs;
 mod queries;
 mod scanner;
 mod snapshot;

@@ -5,18 +5,21 @@
 //! the rows past the screen height scroll into the viewer's scrollback (rows that wrapped are printed
 //! to the last column and left to wrap, so reflow still joins them); then, when the alternate screen
 //! is on, the primary cursor, `CSI ? 1049 h` and the alternate rows; then tab stops set by the
-//! program, the scroll region, the cursor (with a pending wrap: the last character of the row is
-//! printed again so the next one wraps), pen, cursor visibility, input modes and title. SGR per ECMA-48 §8.3.117 with xterm's 256-colour
+//! program, the cursor saved by DECSC (when the program saved one: position, pen and character
+//! sets, then `ESC 7`), the scroll region, the cursor (with a pending wrap: the last character of
+//! the row is printed again so the next one wraps), pen, character sets (G0–G3 designated as line
+//! drawing), cursor visibility, input modes and title — everything the bytes that follow the
+//! snapshot in a stream depend on. SGR per ECMA-48 §8.3.117 with xterm's 256-colour
 //! and direct-colour forms.
 
 use std::fmt::Write;
 
 use alacritty_terminal::Grid;
-use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::grid::{Charsets, Cursor, Dimensions};
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::TermMode;
 use alacritty_terminal::term::cell::{Cell, Flags};
-use alacritty_terminal::vte::ansi::{Color, NamedColor};
+use alacritty_terminal::vte::ansi::{CharsetIndex, Color, NamedColor, StandardCharset};
 
 use super::engine::{Engine, row_wraps, shown_char};
 
@@ -251,20 +254,26 @@ pub(crate) fn snapshot(
     out.push_str("\x1bc");
     let modes = engine.mode();
     let alternate = modes.contains(TermMode::ALT_SCREEN);
-    engine.with_primary_grid(|grid| {
+    let primary_cursor = engine.with_primary_grid(|grid| {
         out.reserve((grid.history_size() + grid.screen_lines()) * (grid.columns() + 2));
         write_grid(&mut out, grid, true);
-        if alternate {
+        alternate.then(|| {
+            // `CSI ? 1049 h` saves the primary cursor, which `CSI ? 1049 l` restores.
             write_cursor(&mut out, grid, 1);
-        }
+            write_cursor_state(&mut out, &grid.cursor);
+            grid.cursor.clone()
+        })
     });
-    if alternate {
-        out.push_str("\x1b[?1049h\x1b[H");
+    if let Some(primary_cursor) = primary_cursor {
+        out.push_str("\x1b[?1049h");
+        reset_cursor_state(&mut out, &primary_cursor);
+        out.push_str("\x1b[H");
         write_grid(&mut out, engine.grid(), false);
     }
     if let Some(stops) = tab_stops {
         write_tab_stops(&mut out, stops);
     }
+    write_saved_cursor(&mut out, &engine.grid().saved_cursor);
     if let Some((top, bottom)) = scroll_region {
         let _ = write!(out, "\x1b[{top};{bottom}r");
     }
@@ -278,12 +287,75 @@ pub(crate) fn snapshot(
     if pen != Pen::default() {
         pen.write(&mut out);
     }
+    write_charsets(
+        &mut out,
+        engine.grid().cursor.charsets,
+        StandardCharset::Ascii,
+    );
     write_modes(&mut out, modes);
     let title: String = title.chars().filter(|c| !c.is_control()).collect();
     if !title.is_empty() {
         let _ = write!(out, "\x1b]2;{title}\x1b\\");
     }
     out
+}
+
+const CHARSETS: [(CharsetIndex, char); 4] = [
+    (CharsetIndex::G0, '('),
+    (CharsetIndex::G1, ')'),
+    (CharsetIndex::G2, '*'),
+    (CharsetIndex::G3, '+'),
+];
+
+/// Designates every character set of `charsets` that is not `unless` (SCS: `ESC ( 0` for line
+/// drawing, `ESC ( B` for ASCII, with `)`, `*`, `+` for G1–G3).
+fn write_charsets(out: &mut String, charsets: Charsets, unless: StandardCharset) {
+    for (index, designator) in CHARSETS {
+        let charset = charsets[index];
+        if charset != unless {
+            let code = match charset {
+                StandardCharset::Ascii => 'B',
+                StandardCharset::SpecialCharacterAndLineDrawing => '0',
+            };
+            let _ = write!(out, "\x1b{designator}{code}");
+        }
+    }
+}
+
+/// Recreates the cursor DECSC saved (a later `ESC 8` restores it), unless it is the default one a
+/// fresh terminal has anyway.
+fn write_saved_cursor(out: &mut String, saved: &Cursor<Cell>) {
+    if *saved == Cursor::default() {
+        return;
+    }
+    let _ = write!(
+        out,
+        "\x1b[{};{}H",
+        saved.point.line.0.max(0) + 1,
+        saved.point.column.0 + 1
+    );
+    write_cursor_state(out, saved);
+    out.push_str("\x1b7");
+    reset_cursor_state(out, saved);
+}
+
+/// Takes on the pen and character sets of `cursor`, for a save (`ESC 7`, `CSI ? 1049 h`) to keep.
+fn write_cursor_state(out: &mut String, cursor: &Cursor<Cell>) {
+    let pen = Pen::of(&cursor.template);
+    if pen != Pen::default() {
+        pen.write(out);
+    }
+    write_charsets(out, cursor.charsets, StandardCharset::Ascii);
+}
+
+/// Back to the default pen and ASCII after [`write_cursor_state`].
+fn reset_cursor_state(out: &mut String, cursor: &Cursor<Cell>) {
+    out.push_str("\x1b[0m");
+    for (index, designator) in CHARSETS {
+        if cursor.charsets[index] != StandardCharset::Ascii {
+            let _ = write!(out, "\x1b{designator}B");
+        }
+    }
 }
 
 fn write_modes(out: &mut String, modes: TermMode) {

@@ -415,6 +415,37 @@ fn snapshot_round_trips() {
     }
 }
 
+/// The snapshot carries what later bytes depend on: a stream continued after it in a copy gives
+/// the same screen as in the original.
+#[test]
+fn snapshot_carries_the_saved_cursor_and_character_sets() {
+    let cases: &[(&[u8], &[u8])] = &[
+        // DECSC with a pen and line drawing; DECRC after the cut.
+        (
+            b"\x1b[3;5H\x1b[31m\x1b(0\x1b7\x1b(B\x1b[m\x1b[1;1Hab",
+            b"\x1b8qq x",
+        ),
+        // Line drawing designated when the cut falls.
+        (b"\x1b(0lqk", b"x\x1b(Bq"),
+        (b"\x1b)0text", b"\x0eq\x0fq"),
+        // The primary cursor's pen and charset, saved by CSI ? 1049 h, come back on leaving.
+        (
+            b"\x1b[2;3H\x1b[32m\x1b(0\x1b[?1049h\x1b(B\x1b[mfull screen",
+            b"\x1b[?1049lqq",
+        ),
+    ];
+    for (before, after) in cases {
+        let mut term = terminal(20, 6);
+        term.feed(before);
+        let mut copy = terminal(20, 6);
+        copy.feed(term.snapshot().as_bytes());
+        term.feed(after);
+        copy.feed(after);
+        assert_eq!(copy.screen(), term.screen(), "{before:?} then {after:?}");
+        round_trip(&mut term);
+    }
+}
+
 #[test]
 fn snapshot_round_trips_scrollback_and_alternate_screen() {
     let mut term = terminal(30, 8);
@@ -706,6 +737,114 @@ fn raw_mode_text_without_carriage_returns_matches_and_stays_bounded() {
             "backlog {} bytes",
             term.deferred_bytes()
         );
+    }
+}
+
+/// 20×5 with 30 lines of scrollback: small enough that the backlog is cut often.
+fn small_terminal() -> Terminal {
+    Terminal::new(TerminalOptions {
+        cols: 20,
+        rows: 5,
+        scrollback: 30,
+        answer_queries: true,
+    })
+}
+
+#[test]
+fn raw_mode_text_is_dropped_unparsed_at_the_right_column() {
+    // Lines of every length against the width: exact fits (pending wrap), wraps, and rows that
+    // start mid-way because a bare line feed keeps the column.
+    let widths = [3usize, 19, 20, 21, 39, 40, 41, 7];
+    let text: Vec<u8> = (0..600)
+        .flat_map(|i| {
+            let mut line = vec![b'a' + (i % 26) as u8; widths[i % widths.len()]];
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    for setup in [&b""[..], b"\x1b[?7l", b"12345678901234567890", b"abc\r"] {
+        let chunks = vec![setup.to_vec(), text.clone(), b"$ ".to_vec()];
+        assert_deferral_is_invisible(20, 5, 30, &chunks);
+    }
+
+    // And nothing of it is parsed before the screen is read: the backlog keeps only what shows.
+    let mut term = small_terminal();
+    term.feed(&text);
+    let kept_lines = term.engine.deferred_line_feeds();
+    assert!(
+        kept_lines > 0 && kept_lines <= 2 * (30 + 2 * 5 + 1),
+        "{kept_lines}"
+    );
+}
+
+#[test]
+fn a_sequence_split_before_its_final_byte_is_finished_before_text_is_deferred() {
+    // "CSI ? 7" may be a query (DECRQM), so it is held back; "l" arrives with text after it. The
+    // parser is mid-sequence then: the text must not be deferred, nor dropped with its "l".
+    for ending in ["\n", "\r\n"] {
+        let lines = numbered_lines(200, 30, ending);
+        let chunks = vec![
+            b"start".to_vec(),
+            b"\x1b[?7".to_vec(),
+            [&b"l"[..], &lines].concat(),
+            b"$ ".to_vec(),
+        ];
+        assert_deferral_is_invisible(20, 5, 30, &chunks);
+        let mut term = small_terminal();
+        for chunk in &chunks {
+            term.feed(chunk);
+        }
+        assert!(!term.screen().modes.auto_wrap);
+    }
+
+    // A control string split across reads: text in the read after its end is deferred again.
+    let chunks = vec![
+        b"\x1b]0;tit".to_vec(),
+        b"le\x07".to_vec(),
+        // 190 lines of 7 leave the cursor short of pending wrap, so the prompt check needs no parse.
+        numbered_lines(190, 7, "\n"),
+    ];
+    assert_deferral_is_invisible(20, 5, 30, &chunks);
+    let mut term = small_terminal();
+    for chunk in &chunks {
+        term.feed(chunk);
+    }
+    assert!(
+        term.deferred_bytes() > 0,
+        "text after the string was not deferred"
+    );
+    assert_eq!(term.screen().title, "title");
+}
+
+/// Letters, then a bare line feed, a CR, a prompt, nothing, or a change of auto-wrap or pen.
+fn raw_piece(letters: usize, ending: u8) -> Vec<u8> {
+    let mut piece: Vec<u8> = (b'a'..=b'z').cycle().take(letters).collect();
+    // Mostly line feeds: a mode or pen change parses the backlog, and a cut needs many lines.
+    let ending: &[u8] = match ending {
+        0 => b"\x1b[?7l",
+        1 => b"\x1b[?7h",
+        2 => b"\x1b[7m",
+        3..=5 => b"\r",
+        6..=8 => b"$ ",
+        9..=12 => b"",
+        _ => b"\n",
+    };
+    piece.extend_from_slice(ending);
+    piece
+}
+
+proptest::proptest! {
+    #[test]
+    fn raw_mode_deferral_never_shows(
+        pieces in proptest::collection::vec((0usize..30, 0u8..64), 0..200),
+        cut in 1usize..64,
+    ) {
+        let stream: Vec<u8> = pieces
+            .iter()
+            .flat_map(|&(letters, ending)| raw_piece(letters, ending))
+            .collect();
+        let chunks: Vec<Vec<u8>> = stream.chunks(cut).map(<[u8]>::to_vec).collect();
+        assert_deferral_is_invisible(12, 4, 3, &chunks);
     }
 }
 

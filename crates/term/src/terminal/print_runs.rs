@@ -1,0 +1,315 @@
+//! Printing runs of text in one step: the emulator's `Handler` as the parser sees it, with
+//! printable ASCII collected into runs and written into the grid a row-slice at a time.
+//!
+//! `vte` hands every printed character to `Handler::input` on its own, and alacritty's `input`
+//! then redoes per character what holds for a whole run (width, insert mode, charset, cursor cell
+//! lookup, damage). [`PrintRuns`] sits between the two: characters 0x20–0x7e are collected, every
+//! other call first writes the run out, then goes to the emulator unchanged. A run is written as
+//! alacritty's `input` would write it, cell by cell with the cursor's template, while nothing makes
+//! a character special: no insert mode, no charset other than ASCII designated, no wide character
+//! or spacer under the cells written, no pending wrap. Otherwise that character goes through
+//! `input` itself. Damage tracking (for renderers) is not kept up: nothing here reads it.
+
+use alacritty_terminal::Term;
+use alacritty_terminal::event::EventListener;
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::Column;
+use alacritty_terminal::term::TermMode;
+use alacritty_terminal::term::cell::Flags;
+use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
+use alacritty_terminal::vte::ansi::{
+    Attr, CharsetIndex, ClearMode, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
+    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, PrivateMode, Rgb,
+    ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
+};
+
+/// The emulator as the parser drives it, with printable ASCII batched. Call [`flush`](Self::flush)
+/// after the parser returns: the last run may still be pending.
+pub(crate) struct PrintRuns<'a, L: EventListener> {
+    term: &'a mut Term<L>,
+    /// The pending run (bytes 0x20–0x7e); kept by the caller so its allocation is reused.
+    run: &'a mut Vec<u8>,
+}
+
+impl<'a, L: EventListener> PrintRuns<'a, L> {
+    pub(crate) fn new(term: &'a mut Term<L>, run: &'a mut Vec<u8>) -> Self {
+        run.clear();
+        Self { term, run }
+    }
+
+    /// Writes the pending run into the grid.
+    pub(crate) fn flush(&mut self) {
+        if self.run.is_empty() {
+            return;
+        }
+        let run = std::mem::take(self.run);
+        if self.writes_plainly() {
+            self.write(&run);
+        } else {
+            for &byte in &run {
+                self.term.input(char::from(byte));
+            }
+        }
+        // Hand the allocation back (cleared) for the next run.
+        *self.run = run;
+        self.run.clear();
+    }
+
+    /// Whether printable ASCII lands in cells as itself: no insert mode, and every charset the
+    /// program could shift to is ASCII (so which one is active does not matter).
+    fn writes_plainly(&self) -> bool {
+        let charsets = &self.term.grid().cursor.charsets;
+        !self.term.mode().contains(TermMode::INSERT)
+            && [
+                CharsetIndex::G0,
+                CharsetIndex::G1,
+                CharsetIndex::G2,
+                CharsetIndex::G3,
+            ]
+            .into_iter()
+            .all(|index| charsets[index] == StandardCharset::Ascii)
+    }
+
+    fn write(&mut self, mut run: &[u8]) {
+        let cols = self.term.columns();
+        while let Some((&first, _)) = run.split_first() {
+            let grid = self.term.grid_mut();
+            let cursor = &grid.cursor;
+            let (line, column) = (cursor.point.line, cursor.point.column.0);
+            let template = cursor.template.clone();
+            let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
+            let fits = if cursor.input_needs_wrap {
+                0
+            } else {
+                run.len().min(cols - column)
+            };
+            let cells = &grid[line][Column(column)..Column(column + fits)];
+            let plain = cells
+                .iter()
+                .position(|cell| cell.flags.intersects(special))
+                .unwrap_or(fits);
+            if plain == 0 {
+                // Wrapping or a wide character to clear: the emulator's own path.
+                self.term.input(char::from(first));
+                run = &run[1..];
+                continue;
+            }
+            let cells = &mut grid[line][Column(column)..Column(column + plain)];
+            for (cell, &byte) in cells.iter_mut().zip(run) {
+                cell.c = char::from(byte);
+                cell.fg = template.fg;
+                cell.bg = template.bg;
+                cell.flags = template.flags;
+                cell.extra.clone_from(&template.extra);
+            }
+            let cursor = &mut grid.cursor;
+            if column + plain < cols {
+                cursor.point.column = Column(column + plain);
+            } else {
+                cursor.point.column = Column(cols - 1);
+                cursor.input_needs_wrap = true;
+            }
+            run = &run[plain..];
+        }
+    }
+}
+
+/// Forwards each `Handler` method to the emulator after writing out the pending run, so every
+/// call sees the grid as if each character had gone through `input`.
+macro_rules! forward {
+    ($(fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*);)*) => {
+        $(
+            #[inline]
+            fn $name(&mut self $(, $arg: $ty)*) {
+                self.flush();
+                self.term.$name($($arg),*)
+            }
+        )*
+    };
+}
+
+impl<L: EventListener> Handler for PrintRuns<'_, L> {
+    #[inline]
+    fn input(&mut self, c: char) {
+        if matches!(c, ' '..='~') {
+            // In range, so the cast keeps the character.
+            self.run.push(c as u8);
+        } else {
+            self.flush();
+            self.term.input(c);
+        }
+    }
+
+    forward! {
+        fn set_title(&mut self, title: Option<String>);
+        fn set_cursor_style(&mut self, style: Option<CursorStyle>);
+        fn set_cursor_shape(&mut self, shape: CursorShape);
+        fn goto(&mut self, line: i32, col: usize);
+        fn goto_line(&mut self, line: i32);
+        fn goto_col(&mut self, col: usize);
+        fn insert_blank(&mut self, count: usize);
+        fn move_up(&mut self, count: usize);
+        fn move_down(&mut self, count: usize);
+        fn identify_terminal(&mut self, intermediate: Option<char>);
+        fn device_status(&mut self, kind: usize);
+        fn move_forward(&mut self, col: usize);
+        fn move_backward(&mut self, col: usize);
+        fn move_down_and_cr(&mut self, row: usize);
+        fn move_up_and_cr(&mut self, row: usize);
+        fn put_tab(&mut self, count: u16);
+        fn backspace(&mut self);
+        fn carriage_return(&mut self);
+        fn linefeed(&mut self);
+        fn bell(&mut self);
+        fn substitute(&mut self);
+        fn newline(&mut self);
+        fn set_horizontal_tabstop(&mut self);
+        fn scroll_up(&mut self, count: usize);
+        fn scroll_down(&mut self, count: usize);
+        fn insert_blank_lines(&mut self, count: usize);
+        fn delete_lines(&mut self, count: usize);
+        fn erase_chars(&mut self, count: usize);
+        fn delete_chars(&mut self, count: usize);
+        fn move_backward_tabs(&mut self, count: u16);
+        fn move_forward_tabs(&mut self, count: u16);
+        fn save_cursor_position(&mut self);
+        fn restore_cursor_position(&mut self);
+        fn clear_line(&mut self, mode: LineClearMode);
+        fn clear_screen(&mut self, mode: ClearMode);
+        fn clear_tabs(&mut self, mode: TabulationClearMode);
+        fn set_tabs(&mut self, interval: u16);
+        fn reset_state(&mut self);
+        fn reverse_index(&mut self);
+        fn terminal_attribute(&mut self, attr: Attr);
+        fn set_mode(&mut self, mode: Mode);
+        fn unset_mode(&mut self, mode: Mode);
+        fn report_mode(&mut self, mode: Mode);
+        fn set_private_mode(&mut self, mode: PrivateMode);
+        fn unset_private_mode(&mut self, mode: PrivateMode);
+        fn report_private_mode(&mut self, mode: PrivateMode);
+        fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>);
+        fn set_keypad_application_mode(&mut self);
+        fn unset_keypad_application_mode(&mut self);
+        fn set_active_charset(&mut self, index: CharsetIndex);
+        fn configure_charset(&mut self, index: CharsetIndex, charset: StandardCharset);
+        fn set_color(&mut self, index: usize, color: Rgb);
+        fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str);
+        fn reset_color(&mut self, index: usize);
+        fn clipboard_store(&mut self, clipboard: u8, base64: &[u8]);
+        fn clipboard_load(&mut self, clipboard: u8, terminator: &str);
+        fn decaln(&mut self);
+        fn push_title(&mut self);
+        fn pop_title(&mut self);
+        fn text_area_size_pixels(&mut self);
+        fn text_area_size_chars(&mut self);
+        fn set_hyperlink(&mut self, link: Option<Hyperlink>);
+        fn set_mouse_cursor_icon(&mut self, icon: CursorIcon);
+        fn report_keyboard_mode(&mut self);
+        fn push_keyboard_mode(&mut self, mode: KeyboardModes);
+        fn pop_keyboard_modes(&mut self, to_pop: u16);
+        fn set_keyboard_mode(&mut self, mode: KeyboardModes, behavior: KeyboardModesApplyBehavior);
+        fn set_modify_other_keys(&mut self, mode: ModifyOtherKeys);
+        fn report_modify_other_keys(&mut self);
+        fn set_scp(&mut self, char_path: ScpCharPath, update_mode: ScpUpdateMode);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alacritty_terminal::grid::Dimensions;
+    use alacritty_terminal::index::{Column, Line};
+    use alacritty_terminal::term::{Config, Term};
+    use alacritty_terminal::vte::ansi::Processor;
+    use proptest::prelude::*;
+
+    use super::PrintRuns;
+    use crate::terminal::engine::{NoSyncUpdates, TitleListener};
+
+    struct Size(usize, usize);
+
+    impl Dimensions for Size {
+        fn total_lines(&self) -> usize {
+            self.1
+        }
+        fn screen_lines(&self) -> usize {
+            self.1
+        }
+        fn columns(&self) -> usize {
+            self.0
+        }
+    }
+
+    fn term() -> Term<TitleListener> {
+        let config = Config {
+            scrolling_history: 6,
+            ..Config::default()
+        };
+        Term::new(config, &Size(9, 4), TitleListener::default())
+    }
+
+    /// Every cell of scrollback and screen, the cursor (with its pen and charsets) and the modes.
+    fn state(term: &Term<TitleListener>) -> impl PartialEq + std::fmt::Debug {
+        let grid = term.grid();
+        let history = grid.history_size() as i32;
+        let cells: Vec<_> = (-history..grid.screen_lines() as i32)
+            .flat_map(|line| {
+                (0..grid.columns()).map(move |col| grid[Line(line)][Column(col)].clone())
+            })
+            .collect();
+        (cells, grid.cursor.clone(), *term.mode())
+    }
+
+    proptest! {
+        /// Batched printing leaves exactly the state printing one character at a time leaves.
+        #[test]
+        fn runs_print_as_single_characters_do(
+            pieces in prop::collection::vec(
+                prop_oneof![
+                    "[a-z ~!]{1,14}",
+                    Just("日".to_string()),
+                    Just("e\u{301}".to_string()),
+                    Just("\r\n".to_string()),
+                    Just("\n".to_string()),
+                    Just("\t".to_string()),
+                    Just("\x08".to_string()),
+                    Just("\x1b[4h".to_string()),
+                    Just("\x1b[4l".to_string()),
+                    Just("\x1b[?7l".to_string()),
+                    Just("\x1b[?7h".to_string()),
+                    Just("\x1b(0".to_string()),
+                    Just("\x1b(B".to_string()),
+                    Just("\x0e".to_string()),
+                    Just("\x0f".to_string()),
+                    Just("\x1b[1;31;4:3m".to_string()),
+                    Just("\x1b[58:5:3m".to_string()),
+                    Just("\x1b[0m".to_string()),
+                    Just("\x1b[3b".to_string()),
+                    Just("\x1b[2;3r".to_string()),
+                    Just("\x1b[r".to_string()),
+                    Just("\x1b7".to_string()),
+                    Just("\x1b8".to_string()),
+                    Just("\x1b[?1049h".to_string()),
+                    Just("\x1b[?1049l".to_string()),
+                    Just("\x1b[2@".to_string()),
+                    Just("\x1b[K".to_string()),
+                    (1u8..6, 1u8..11).prop_map(|(r, c)| format!("\x1b[{r};{c}H")),
+                ],
+                0..60,
+            ),
+            cut in 1usize..40,
+        ) {
+            let stream = pieces.concat().into_bytes();
+            let (mut batched, mut single) = (term(), term());
+            let (mut batched_parser, mut single_parser) =
+                (Processor::<NoSyncUpdates>::new(), Processor::<NoSyncUpdates>::new());
+            let mut run = Vec::new();
+            for chunk in stream.chunks(cut) {
+                let mut handler = PrintRuns::new(&mut batched, &mut run);
+                batched_parser.advance(&mut handler, chunk);
+                handler.flush();
+                single_parser.advance(&mut single, chunk);
+            }
+            prop_assert_eq!(state(&batched), state(&single));
+        }
+    }
+}
