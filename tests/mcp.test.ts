@@ -309,6 +309,34 @@ describe('shellwright mcp: tool errors', () => {
   })
 })
 
+describe('shellwright mcp --minimize', () => {
+  it("shell_run returns the minimizer's rewrite of known programs' output", async () => {
+    const repo = join(scratch, 'repo')
+    const gitEnv = 'GIT_AUTHOR_NAME=Ann GIT_AUTHOR_EMAIL=ann@example.com GIT_AUTHOR_DATE=2026-01-05T10:00:00+0000 ' +
+      'GIT_COMMITTER_NAME=Ann GIT_COMMITTER_EMAIL=ann@example.com GIT_COMMITTER_DATE=2026-01-05T10:00:00+0000'
+    const setup = `git init -q '${repo}' && cd '${repo}' && ${gitEnv} git commit -q --allow-empty -m first && git log --format=%H`
+    const sha = (await ok(server, 'shell_run', { command: setup })).split('\n')[0]
+    const date = 'Mon Jan 5 10:00:00 2026 +0000'
+    expect(await ok(server, 'shell_run', { command: 'git log' })).toBe(
+      `commit ${sha}\nAuthor: Ann <ann@example.com>\nDate:   ${date}\n\n    first\n[exit code 0]`,
+    )
+    const own = await connect('--minimize')
+    try {
+      expect(await ok(own, 'shell_run', { command: `git -C '${repo}' log` })).toBe(
+        `commit ${sha.slice(0, 8)} · Ann · ${date}\n    first\n[exit code 0]`,
+      )
+    } finally {
+      await own.client.close()
+    }
+  })
+
+  it('createMcpServer checks the minimizer options', () => {
+    expect(() => createMcpServer({ minimizer: { enabled: 'yes' as unknown as boolean } })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }),
+    )
+  })
+})
+
 describe('shellwright mcp: limits', () => {
   it('refuses a ninth running session, and takes one again after a tui_kill', async () => {
     const own = await connect()
