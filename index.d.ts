@@ -10,6 +10,22 @@ export interface ShellOptions {
   sessionEnv?: Record<string, string>
   /** Sourced at session creation with stdin, stdout and stderr on /dev/null. */
   snapshotPath?: string
+  /** Rewrites each run's output for an agent to read (`result.minimized`); off unless enabled. */
+  minimizer?: MinimizerOptions
+}
+
+/** The output minimizer's options; see docs/minimizer.md. */
+export interface MinimizerOptions {
+  /** Off unless true. */
+  enabled?: boolean
+  /** Program names to minimize (default: every program). */
+  only?: string[]
+  /** Program names never minimized. */
+  except?: string[]
+  /** Above this many bytes of output the raw output is kept (default 4 MiB); truncated and clamped to 0..2^32-1. */
+  maxCaptureBytes?: number
+  /** A JSON file of user rules, checked before the built-in filters; loading runs each rule's examples. */
+  filtersPath?: string
 }
 
 /** `new Shell(options)`: the session's options plus the size of its history. */
@@ -400,6 +416,19 @@ export declare function matchesKittySequence(data: string, expectedCodepoint: nu
 /** True when `data` is one of the fixed legacy sequences of `keyName`. */
 export declare function matchesLegacySequence(data: string, keyName: string): boolean
 
+/** The output rewritten for an agent to read; `onChunk` still received the raw transcript. */
+export interface MinimizedOutput {
+  /** The filter that rewrote it: `"cargo"`, `"git"`, `"generic"`, `"rule:<name>"`, … */
+  filter: string
+  /** What the agent should read instead of the streamed transcript. */
+  text: string
+  originalText: string
+  /** UTF-8 bytes of `originalText`. */
+  inputBytes: number
+  /** UTF-8 bytes of `text`. */
+  outputBytes: number
+}
+
 /** The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or null. */
 export declare function parseKey(data: string, kittyProtocolActive: boolean): string | null
 
@@ -454,6 +483,8 @@ export interface ShellResult {
   cancelled: boolean
   /** True after `timeoutMs`; false after an abort. */
   timedOut: boolean
+  /** Present only when the minimizer is enabled and a filter rewrote the output. */
+  minimized?: MinimizedOutput
 }
 
 export interface TerminalCursor {

@@ -309,6 +309,52 @@ describe('shellwright mcp: tool errors', () => {
   })
 })
 
+describe('shellwright mcp --minimize', () => {
+  it("shell_run returns the minimizer's rewrite of known programs' output", async () => {
+    const repo = join(scratch, 'repo')
+    const gitEnv = 'GIT_AUTHOR_NAME=Ann GIT_AUTHOR_EMAIL=ann@example.com GIT_AUTHOR_DATE=2026-01-05T10:00:00+0000 ' +
+      'GIT_COMMITTER_NAME=Ann GIT_COMMITTER_EMAIL=ann@example.com GIT_COMMITTER_DATE=2026-01-05T10:00:00+0000'
+    const setup = `git init -q '${repo}' && cd '${repo}' && ${gitEnv} git commit -q --allow-empty -m first && git log --format=%H`
+    const sha = (await ok(server, 'shell_run', { command: setup })).split('\n')[0]
+    const date = 'Mon Jan 5 10:00:00 2026 +0000'
+    expect(await ok(server, 'shell_run', { command: 'git log' })).toBe(
+      `commit ${sha}\nAuthor: Ann <ann@example.com>\nDate:   ${date}\n\n    first\n[exit code 0]`,
+    )
+    const own = await connect('--minimize')
+    try {
+      expect(await ok(own, 'shell_run', { command: `git -C '${repo}' log` })).toBe(
+        `commit ${sha.slice(0, 8)} · Ann · ${date}\n    first\n[exit code 0]`,
+      )
+    } finally {
+      await own.client.close()
+    }
+  })
+
+  it('createMcpServer checks the minimizer options', () => {
+    expect(() => createMcpServer({ minimizer: { enabled: 'yes' as unknown as boolean } })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }),
+    )
+  })
+})
+
+describe('shellwright mcp: limits', () => {
+  it('refuses a ninth running session, and takes one again after a tui_kill', async () => {
+    const own = await connect()
+    try {
+      const ids: string[] = []
+      for (let i = 0; i < 8; i++) ids.push(idOf(await ok(own, 'tui_start', { command: 'echo up; exec sleep 60', quiet_ms: 50 })))
+      expect(ids).toEqual(['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8'])
+      expect(await toolError(own, 'tui_start', { command: 'true' })).toBe(
+        'too many running sessions (the limit is 8); end one with tui_kill first',
+      )
+      await ok(own, 'tui_kill', { id: 't3' })
+      expect(idOf(await ok(own, 'tui_start', { command: 'echo up; exec sleep 60', quiet_ms: 50 }))).toBe('t9')
+    } finally {
+      await own.client.close()
+    }
+  })
+})
+
 describe('shellwright mcp: cleanup', () => {
   it('killing the client leaves no process behind', async () => {
     const client = spawn(process.execPath, [join(root, 'tests', 'fixtures', 'mcp-client.mjs'), 'htop', "sh -c 'echo ready; exec sleep 300'"], {

@@ -10,6 +10,22 @@ export interface ShellOptions {
   sessionEnv?: Record<string, string>
   /** Sourced at session creation with stdin, stdout and stderr on /dev/null. */
   snapshotPath?: string
+  /** Rewrites each run's output for an agent to read (`result.minimized`); off unless enabled. */
+  minimizer?: MinimizerOptions
+}
+
+/** The output minimizer's options; see docs/minimizer.md. */
+export interface MinimizerOptions {
+  /** Off unless true. */
+  enabled?: boolean
+  /** Program names to minimize (default: every program). */
+  only?: string[]
+  /** Program names never minimized. */
+  except?: string[]
+  /** Above this many bytes of output the raw output is kept (default 4 MiB); truncated and clamped to 0..2^32-1. */
+  maxCaptureBytes?: number
+  /** A JSON file of user rules, checked before the built-in filters; loading runs each rule's examples. */
+  filtersPath?: string
 }
 
 /** `new Shell(options)`: the session's options plus the size of its history. */

@@ -3,7 +3,12 @@
 // reject; its ES-module types work from either kind of project.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js' with { 'resolution-mode': 'import' }
 
-export interface McpServerOptions {}
+import type { MinimizerOptions } from '../../index.js'
+
+export interface McpServerOptions {
+  /** The shell_run shell's output minimizer (`{ enabled: true }` condenses known programs' output). */
+  minimizer?: MinimizerOptions
+}
 
 /** The bounds every tool result and wait keeps (see docs/mcp.md). */
 export declare const LIMITS: {

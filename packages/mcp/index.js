@@ -12,7 +12,10 @@ const { version } = require('../../package.json')
 
 /** The documented bounds: every tool result and every wait has one. */
 const LIMITS = Object.freeze({
-  /** Running TUI sessions at once (ended ones stay readable until tui_kill, up to the same count). */
+  /**
+   * Running TUI sessions at once. Ended ones stay readable until tui_kill; a start forgets the
+   * oldest ended ones beyond maxSessions - 1.
+   */
   maxSessions: 8,
   /** Bytes of a shell_run or tui_exec transcript returned; the beginning of longer ones is dropped. */
   maxOutputBytes: 32 * 1024,
@@ -50,7 +53,7 @@ function transcript(output, ending) {
   return `${body}[${ending}]`
 }
 
-function registerShellTools(mcp, shell) {
+function registerShellTools(mcp, shell, options) {
   mcp.registerTool(
     'shell_run',
     {
@@ -62,7 +65,11 @@ function registerShellTools(mcp, shell) {
         `${LIMITS.maxOutputBytes / 1024} KB keeps its end and starts with a "[Terminal output truncated: ~N KB ` +
         `dropped from beginning]" line. A command still running after timeout_ms (default ${DEFAULT_RUN_TIMEOUT_MS / 1000} s) ` +
         'is stopped with everything it started and reported as timed out. Programs that need a terminal or keyboard ' +
-        '(editors, pagers, htop, REPLs) belong in tui_start instead.',
+        '(editors, pagers, htop, REPLs) belong in tui_start instead.' +
+        (options.minimizer?.enabled
+          ? ' Output of known programs (cargo, git, npm, make, test runners, …) is condensed: errors, warnings ' +
+            'and summaries are kept, noise is dropped.'
+          : ''),
       inputSchema: {
         command: z.string().min(1).describe('The command line, in bash syntax.'),
         cwd: z.string().optional().describe('Directory to run in; it stays the current directory afterwards, like cd.'),
@@ -73,7 +80,8 @@ function registerShellTools(mcp, shell) {
       const out = new OutputTail(LIMITS.maxOutputBytes)
       const run = { command, cwd, timeoutMs: timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS, signal: extra.signal }
       const result = await shell().run(run, (chunk) => out.push(chunk))
-      const output = out.text()
+      // With the minimizer on, a filter's rewrite (errors and summaries kept) replaces the transcript.
+      const output = result.minimized ? tail(result.minimized.text, LIMITS.maxOutputBytes) : out.text()
       if (result.timedOut) {
         return text(transcript(output, `timed out after ${run.timeoutMs} ms: the command and everything it started were stopped`))
       }
@@ -350,11 +358,13 @@ function buildServer(options = {}) {
   const mcp = new McpServer({ name: 'shellwright', version })
   // Made on first use: a server that is only asked about terminals never starts a shell session.
   let shellSession
-  const shell = () => (shellSession ??= new Shell())
+  const shell = () => (shellSession ??= new Shell(options.minimizer ? { minimizer: options.minimizer } : {}))
+  // Bad minimizer options are the caller's error now, not the first shell_run's.
+  if (options.minimizer !== undefined) shell()
   const sessions = new TuiSessions(LIMITS)
   let watchServers
   sessions.onRemove = (session) => watchServers?.remove(session.id)
-  registerShellTools(mcp, shell)
+  registerShellTools(mcp, shell, options)
   registerTuiTools(mcp, sessions, () => watchServers)
 
   let cleanup

@@ -230,6 +230,45 @@ impl<'a, 'env> OptionReader<'a, 'env> {
         }
     }
 
+    /// The reader of a nested options object (`options.minimizer`); reads nothing when the
+    /// field is absent. `name` is the nested object's full name, for error messages.
+    pub fn nested(&self, field: &str, name: &'static str) -> Result<OptionReader<'a, 'env>> {
+        Ok(OptionReader {
+            env: self.env,
+            object: self.object(field, "an object")?,
+            name,
+        })
+    }
+
+    /// A `string[]`.
+    pub fn string_array(&self, field: &str) -> Result<Option<Vec<String>>> {
+        let Some(value) = self.field(field)? else {
+            return Ok(None);
+        };
+        let wrong = || self.wrong_type(field, "an array of strings");
+        if !value.is_array()? {
+            return Err(wrong());
+        }
+        // SAFETY: checked to be an array, which is an object.
+        let array: Object = unsafe { value.cast()? };
+        let length: u32 = array.get_named_property("length")?;
+        let mut strings = Vec::with_capacity(length as usize);
+        for index in 0..length {
+            let item: Unknown = array.get_element(index)?;
+            if item.get_type()? != ValueType::String {
+                return Err(wrong());
+            }
+            // SAFETY: checked to be a string.
+            strings.push(unsafe { String::from_napi_value(self.env.raw(), item.raw())? });
+        }
+        Ok(Some(strings))
+    }
+
+    /// A `RangeError` for a field whose value could not be used, with the reason.
+    pub fn unusable(&self, field: &str, reason: impl std::fmt::Display) -> Error {
+        range_error(self.env, format!("{}.{field}: {reason}", self.name))
+    }
+
     /// A `Record<string, string>`.
     pub fn string_record(&self, field: &str) -> Result<Option<Vec<(String, String)>>> {
         let Some(object) = self.object(field, "an object of strings")? else {

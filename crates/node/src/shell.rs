@@ -1,11 +1,14 @@
-//! `Shell`, `executeShell` and `applyBashFixups` over `shellwright-shell`.
+//! `Shell`, `executeShell` and `applyBashFixups` over `shellwright-shell`, and the output
+//! minimizer's options and result (`minimizer`, `minimized`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use napi::bindgen_prelude::{Env, PromiseRaw, Result, This, Unknown};
 use napi_derive::napi;
 use shellwright_proc::CancelToken;
 use shellwright_shell::history::DEFAULT_HISTORY_LIMIT;
+use shellwright_shell::minimize::{Capture, Minimized, Minimizer, MinimizerOptions};
 use shellwright_shell::{
     HistoryEntry, PersistentShell, RunRequest, RunResult, SessionOptions, ShellError,
 };
@@ -25,14 +28,44 @@ pub struct ShellResult {
     pub cancelled: bool,
     /// True after `timeoutMs`; false after an abort.
     pub timed_out: bool,
+    /// Present only when the minimizer is enabled and a filter rewrote the output.
+    pub minimized: Option<MinimizedOutput>,
 }
 
-impl From<RunResult> for ShellResult {
-    fn from(r: RunResult) -> Self {
+impl ShellResult {
+    fn new(r: RunResult, minimized: Option<Minimized>) -> Self {
         Self {
             exit_code: r.exit_code,
             cancelled: r.cancelled,
             timed_out: r.timed_out,
+            minimized: minimized.map(MinimizedOutput::from),
+        }
+    }
+}
+
+/// The output rewritten for an agent to read; `onChunk` still received the raw transcript.
+#[napi(object, object_from_js = false)]
+pub struct MinimizedOutput {
+    /// The filter that rewrote it: `"cargo"`, `"git"`, `"generic"`, `"rule:<name>"`, …
+    pub filter: String,
+    /// What the agent should read instead of the streamed transcript.
+    pub text: String,
+    pub original_text: String,
+    /// UTF-8 bytes of `originalText`.
+    pub input_bytes: u32,
+    /// UTF-8 bytes of `text`.
+    pub output_bytes: u32,
+}
+
+impl From<Minimized> for MinimizedOutput {
+    fn from(m: Minimized) -> Self {
+        let bytes = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Self {
+            filter: m.filter,
+            input_bytes: bytes(m.input_bytes),
+            output_bytes: bytes(m.output_bytes),
+            text: m.text,
+            original_text: m.original_text,
         }
     }
 }
@@ -86,6 +119,7 @@ const MAX_HISTORY_LIMIT: i64 = 1_000_000;
 #[napi]
 pub struct Shell {
     inner: PersistentShell,
+    minimizer: Option<Arc<Minimizer>>,
 }
 
 impl Shell {
@@ -110,6 +144,7 @@ impl Shell {
             .map_or(DEFAULT_HISTORY_LIMIT, |n| n as usize);
         Ok(Self {
             inner: PersistentShell::with_history_limit(session, limit),
+            minimizer: minimizer_option(&reader)?,
         })
     }
 
@@ -143,7 +178,7 @@ impl Shell {
         on_chunk: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Settlement<ShellResult>>> {
         let reader = OptionReader::new(env, Some(options), "options", false)?;
-        let call = RunCall::prepare(env, &reader, on_chunk)?;
+        let call = RunCall::prepare(env, &reader, on_chunk, self.minimizer.clone())?;
         call.spawn(env, |request, sink| self.inner.run(request, sink))
     }
 
@@ -169,7 +204,8 @@ pub fn execute_shell<'env>(
 ) -> Result<PromiseRaw<'env, Settlement<ShellResult>>> {
     let reader = OptionReader::new(env, Some(options), "options", false)?;
     let session = session_options(&reader)?;
-    let call = RunCall::prepare(env, &reader, on_chunk)?;
+    let minimizer = minimizer_option(&reader)?;
+    let call = RunCall::prepare(env, &reader, on_chunk, minimizer)?;
     call.spawn(env, move |request, sink| {
         shellwright_shell::execute_once(session, request, sink)
     })
@@ -201,15 +237,59 @@ fn session_options(reader: &OptionReader) -> Result<SessionOptions> {
     })
 }
 
+/// `options.minimizer`: `None` unless `enabled` is true. Every field is checked either way; the
+/// rules file is loaded (and its examples run) only when enabled.
+fn minimizer_option(reader: &OptionReader) -> Result<Option<Arc<Minimizer>>> {
+    let options = reader.nested("minimizer", "options.minimizer")?;
+    let enabled = options.bool("enabled")?.unwrap_or(false);
+    let only = options.string_array("only")?.unwrap_or_default();
+    let except = options.string_array("except")?.unwrap_or_default();
+    let max_capture_bytes = options
+        .count("maxCaptureBytes", 0, i64::from(u32::MAX))?
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let filters_path = options.string("filtersPath")?.map(PathBuf::from);
+    if !enabled {
+        return Ok(None);
+    }
+    let minimizer = Minimizer::new(MinimizerOptions {
+        only,
+        except,
+        max_capture_bytes,
+        filters_path,
+    })
+    .map_err(|err| options.unusable("filtersPath", err))?;
+    Ok(Some(Arc::new(minimizer)))
+}
+
+/// A run's minimizer and the transcript captured for it.
+struct Minimizing {
+    minimizer: Arc<Minimizer>,
+    capture: Arc<Capture>,
+    command: String,
+}
+
+impl Minimizing {
+    fn finish(&self, result: &RunResult) -> Option<Minimized> {
+        self.minimizer
+            .minimize_capture(&self.command, result.exit_code, &self.capture)
+    }
+}
+
 /// Everything a run needs from the JS side, read and validated before anything runs.
 struct RunCall {
     request: RunRequest,
     sink: ChunkSink,
     scope: CallScope,
+    minimizing: Option<Minimizing>,
 }
 
 impl RunCall {
-    fn prepare(env: &Env, reader: &OptionReader, on_chunk: Option<Unknown>) -> Result<Self> {
+    fn prepare(
+        env: &Env,
+        reader: &OptionReader,
+        on_chunk: Option<Unknown>,
+        minimizer: Option<Arc<Minimizer>>,
+    ) -> Result<Self> {
         let cancel = CancelToken::new();
         let request = RunRequest {
             command: reader.required_string("command")?,
@@ -221,6 +301,11 @@ impl RunCall {
         let signal = reader.signal("signal")?;
         let (sink, throws) = ChunkSink::from_arg(env, on_chunk, "onChunk", &cancel)?;
         let watch = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
+        let minimizing = minimizer.map(|minimizer| Minimizing {
+            capture: Arc::new(minimizer.capture()),
+            command: request.command.clone(),
+            minimizer,
+        });
         Ok(Self {
             request,
             sink,
@@ -228,6 +313,7 @@ impl RunCall {
                 watch,
                 throws: Some(throws),
             },
+            minimizing,
         })
     }
 
@@ -248,18 +334,28 @@ impl RunCall {
             request,
             sink,
             scope,
+            minimizing,
         } = self;
         let chunk_sink = sink.clone();
+        // The one place the transcript is captured for the minimizer: as it streams to onChunk.
+        let capture = minimizing.as_ref().map(|m| Arc::clone(&m.capture));
+        let on_chunk = move |chunk: String| {
+            if let Some(capture) = &capture {
+                capture.push(&chunk);
+            }
+            chunk_sink.send(chunk);
+        };
         // Called here, on the JS thread, so a persistent shell queues the run in call order.
-        let run = run(request, Box::new(move |chunk| chunk_sink.send(chunk)));
+        let run = run(request, Box::new(on_chunk));
         let work = async move {
             let outcome = run.await;
             sink.flush().await;
-            outcome
+            outcome.map(|result| {
+                let minimized = minimizing.as_ref().and_then(|m| m.finish(&result));
+                ShellResult::new(result, minimized)
+            })
         };
-        spawn_settled(env, scope, work, |outcome| {
-            outcome.map(ShellResult::from).map_err(shell_failure)
-        })
+        spawn_settled(env, scope, work, |outcome| outcome.map_err(shell_failure))
     }
 }
 

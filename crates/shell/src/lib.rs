@@ -29,6 +29,7 @@ pub mod history;
 pub mod hooks;
 mod isolation;
 pub mod limits;
+pub mod minimize;
 pub mod mirror;
 pub mod nesting;
 pub mod output;

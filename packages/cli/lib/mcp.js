@@ -7,7 +7,7 @@ const { parseArgs } = require('node:util')
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js')
 const { buildServer, LIMITS } = require('../../mcp/index.js')
 
-const HELP = `usage: shellwright mcp [--serve PORT [--host H]]
+const HELP = `usage: shellwright mcp [--minimize] [--serve PORT [--host H]]
 
 Serves Shellwright's MCP tools over stdin/stdout for an MCP client (Claude Code, Claude Desktop,
 Cursor, …): shell_run (one persistent shell), tui_start, tui_send, tui_screen, tui_wait_for,
@@ -19,6 +19,8 @@ Client configuration: {"mcpServers":{"shellwright":{"command":"npx","args":["she
                 URL is in tui_start's result and tui_list). The shell's URL, with the access token
                 every page needs, is printed on stderr.
   --host H      address the pages listen on (default 127.0.0.1: this machine only)
+  --minimize    condense shell_run output of known programs (cargo, git, npm, make, test runners…):
+                errors, warnings and summaries are kept
 
 Limits: ${LIMITS.maxSessions} running sessions; transcripts keep their last ${LIMITS.maxOutputBytes / 1024} KB.
 The server exits when the client closes stdin, killing every program it started.`
@@ -26,14 +28,19 @@ The server exits when the client closes stdin, killing every program it started.
 function parseCommandLine(args) {
   const { values } = parseArgs({
     args,
-    options: { serve: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      serve: { type: 'string' },
+      host: { type: 'string' },
+      minimize: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   })
   const port = values.serve === undefined ? undefined : Number(values.serve)
   if (port !== undefined && (values.serve === '' || !Number.isInteger(port) || port < 0 || port > 65535)) {
     throw new Error(`--serve must be a port number from 0 to 65535, got '${values.serve}'`)
   }
   if (values.host !== undefined && port === undefined) throw new Error('--host needs --serve')
-  return { help: values.help, port, host: values.host }
+  return { help: values.help, port, host: values.host, minimize: values.minimize ?? false }
 }
 
 async function main(args) {
@@ -49,7 +56,7 @@ async function main(args) {
     return 0
   }
 
-  const server = buildServer()
+  const server = buildServer(options.minimize ? { minimizer: { enabled: true } } : {})
   if (options.port !== undefined) {
     try {
       const url = await server.serve({ port: options.port, host: options.host })

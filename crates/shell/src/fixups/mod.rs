@@ -35,7 +35,7 @@
 
 use brush_parser::ast::{
     Command, CommandPrefixOrSuffixItem, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect,
-    Pipeline, SeparatorOperator, SimpleCommand, Word,
+    Pipeline, Program, SeparatorOperator, SimpleCommand, Word,
 };
 use brush_parser::{ParserOptions, Token, parse_tokens, uncached_tokenize_str};
 
@@ -114,7 +114,9 @@ struct PipelineContext {
     stderr_rule_allowed: bool,
 }
 
-fn plan_cuts(command: &str) -> Option<Vec<Cut>> {
+/// Tokenizes and parses a one-line command within the bounds of the module documentation;
+/// `None` for anything outside them or that brush-parser rejects. The caller catches panics.
+pub(crate) fn parse_one_line(command: &str) -> Option<(Vec<Token>, Program)> {
     if command.len() > MAX_INPUT_BYTES
         || command.trim_end().contains('\n')
         || bracket_depth(command) > MAX_BRACKET_DEPTH
@@ -127,6 +129,11 @@ fn plan_cuts(command: &str) -> Option<Vec<Cut>> {
         return None;
     }
     let program = parse_tokens(&tokens, &options).ok()?;
+    Some((tokens, program))
+}
+
+fn plan_cuts(command: &str) -> Option<Vec<Cut>> {
+    let (tokens, program) = parse_one_line(command)?;
     let source = Source::new(command, tokens);
 
     let items = program.complete_commands.iter().flat_map(|list| &list.0);

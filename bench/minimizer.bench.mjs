@@ -1,0 +1,61 @@
+// Minimizer benchmark: the per-call cost of minimizing 1 MB of output, measured as the p50 of
+// Shell.run with the minimizer enabled minus the p50 of the same run with it off (budget ≤ 5 ms).
+// The output is real: recorded transcripts from tests/fixtures/transcripts repeated to 1 MB, printed
+// by a shell function named like the tool so the run dispatches to that tool's filter.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { report, sample, stats } from './lib.mjs'
+
+const require = createRequire(import.meta.url)
+const { Shell } = require('../index.js')
+const here = dirname(fileURLToPath(import.meta.url))
+const corpus = join(here, '..', 'tests', 'fixtures', 'transcripts')
+const MB = 1024 * 1024
+
+/** The output part of a recorded transcript (after `$ command`, `# exit N` and a blank line). */
+function transcriptOutput(name) {
+  const text = readFileSync(join(corpus, `${name}.txt`), 'utf8')
+  return text.split('\n').slice(3).join('\n')
+}
+
+/** `text` repeated to just under `bytes` bytes. */
+function repeatedTo(text, bytes) {
+  const size = Buffer.byteLength(text)
+  return text.repeat(Math.max(1, Math.floor(bytes / size)))
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'sw-minimizer-bench-'))
+try {
+  const cases = [
+    { name: 'cargo test', transcript: 'cargo-test-workspace', program: 'cargo', command: 'cargo test' },
+    { name: 'git log', transcript: 'git-log', program: 'git', command: 'git log' },
+    { name: 'ls -la', transcript: 'ls-la', program: 'ls', command: 'ls -la' },
+  ]
+  for (const c of cases) {
+    const file = join(dir, `${c.transcript}.txt`)
+    const output = repeatedTo(transcriptOutput(c.transcript), MB)
+    writeFileSync(file, output)
+    const define = `${c.program}() { cat '${file}'; }`
+    const raw = new Shell()
+    const minimizing = new Shell({ minimizer: { enabled: true } })
+    await raw.run({ command: define })
+    await minimizing.run({ command: define })
+    const probe = await minimizing.run({ command: c.command })
+    if (!probe.minimized) throw new Error(`${c.name}: the minimizer left the output unchanged`)
+    const opts = { iterations: 40, warmup: 5 }
+    const off = stats(await sample(() => raw.run({ command: c.command }), opts)).p50
+    const on = stats(await sample(() => minimizing.run({ command: c.command }), opts)).p50
+    report({
+      bench: `minimizer, ${c.name}: Shell.run of ${(Buffer.byteLength(output) / MB).toFixed(2)} MB, p50 latency`,
+      unit: 'ms',
+      subject: 'minimizer on',
+      results: { 'minimizer on': on, 'minimizer off': off },
+      notes: `per-call minimizer cost ${(on - off).toFixed(2)} ms (budget 5 ms); ${probe.minimized.inputBytes} → ${probe.minimized.outputBytes} bytes with filter ${probe.minimized.filter}`,
+    })
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}

@@ -1,0 +1,116 @@
+//! cargo (build, check, clippy, run, test, …) and rustc: cargo's status lines (`Compiling`,
+//! `Checking`, `Downloaded`, `Locking`, …) and passing tests become counts, and a panic's stack
+//! backtrace keeps only the frames of the user's code. Every diagnostic is kept whole with its
+//! `-->` location, source excerpt and notes, as are `Finished`, `Running`, failures and
+//! `test result:` summaries.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::drop_lines;
+use crate::minimize::text::{Output, is_important, squeeze};
+
+static STATUS: LazyLock<Regex> = pattern!(
+    r"^\s*(Compiling|Checking|Downloaded|Downloading|Locking|Adding|Updating|Fresh|Blocking|Documenting|Packaging|Verifying|Archiving|Installing|Installed|Replacing|Unpacking|Removing|Migrating|Vendoring) \S"
+);
+
+static PASSED_TEST: LazyLock<Regex> = pattern!(r"^test \S.* \.\.\. (ok|ignored)$");
+
+static FRAME: LazyLock<Regex> = pattern!(r"^\s+\d+: (\S.*)$");
+
+static FRAME_LOCATION: LazyLock<Regex> = pattern!(r"^\s+at (\S.*)$");
+
+pub fn cargo(cleaned: &str) -> String {
+    let without_status = drop_lines(cleaned, "cargo progress line", |line| STATUS.is_match(line));
+    let without_passes = drop_lines(&without_status, "passing test", |line| {
+        PASSED_TEST.is_match(line)
+    });
+    squeeze(&trim_backtraces(&without_passes), None)
+}
+
+/// Keeps a backtrace's header and the frames outside the standard library and the test harness.
+fn trim_backtraces(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Output::default();
+    let mut i = 0;
+    let mut in_backtrace = false;
+    let mut hidden = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim_start() == "stack backtrace:" {
+            in_backtrace = true;
+            out.line(line);
+            i += 1;
+            continue;
+        }
+        let frame = in_backtrace.then(|| FRAME.captures(line)).flatten();
+        let Some(frame) = frame else {
+            out.omitted(hidden, "library backtrace line");
+            hidden = 0;
+            in_backtrace = false;
+            out.line(line);
+            i += 1;
+            continue;
+        };
+        let location = lines
+            .get(i + 1)
+            .and_then(|next| FRAME_LOCATION.captures(next))
+            .map(|c| c.get(1).map_or("", |m| m.as_str()));
+        let span = 1 + usize::from(location.is_some());
+        let function = frame.get(1).map_or("", |m| m.as_str());
+        if is_library_frame(function, location) && !is_important(line) {
+            hidden += span;
+        } else {
+            out.omitted(hidden, "library backtrace line");
+            hidden = 0;
+            lines[i..i + span].iter().for_each(|l| out.line(l));
+        }
+        i += span;
+    }
+    out.omitted(hidden, "library backtrace line");
+    out.finish()
+}
+
+fn is_library_frame(function: &str, location: Option<&str>) -> bool {
+    const LIBRARY: &[&str] = &[
+        "std::",
+        "core::",
+        "alloc::",
+        "__rustc::",
+        "test::",
+        "<fn()",
+        "<core::",
+        "<alloc::",
+        "<std::",
+        "<usize as core::",
+    ];
+    let library_location = location.is_some_and(|l| {
+        l.starts_with("/rustc/") || l.contains("/.cargo/registry/") || l.contains("/library/")
+    });
+    let library_function = LIBRARY.iter().any(|prefix| function.starts_with(prefix));
+    library_function || library_location && !function.contains("::{{closure}}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines_and_passing_tests_become_counts() {
+        let text = "   Compiling a v0.1.0\n   Compiling b v1.0.0 (/x)\nwarning: unused\n --> src/lib.rs:2:9\n  |\n2 |     let x = 3;\n  |         ^\n\n    Finished `dev` profile\nrunning 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... FAILED\n\ntest result: FAILED. 2 passed; 1 failed\n";
+        assert_eq!(
+            cargo(text),
+            ("[… 2 cargo progress lines omitted]\nwarning: unused\n --> src/lib.rs:2:9\n  |\n2 |     let x = 3;\n  |         ^\n\n    Finished `dev` profile\nrunning 3 tests\n[… 2 passing tests omitted]\ntest c ... FAILED\n\ntest result: FAILED. 2 passed; 1 failed\n")
+        );
+    }
+
+    #[test]
+    fn backtraces_keep_user_frames() {
+        let text = "stack backtrace:\n   0: __rustc::rust_begin_unwind\n             at /rustc/abc/library/std/src/panicking.rs:689:5\n   1: core::panicking::panic_fmt\n             at /rustc/abc/library/core/src/panicking.rs:80:14\n   2: mycrate::tests::adds\n             at ./src/lib.rs:20:23\n   3: core::ops::function::FnOnce::call_once\n             at /rustc/abc/library/core/src/ops/function.rs:250:5\nnote: Some details are omitted\n";
+        assert_eq!(
+            trim_backtraces(text),
+            "stack backtrace:\n[… 4 library backtrace lines omitted]\n   2: mycrate::tests::adds\n             at ./src/lib.rs:20:23\n[… 2 library backtrace lines omitted]\nnote: Some details are omitted\n"
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! git: `log` and `show` headers become one line per commit (`commit 1a2b3c4d · Author · Date`,
+//! the message kept verbatim); diffs lose their `index` lines; `status` loses its `(use "git
+//! …")` hints; `push`, `pull`, `fetch` and `clone` lose their object-transfer progress. Custom
+//! formats (`--oneline`, `--format`, `--pretty`) are only squeezed.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{drop_lines, generic};
+use crate::minimize::command::Invocation;
+use crate::minimize::text::{Output, is_important, squeeze};
+
+static TRANSFER: LazyLock<Regex> = pattern!(
+    r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b"
+);
+
+static STATUS_HINT: LazyLock<Regex> = pattern!(r#"^\s+\((use "git |commit or discard|use -u )"#);
+
+static DIFF_INDEX: LazyLock<Regex> = pattern!(r"^index [0-9a-f]+\.\.[0-9a-f]+( \d+)?$");
+
+static COMMIT: LazyLock<Regex> = pattern!(r"^commit ([0-9a-f]{7,64})(.*)$");
+
+static PERSON: LazyLock<Regex> =
+    pattern!(r"^(Author|Date|AuthorDate|Commit|CommitDate):\s+(.*?)(\s+<[^>]*>)?$");
+
+/// git's options that take a value before the subcommand.
+const GLOBAL_WITH_VALUE: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
+
+pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
+    let mut args = invocation.args.iter().map(String::as_str);
+    let mut sub = "";
+    while let Some(arg) = args.next() {
+        if GLOBAL_WITH_VALUE.contains(&arg) {
+            args.next();
+        } else if !arg.starts_with('-') {
+            sub = arg;
+            break;
+        }
+    }
+    let custom_format = invocation.args.iter().any(|a| {
+        a == "--oneline"
+            || a.starts_with("--format")
+            || a.starts_with("--pretty")
+            || a == "-p" && sub == "log"
+    });
+    Some(match sub {
+        "log" | "show" | "whatchanged" if !custom_format => {
+            let text = drop_lines(cleaned, "diff index line", |l| DIFF_INDEX.is_match(l));
+            compact_headers(&text)
+        }
+        "log" | "show" | "diff" => {
+            drop_lines(cleaned, "diff index line", |l| DIFF_INDEX.is_match(l))
+        }
+        "status" => drop_lines(cleaned, "hint line", |l| STATUS_HINT.is_match(l)),
+        "push" | "pull" | "fetch" | "clone" => {
+            drop_lines(cleaned, "transfer progress line", |l| TRANSFER.is_match(l))
+        }
+        _ => generic(cleaned),
+    })
+}
+
+/// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <name> · <date>`.
+fn compact_headers(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Output::default();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(commit) = COMMIT
+            .captures(lines[i])
+            .filter(|_| !is_important(lines[i]))
+        else {
+            out.line(lines[i]);
+            i += 1;
+            continue;
+        };
+        let sha = &commit[1];
+        let mut header = format!("commit {}{}", &sha[..sha.len().min(8)], &commit[2]);
+        let mut j = i + 1;
+        while let Some(line) = lines.get(j) {
+            if let Some(merge) = line.strip_prefix("Merge: ") {
+                header.push_str(&format!(" · merge {merge}"));
+            } else if let Some(person) = PERSON.captures(line).filter(|_| !is_important(line)) {
+                header.push_str(&format!(" · {}", &person[2]));
+            } else {
+                break;
+            }
+            j += 1;
+        }
+        out.line(&header);
+        if lines.get(j).is_some_and(|l| l.is_empty()) && j > i + 1 {
+            j += 1;
+        }
+        i = j;
+    }
+    squeeze(&out.finish(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git_args(args: &[&str]) -> Invocation {
+        Invocation {
+            program: "git".into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn log_headers_become_one_line() {
+        let text = "commit 077b84e3682f69477bb847609ebd7b3579e08830\nAuthor: Ann Example <ann@example.com>\nDate:   Mon Nov 23 12:22:23 2026 +0000\n\n    fix the error path\n\n    body line\n\ncommit e55026ce3f36ac0388f7de61ceb60cbbbc5f2baf\nMerge: 1a2b 3c4d\nAuthor: Bob <bob@example.com>\nDate:   Sun Nov 22 10:00:00 2026 +0000\n\n    merge\n";
+        assert_eq!(
+            git(&git_args(&["log", "-n", "2"]), text).as_deref(),
+            Some(
+                "commit 077b84e3 · Ann Example · Mon Nov 23 12:22:23 2026 +0000\n    fix the error path\n\n    body line\n\ncommit e55026ce · merge 1a2b 3c4d · Bob · Sun Nov 22 10:00:00 2026 +0000\n    merge\n"
+            )
+        );
+    }
+
+    #[test]
+    fn status_diff_and_transfers() {
+        let status = "On branch main\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n\tmodified:   a.txt\n";
+        assert_eq!(
+            git(&git_args(&["-C", "repo", "status"]), status).as_deref(),
+            Some("On branch main\nChanges not staged for commit:\n\tmodified:   a.txt\n")
+        );
+        let diff = "diff --git a/x b/x\nindex 332d50b..0edbb0d 100644\n--- a/x\n+++ b/x\n";
+        assert_eq!(
+            git(&git_args(&["diff"]), diff).as_deref(),
+            Some("diff --git a/x b/x\n--- a/x\n+++ b/x\n")
+        );
+        let push = "Enumerating objects: 5, done.\nWriting objects: 100% (3/3), 300 bytes | 300.00 KiB/s, done.\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n";
+        assert_eq!(
+            git(&git_args(&["push"]), push).as_deref(),
+            Some(
+                "[… 2 transfer progress lines omitted]\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n"
+            )
+        );
+    }
+}

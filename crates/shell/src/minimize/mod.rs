@@ -1,0 +1,173 @@
+//! The output minimizer: rewrites a finished run's transcript into what a coding agent should
+//! read — progress, download counters, passing tests and redraws go; errors, warnings,
+//! failures, panics, tracebacks, test summaries and compiler context stay.
+//!
+//! Implements the minimizer contract of the product specification (options `only`, `except`,
+//! `maxCaptureBytes`, `filtersPath`; result `filter`, `text`, `originalText`, byte counts):
+//!
+//! 1. The run's transcript is captured up to `max_capture_bytes` ([`Capture`]); a longer one, a
+//!    run that was cancelled or timed out, and a command whose producer cannot be told apart
+//!    (see [`command`]) are left unchanged.
+//! 2. The user's rules ([`rules`]) are tried first, in file order, by regex on the command line.
+//! 3. Otherwise the built-in filter for the program and subcommand ([`filters`]), or the
+//!    generic fallback. Programs that print files (`cat`, `grep`, `sed`, …) are never touched.
+//! 4. Safety net: the result must contain every [important](text::is_important) line of the
+//!    cleaned transcript verbatim and be shorter than the original; otherwise the output is left
+//!    unchanged. A filter that panics leaves it unchanged too.
+
+/// A regex compiled on first use, for a `static` (built-in patterns are constants: the unit
+/// tests compile every one of them).
+macro_rules! pattern {
+    ($re:expr) => {
+        std::sync::LazyLock::new(|| regex::Regex::new($re).expect("valid built-in pattern"))
+    };
+}
+
+mod capture;
+pub mod command;
+mod filters;
+pub mod rules;
+pub mod text;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+pub use capture::Capture;
+pub use rules::{RuleError, RuleSet};
+
+/// The default capture limit: above it the raw output is kept.
+pub const DEFAULT_MAX_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
+
+/// What a caller chose (the `enabled` switch is the caller's: no [`Minimizer`] means off).
+#[derive(Clone, Debug, Default)]
+pub struct MinimizerOptions {
+    /// Program names to minimize; empty means every program.
+    pub only: Vec<String>,
+    /// Program names never minimized.
+    pub except: Vec<String>,
+    /// `None` means [`DEFAULT_MAX_CAPTURE_BYTES`].
+    pub max_capture_bytes: Option<usize>,
+    /// A JSON file of user rules.
+    pub filters_path: Option<PathBuf>,
+}
+
+/// A rewritten transcript.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Minimized {
+    /// The filter's name: `cargo`, `git`, `generic`, `rule:<name>`, …
+    pub filter: String,
+    pub text: String,
+    pub original_text: String,
+    pub input_bytes: usize,
+    pub output_bytes: usize,
+}
+
+/// Options checked and user rules loaded, ready for any number of runs.
+#[derive(Debug)]
+pub struct Minimizer {
+    only: Vec<String>,
+    except: Vec<String>,
+    max_capture_bytes: usize,
+    rules: RuleSet,
+}
+
+impl Minimizer {
+    /// Loads and checks the user rules (each rule's examples must pass).
+    pub fn new(options: MinimizerOptions) -> Result<Self, RuleError> {
+        let rules = match &options.filters_path {
+            Some(path) => RuleSet::load(path)?,
+            None => RuleSet::default(),
+        };
+        Ok(Self {
+            only: options.only,
+            except: options.except,
+            max_capture_bytes: options
+                .max_capture_bytes
+                .unwrap_or(DEFAULT_MAX_CAPTURE_BYTES),
+            rules,
+        })
+    }
+
+    pub fn max_capture_bytes(&self) -> usize {
+        self.max_capture_bytes
+    }
+
+    /// A capture sized for this minimizer.
+    pub fn capture(&self) -> Capture {
+        Capture::new(self.max_capture_bytes)
+    }
+
+    /// Minimizes what `capture` holds for `command`, which ended with `exit_code` (`None` when
+    /// cancelled or timed out: then nothing is rewritten).
+    pub fn minimize_capture(
+        &self,
+        command: &str,
+        exit_code: Option<i32>,
+        capture: &Capture,
+    ) -> Option<Minimized> {
+        exit_code?;
+        let text = capture.complete_text()?;
+        self.minimize(command, &text)
+    }
+
+    /// The rewritten transcript of `command`, or `None` to keep `output` as it is.
+    pub fn minimize(&self, command: &str, output: &str) -> Option<Minimized> {
+        if output.len() > self.max_capture_bytes || output.is_empty() {
+            return None;
+        }
+        let invocation = command::producing_invocation(command);
+        let program = invocation.as_ref().map(|inv| inv.program.as_str());
+        if !self.allows(program) {
+            return None;
+        }
+        let (filter, text) =
+            unless_it_panics(|| self.rewrite(command, invocation.as_ref(), output))?;
+        Some(Minimized {
+            filter,
+            input_bytes: output.len(),
+            output_bytes: text.len(),
+            text,
+            original_text: output.to_string(),
+        })
+    }
+
+    fn allows(&self, program: Option<&str>) -> bool {
+        let listed = |list: &[String]| program.is_some_and(|p| list.iter().any(|l| l == p));
+        (self.only.is_empty() || listed(&self.only)) && !listed(&self.except)
+    }
+
+    /// The filter's name and output, once it passed the safety net.
+    fn rewrite(
+        &self,
+        command: &str,
+        invocation: Option<&command::Invocation>,
+        output: &str,
+    ) -> Option<(String, String)> {
+        let cleaned = text::clean(output);
+        let (filter, text) = match self.rules.matching(command) {
+            Some(rule) => (format!("rule:{}", rule.name), rule.apply(&cleaned)),
+            None => filters::run(invocation, &cleaned)?,
+        };
+        (text.len() < output.len() && keeps_important_lines(&cleaned, &text))
+            .then_some((filter, text))
+    }
+}
+
+/// `rewrite()`, or `None` (output unchanged) if it panicked.
+fn unless_it_panics<T>(rewrite: impl FnOnce() -> Option<T>) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(rewrite))
+        .ok()
+        .flatten()
+}
+
+/// Whether every important line of `cleaned` appears verbatim (up to trailing blanks) in `text`.
+pub fn keeps_important_lines(cleaned: &str, text: &str) -> bool {
+    let kept: HashSet<&str> = text.lines().map(str::trim_end).collect();
+    cleaned
+        .lines()
+        .filter(|line| text::is_important(line))
+        .all(|line| kept.contains(line.trim_end()))
+}
+
+#[cfg(test)]
+mod tests;

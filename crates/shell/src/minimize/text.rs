@@ -1,0 +1,302 @@
+//! Text primitives every filter shares: cleaning a transcript (ANSI escapes, carriage-return
+//! redraws), the definition of a line that must never be dropped ([`is_important`]), and the
+//! run-collapsing used by the generic fallback and by several tool filters.
+//!
+//! ## Important lines
+//! A line is *important* — the minimizer never drops or rewrites it — when one of these holds
+//! (case-insensitive):
+//! - it contains one of the words `error(s)`, `fatal`, `fail(s|ed|ure|ures|ing)`,
+//!   `panic(ked)`, `warn(ing|ings)`, `exception`, `traceback`, `abort(ed)`, `denied`,
+//!   `segmentation fault`, `core dumped`, `undefined reference`, `cannot`, `could not`,
+//!   `couldn't`, `unable to`, `conflict`, `rejected`, `timed out`, as a word of prose: a word
+//!   that is part of a path or file name (`src/error.rs`, `libgpg-error.so`, `-Werror`) does
+//!   not count;
+//! - it is a compiler location (`--> file:line:col`) or a pytest error line (`E   …`);
+//! - it carries a failure mark (`✗`, `×`, `✖`, `not ok`, npm's `ERR!`);
+//! - it is a test summary: a count followed by `passed`, `failed`, `skipped`, `pending`, `todo`,
+//!   `tests`, `errors` or `warnings`; `test result:`; TAP's `# pass N` / `# fail N` …
+//!
+//! The set is deliberately wide: a false positive only keeps a line.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+static KEYWORDS: LazyLock<Regex> = pattern!(
+    r"(?i)\b(errors?|fatal|fail|fails|failed|failure|failures|failing|panic|panicked|warn|warning|warnings|exception|traceback|abort|aborted|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out)\b"
+);
+
+static MARKERS: LazyLock<Regex> = pattern!(
+    r"(?ix)
+        ^\s*-->\s                                   # rustc location
+        | ^E\s                                      # pytest error line
+        | [✗×✖❌]                                   # failure marks
+        | ^\s*not\ ok\b                             # TAP failure
+        | \bERR!
+        | (^|[\s(,|:])\d+\ (passed|failed|skipped|pending|todo|tests?|errors?|warnings?)\b
+        | \btest\ result:
+        | ^\#\ (tests|suites|pass|fail|cancelled|skipped|todo)\ \d
+        "
+);
+
+/// Whether `line` must survive minimization verbatim (see the module documentation).
+pub fn is_important(line: &str) -> bool {
+    if MARKERS.is_match(line) {
+        return true;
+    }
+    KEYWORDS
+        .find_iter(line)
+        .any(|found| !inside_a_name(line, found.start(), found.end()))
+}
+
+/// Whether the word at `start..end` is part of a path, file name or flag rather than prose.
+fn inside_a_name(line: &str, start: usize, end: usize) -> bool {
+    let before = line[..start].chars().next_back();
+    let mut after = line[end..].chars();
+    let (next, next_next) = (after.next(), after.next());
+    let name_char = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    matches!(before, Some('/' | '.' | '-' | '_'))
+        || matches!(next, Some('/' | '_' | '='))
+        || (matches!(next, Some('.' | '-')) && name_char(next_next))
+}
+
+/// The transcript as a reader of a terminal would see it: ANSI escape sequences and other
+/// control characters removed (tabs kept), CRLF line ends made LF, and a line redrawn with
+/// carriage returns (progress bars, spinners) reduced to its last drawing.
+pub fn clean(raw: &str) -> String {
+    let plain = strip_controls(raw);
+    if !plain.contains('\r') {
+        return plain;
+    }
+    let mut out = String::with_capacity(plain.len());
+    for (index, line) in plain.split('\n').enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let last_drawing = line
+            .rsplit('\r')
+            .find(|part| !part.trim().is_empty())
+            .unwrap_or("");
+        out.push_str(last_drawing);
+    }
+    out
+}
+
+/// Removes CSI, OSC and two-byte escape sequences and C0 controls other than `\t`, `\n`, `\r`.
+fn strip_controls(raw: &str) -> String {
+    let bytes = raw.as_bytes();
+    if !bytes
+        .iter()
+        .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') || b == 0x7f)
+    {
+        return raw.to_string();
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut kept_from = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let is_control = (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f;
+        if !is_control {
+            i += 1;
+            continue;
+        }
+        out.push_str(&raw[kept_from..i]);
+        i = if b == 0x1b {
+            escape_end(bytes, i)
+        } else {
+            i + 1
+        };
+        kept_from = i;
+    }
+    out.push_str(&raw[kept_from..]);
+    out
+}
+
+/// The index just past the escape sequence starting at `start` (an ESC byte). Sequences end on
+/// ASCII bytes, so the result is always a character boundary.
+fn escape_end(bytes: &[u8], start: usize) -> usize {
+    let Some(&kind) = bytes.get(start + 1) else {
+        return start + 1;
+    };
+    match kind {
+        b'[' => {
+            let params = bytes[start + 2..]
+                .iter()
+                .position(|b| (0x40..=0x7e).contains(b));
+            params.map_or(bytes.len(), |p| start + 2 + p + 1)
+        }
+        b']' | b'P' | b'_' | b'^' => {
+            let mut j = start + 2;
+            while j < bytes.len() {
+                match bytes[j] {
+                    0x07 => return j + 1,
+                    0x1b if bytes.get(j + 1) == Some(&b'\\') => return j + 2,
+                    _ => j += 1,
+                }
+            }
+            bytes.len()
+        }
+        0x20..=0x7e => start + 2,
+        _ => start + 1,
+    }
+}
+
+/// A line's "kind" for run collapsing: its indentation and first word, digits ignored.
+pub fn shape(line: &str) -> (usize, String) {
+    let indent = line.len() - line.trim_start().len();
+    let first = line.split_whitespace().next().unwrap_or("");
+    let word = first
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '#' } else { c })
+        .collect();
+    (indent, word)
+}
+
+/// Builds a filter's output: kept lines, and notes that say what was left out.
+#[derive(Default)]
+pub struct Output {
+    text: String,
+}
+
+impl Output {
+    pub fn line(&mut self, line: &str) {
+        self.text.push_str(line);
+        self.text.push('\n');
+    }
+
+    /// A note standing for `count` omitted things, `what` being one of them (`passing test`).
+    pub fn omitted(&mut self, count: usize, what: &str) {
+        if count > 0 {
+            let s = if count == 1 { "" } else { "s" };
+            self.line(&format!("[… {count} {what}{s} omitted]"));
+        }
+    }
+
+    pub fn finish(self) -> String {
+        self.text
+    }
+}
+
+/// The generic squeeze: blank-line runs become one blank line, a line repeated consecutively
+/// is kept once with a count, and a run of more than `similar_run` unimportant lines of the same
+/// [`shape`] keeps its first three and last two lines around a count. `similar_run` of `None`
+/// collapses only exact repeats.
+pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Output::default();
+    let mut i = 0;
+    // Lines before this index belong to a run already measured and found short enough: they
+    // are not measured again (which would make the scan quadratic in the run length).
+    let mut measured_until = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let repeats = lines[i..].iter().take_while(|l| **l == line).count();
+        if line.trim().is_empty() {
+            out.line("");
+            i += repeats;
+            continue;
+        }
+        if repeats > 2 {
+            out.line(line);
+            out.omitted(repeats - 1, "identical line");
+            i += repeats;
+            continue;
+        }
+        if let Some(limit) = similar_run.filter(|_| i >= measured_until) {
+            let run = similar_run_length(&lines[i..]);
+            measured_until = i + run;
+            if run > limit.max(5) {
+                for kept in &lines[i..i + 3] {
+                    out.line(kept);
+                }
+                out.omitted(run - 5, "similar line");
+                for kept in &lines[i + run - 2..i + run] {
+                    out.line(kept);
+                }
+                i += run;
+                continue;
+            }
+        }
+        out.line(line);
+        i += 1;
+    }
+    out.finish()
+}
+
+/// How many lines from the start of `lines` share the first line's shape, none important.
+fn similar_run_length(lines: &[&str]) -> usize {
+    let Some(first) = lines.first() else { return 0 };
+    if first.trim().is_empty() || is_important(first) {
+        return 0;
+    }
+    let key = shape(first);
+    lines
+        .iter()
+        .take_while(|l| !l.trim().is_empty() && !is_important(l) && shape(l) == key)
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn important_lines_are_prose_not_names() {
+        for line in [
+            "error[E0277]: cannot add `&str` to `i32`",
+            "warning: unused variable: `x`",
+            "npm ERR! code ENOENT",
+            "thread 'main' panicked at src/main.rs:2:5:",
+            "Traceback (most recent call last):",
+            " --> src/lib.rs:3:7",
+            "E       assert 6 == 7",
+            "     × adds strings wrongly",
+            "not ok 16 - fails",
+            "test result: ok. 4 passed; 0 failed",
+            "# fail 0",
+            "========================= 2 failed, 41 passed in 0.05s ====",
+            " ! [rejected]        HEAD -> main (non-fast-forward)",
+            "CONFLICT (content): Merge conflict in a.txt",
+        ] {
+            assert!(is_important(line), "{line}");
+        }
+        for line in [
+            "crates/shell/src/error.rs",
+            "-rw-r--r-- 1 root root 10 Jan 1 12:00 libgpg-error.so.0",
+            "gcc -Werror -c a.c",
+            "   Compiling thiserror v1.0.69",
+            "test tests::adds ... ok",
+            "\tmodified:   src/errors.rs",
+        ] {
+            assert!(!is_important(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn cleaning_strips_escapes_and_keeps_the_last_redraw() {
+        let raw =
+            "\x1b[1m\x1b[32m✓\x1b[39m ok\x1b[0m\r\n 10%\r 50%\r100% done\n\x1b]0;title\x07end";
+        assert_eq!(clean(raw), "✓ ok\n100% done\nend");
+        assert_eq!(clean("tab\there\x08"), "tab\there");
+        assert_eq!(clean("cut \x1b["), "cut ");
+    }
+
+    #[test]
+    fn squeeze_counts_repeats_and_similar_runs() {
+        let text = "a\na\na\na\n\n\n\nb\n";
+        assert_eq!(
+            squeeze(text, None),
+            "a\n[… 3 identical lines omitted]\n\nb\n"
+        );
+        let run: String = (0..10).map(|i| format!("item {i}\n")).collect();
+        assert_eq!(
+            squeeze(&run, Some(6)),
+            "item 0\nitem 1\nitem 2\n[… 5 similar lines omitted]\nitem 8\nitem 9\n"
+        );
+        assert_eq!(squeeze(&run, Some(10)), run);
+        let with_error = "item 0\nitem 1\nitem error 2\nitem 3\n";
+        assert_eq!(squeeze(with_error, Some(1)), with_error);
+    }
+}
