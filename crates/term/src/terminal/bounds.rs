@@ -191,10 +191,18 @@ pub(crate) fn bound_repeat(params: &[u8], context: &RepeatContext) -> Option<Vec
         // Without wrapping, everything past the last column overwrites the last cell.
         return (count > cols).then(|| repeat(cols));
     }
-    // Enough repetitions to repaint every row, plus the remainder that places the cursor.
-    let floor = (rows + 2) * per_row.max(1);
-    let bounded = if count > floor + per_row {
-        floor + (count - floor) % per_row.max(1)
+    // Enough repetitions to repaint every row, plus the remainder that places the cursor. Insert
+    // mode with wide characters settles later and repeats every two rows' worth: a wide character
+    // that does not fit the rest of a row shifts what is there instead of replacing it.
+    let insert_wide = context.insert && (width != 1 || context.wide_below);
+    let (passes, period) = if insert_wide {
+        (2 * rows + 2, 2 * per_row.max(1))
+    } else {
+        (rows + 2, per_row.max(1))
+    };
+    let floor = passes * per_row.max(1);
+    let bounded = if count > floor + period {
+        floor + (count - floor) % period
     } else {
         count
     };

@@ -295,3 +295,21 @@ fn amplification_figures() {
         );
     }
 }
+
+#[test]
+fn repeats_found_by_the_property_tests_match_the_full_repeat() {
+    // Cases the property tests above once shrank to: insert mode with a wide character, a scroll
+    // region set and reset, and REPs that follow each other.
+    let cases: &[(&str, u16, u16)] = &[
+        ("\x1b[4h\x1b[4;3H日\x1b[r\x1b[33b", 5, 4),
+        ("\x1b[4h\x1b[2;3r日\x1b[4;2H\x1b[65b", 6, 4),
+        ("x\x1b[29b\x1b[138b", 6, 3),
+    ];
+    for &(input, cols, rows) in cases {
+        assert_eq!(
+            bounded(cols, rows, input.as_bytes()),
+            reference(cols, rows, input.as_bytes()),
+            "{input:?}"
+        );
+    }
+}
