@@ -485,11 +485,16 @@ fn viewers_of_a_real_pseudo_terminal_streaming_at_full_speed() {
     assert_eq!(exit.exit_code, Some(0));
     drop(guard);
     let _ = std::fs::remove_dir_all(&dir);
+    // Every follower is joined before the terminal is locked: a follower that must resync takes
+    // that lock to paint its snapshot.
+    let replays: Vec<_> = followers
+        .into_iter()
+        .map(|(_, handle, detached)| (handle.join().expect("follower"), detached))
+        .collect();
     let terminal = session.terminal().expect("terminal");
     let mut session_terminal = terminal.lock();
     let mut compared = 0;
-    for (index, (_, handle, detached)) in followers.into_iter().enumerate() {
-        let mut replay = handle.join().expect("follower");
+    for (index, (mut replay, detached)) in replays.into_iter().enumerate() {
         if !detached {
             same_screen(
                 &mut replay.terminal,
