@@ -353,9 +353,11 @@ mod tests {
             wide_below: true,
             ..insert
         };
+        // Insert mode over wide characters: floor = (2 × 3 + 2) × 10 = 80, period 20;
+        // 65455 mod 20 = 15.
         assert_eq!(
             text(bound_repeat(b"65535", &wide)).as_deref(),
-            Some("\x1b[55b")
+            Some("\x1b[95b")
         );
         assert_eq!(text(bound_repeat(b"5", &insert)), None);
     }
