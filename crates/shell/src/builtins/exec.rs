@@ -155,10 +155,7 @@ fn exit_status_code(status: std::process::ExitStatus) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn strings(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::builtins::test_args as strings;
 
     #[test]
     fn parses_options_then_the_command() {

@@ -193,10 +193,7 @@ async fn signal_self(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn strings(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::builtins::test_args as strings;
 
     #[test]
     fn splits_the_signal_from_the_targets() {

@@ -121,3 +121,9 @@ fn stock(name: &str) -> Option<BuiltinFn> {
     });
     STOCK.get(name).copied()
 }
+
+/// Builtin arguments as brush passes them, from string literals.
+#[cfg(test)]
+pub(crate) fn test_args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
