@@ -97,7 +97,7 @@ impl RunScope {
     /// Everything the run started that is still running, children before parents, with the
     /// groups it created.
     pub fn find(&self, roots: RunRoots) -> StopTargets {
-        self.find_in(&ProcessTable::snapshot(), roots, &mut platform_environ)
+        self.find_in(&ProcessTable::snapshot(), roots, &mut PlatformProbe)
     }
 
     /// Stops everything the run started (see [`stop`]), looking again while new processes keep
@@ -117,21 +117,21 @@ impl RunScope {
         }
     }
 
-    /// [`find`](Self::find) over a given table, reading environments through `environ`.
+    /// [`find`](Self::find) over a given table, reading what it lacks through `probe`.
     fn find_in(
         &self,
         table: &ProcessTable,
         roots: RunRoots,
-        environ: &mut dyn FnMut(u32) -> Option<Vec<u8>>,
+        probe: &mut dyn ProcessProbe,
     ) -> StopTargets {
         let host = std::process::id();
         let host_group = table.get(host).and_then(|p| p.pgid);
         let host_session = table.get(host).and_then(|p| p.session);
         let live = live_tags().clone();
         let mut tags: HashMap<u32, Option<String>> = HashMap::new();
-        let mut tag_of = |pid: u32| -> Option<String> {
+        let mut tag_of = |probe: &mut dyn ProcessProbe, pid: u32| -> Option<String> {
             tags.entry(pid)
-                .or_insert_with(|| environ(pid).and_then(|env| run_tag(&env)))
+                .or_insert_with(|| probe.environ(pid).and_then(|env| run_tag(&env)))
                 .clone()
         };
         // Candidates: running, not the host, started since the run began.
@@ -149,14 +149,23 @@ impl RunScope {
             // the host's environment (no tag) with its new image and pass for an untagged child
             // of this run — another run's `sleep`, killed as this run's.
             let host_children = matches!(roots, RunRoots::HostChildren);
-            if host_children && p.ppid == Some(host) && runs_host_image(p.pid()) {
+            if host_children && p.ppid == Some(host) && probe.runs_host_image(p.pid()) {
                 continue;
             }
-            let tag = tag_of(p.pid());
             // Mid-exec the kernel has switched to the new image before it lays out the new
-            // arguments and environment: for a moment both read empty. Such a child is left for
-            // a later round too (a process that cleared its environment still has arguments).
-            if host_children && p.ppid == Some(host) && tag.is_none() && mid_exec(p.pid()) {
+            // arguments and environment: for a moment both read empty. On the way out, an
+            // exiting process drops its memory before it becomes a zombie, and both read empty
+            // again. A host child counts only while its arguments are readable both before and
+            // after its environment is read: otherwise an environment read empty mid-exec or
+            // mid-exit would pass for `env -i` — another run's `sleep`, killed as this run's.
+            // Such a child is left for a later round (a process that cleared its environment
+            // still has arguments).
+            let host_child = host_children && p.ppid == Some(host);
+            if host_child && !probe.has_arguments(p.pid()) {
+                continue;
+            }
+            let tag = tag_of(probe, p.pid());
+            if host_child && tag.is_none() && !probe.has_arguments(p.pid()) {
                 continue;
             }
             let is_root = match roots {
@@ -233,36 +242,46 @@ impl Drop for RunScope {
     }
 }
 
-/// Whether `pid` runs the same executable as the host (a fork that has not exec'd yet).
-fn runs_host_image(pid: u32) -> bool {
+/// What finding a run's processes reads about a process beyond the process table.
+trait ProcessProbe {
+    /// The process's environment block, if readable.
+    fn environ(&mut self, pid: u32) -> Option<Vec<u8>>;
+    /// Whether it runs the same executable as the host (a fork that has not exec'd yet).
+    fn runs_host_image(&mut self, pid: u32) -> bool;
+    /// Whether it shows its arguments: not in the middle of an `execve` or an exit.
+    fn has_arguments(&mut self, pid: u32) -> bool;
+}
+
+/// The live system's processes.
+struct PlatformProbe;
+
+impl ProcessProbe for PlatformProbe {
+    fn environ(&mut self, pid: u32) -> Option<Vec<u8>> {
+        platform_environ(pid)
+    }
+
     #[cfg(target_os = "linux")]
-    {
+    fn runs_host_image(&mut self, pid: u32) -> bool {
         static HOST_EXE: std::sync::OnceLock<Option<std::path::PathBuf>> =
             std::sync::OnceLock::new();
         let host = HOST_EXE.get_or_init(|| std::fs::read_link("/proc/self/exe").ok());
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
         host.is_some() && *host == exe
     }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = pid;
-        false
-    }
-}
 
-/// Whether `pid` shows neither arguments nor environment: an `execve` under way (see the caller).
-fn mid_exec(pid: u32) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        let empty = |what: &str| {
-            std::fs::read(format!("/proc/{pid}/{what}")).is_ok_and(|bytes| bytes.is_empty())
-        };
-        empty("cmdline") && empty("environ")
-    }
     #[cfg(not(target_os = "linux"))]
-    {
-        let _ = pid;
+    fn runs_host_image(&mut self, _pid: u32) -> bool {
         false
+    }
+
+    #[cfg(target_os = "linux")]
+    fn has_arguments(&mut self, pid: u32) -> bool {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|bytes| !bytes.is_empty())
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn has_arguments(&mut self, _pid: u32) -> bool {
+        true
     }
 }
 
@@ -303,6 +322,28 @@ mod tests {
         }
     }
 
+    /// Rows of a made-up process table, every process settled (exec'd, not exiting).
+    struct RowsProbe<'a>(&'a [Row]);
+
+    impl ProcessProbe for RowsProbe<'_> {
+        fn environ(&mut self, pid: u32) -> Option<Vec<u8>> {
+            let row = self.0.iter().find(|r| r.pid == pid)?;
+            let mut env = b"PATH=/bin\0".to_vec();
+            if let Some(tag) = row.tag {
+                env.extend_from_slice(format!("{RUN_TAG_VARIABLE}={tag}\0").as_bytes());
+            }
+            Some(env)
+        }
+
+        fn runs_host_image(&mut self, _pid: u32) -> bool {
+            false
+        }
+
+        fn has_arguments(&mut self, pid: u32) -> bool {
+            self.0.iter().any(|r| r.pid == pid)
+        }
+    }
+
     fn find(scope: &RunScope, roots: RunRoots, rows: &[Row]) -> Vec<u32> {
         let host = std::process::id();
         let table = ProcessTable::from_rows(
@@ -327,15 +368,7 @@ mod tests {
                 zombie: false,
             })),
         );
-        let mut environ = |pid: u32| {
-            let row = rows.iter().find(|r| r.pid == pid)?;
-            let mut env = b"PATH=/bin\0".to_vec();
-            if let Some(tag) = row.tag {
-                env.extend_from_slice(format!("{RUN_TAG_VARIABLE}={tag}\0").as_bytes());
-            }
-            Some(env)
-        };
-        let targets = scope.find_in(&table, roots, &mut environ);
+        let targets = scope.find_in(&table, roots, &mut RowsProbe(rows));
         let mut groups = targets.groups.clone();
         groups.sort_unstable();
         let mut pids: Vec<u32> = targets.processes.iter().map(|id| id.pid).collect();
@@ -563,5 +596,44 @@ mod process_tests {
         );
         older.kill().expect("kill");
         older.wait().expect("reap");
+    }
+
+    #[test]
+    fn never_takes_another_runs_commands_while_they_exec() {
+        // Another run keeps spawning tagged commands; this run keeps looking for untagged host
+        // children. A command seen between fork and exec, or mid-exec, must never be taken.
+        let theirs = RunScope::begin();
+        let ours = RunScope::begin();
+        let spawned = std::sync::Mutex::new(HashSet::new());
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let taken: HashSet<u32> = std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..3000 {
+                    let mut child = Command::new("true")
+                        .env(RUN_TAG_VARIABLE, theirs.tag())
+                        .spawn()
+                        .expect("spawn");
+                    spawned.lock().expect("lock").insert(child.id());
+                    child.wait().expect("wait");
+                }
+                done.store(true, Ordering::Relaxed);
+            });
+            let mut taken = HashSet::new();
+            while !done.load(Ordering::Relaxed) {
+                taken.extend(
+                    ours.find(RunRoots::HostChildren)
+                        .processes
+                        .iter()
+                        .map(|id| id.pid),
+                );
+            }
+            taken
+        });
+        let spawned = spawned.into_inner().expect("lock");
+        let wrongly: Vec<_> = taken.intersection(&spawned).collect();
+        assert!(
+            wrongly.is_empty(),
+            "another run's commands taken: {wrongly:?}"
+        );
     }
 }
