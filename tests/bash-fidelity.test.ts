@@ -16,11 +16,12 @@ const hasBash = spawnSync('bash', ['--version']).status === 0
 let caseNumber = 0
 
 /** Runs `script` in a fresh directory with bash, stdout and stderr into one file. */
-function runBash(script: string, cwd: string): { text: string; exitCode: number | null } {
+function runBash(script: string, cwd: string, extra: Record<string, string>): { text: string; exitCode: number | null } {
   const out = join(cwd, '..', `${caseNumber}.bash-out`)
   const fd = openSync(out, 'w')
   const env = { ...process.env }
   delete env.OLDPWD
+  Object.assign(env, extra)
   const child = spawnSync('bash', ['--norc', '--noprofile', '-c', script], {
     cwd,
     env,
@@ -35,20 +36,20 @@ function osSignal(name: string): number {
   return Number(execFileSync('bash', ['-c', `kill -l ${name}`], { encoding: 'utf8' }).trim())
 }
 
-async function runOurs(script: string, cwd: string) {
+async function runOurs(script: string, cwd: string, env: Record<string, string>) {
   const out = collector()
-  const result = await executeShell({ command: script, cwd, timeoutMs: 10_000 }, out.push)
+  const result = await executeShell({ command: script, cwd, env, timeoutMs: 10_000 }, out.push)
   return { text: out.text, exitCode: result.exitCode ?? null }
 }
 
-/** Asserts that executeShell and bash agree on `script` exactly. */
-async function expectLikeBash(script: string) {
+/** Asserts that executeShell and bash agree on `script` exactly (both given `env` too). */
+async function expectLikeBash(script: string, env: Record<string, string> = {}) {
   caseNumber++
   const bashDir = join(scratch, `b${caseNumber}`)
   const ourDir = join(scratch, `o${caseNumber}`)
   execFileSync('mkdir', ['-p', bashDir, ourDir])
-  const ours = await runOurs(script, ourDir)
-  const theirs = runBash(script, bashDir)
+  const ours = await runOurs(script, ourDir, env)
+  const theirs = runBash(script, bashDir, env)
   expect({ script, ...ours }).toEqual({ script, ...theirs })
 }
 
@@ -106,6 +107,27 @@ const cases: Record<string, string[]> = {
     `trap -p; echo none`,
     `trap 'echo dbg' DEBUG; trap -p DEBUG; trap - DEBUG; trap -p DEBUG; echo done`,
     `set -o | grep -E '^(functrace|xtrace)'`,
+    `echo $-; f() { echo "in f: \${-}"; }; f; case $- in *T*) echo T;; esac; x=$-; echo "$x" | cat`,
+    `set -T; echo $-; set +T; echo "$-"; echo '$-' \\$-`,
+    `echo "$SHELLOPTS"; set -T; echo "$SHELLOPTS"`,
+    `set -x; echo "$-"; set +x`,
+    `exec 3>trace; BASH_XTRACEFD=3; set -x; echo one; f() { echo in f; }; f; set +x; cat trace`,
+    `exec 3>trace; set -x; echo before; BASH_XTRACEFD=3; echo after; unset BASH_XTRACEFD; echo back; set +x; cat trace`,
+    `enable | grep -v brush | tail -3; compgen -A builtin | grep -c shellwright`,
+    `G=$(command -v grep); PATH=/nonexistent; compgen -A command | $G -c '^__'`,
+  ],
+  'builtins that reached the host or spoke differently': [
+    `suspend; echo "status $?"`,
+    `printf '%d.' abc; echo "status $?"`,
+    `printf '%d|%x|%d|%d|%o.' '' "'A" 12abc 0x1F 010; echo "status $?"`,
+    `printf '%5.1f|%s.' 1.5x y 2 z; echo "status $?"`,
+    `printf '%d.' 99999999999999999999; echo "status $?"`,
+    `printf -v out '%d' 7x; echo "[$out] $?"`,
+    `printf; echo "status $?"`,
+    `shopt nullglob dotglob; shopt -o functrace`,
+    `hash nosuch_program_xyz; echo "status $?"`,
+    `exec /nonexistent/cmd; echo never`,
+    `exec nosuch_program_xyz; echo never`,
   ],
   environment: [
     `unset PATH; echo "\${PATH-unset}"`,
@@ -120,6 +142,18 @@ const cases: Record<string, string[]> = {
   ],
 }
 
+describe.skipIf(!hasBash)('an OLDPWD given in env', () => {
+  // bash keeps an inherited OLDPWD only when it names a directory; otherwise it is exported
+  // without a value.
+  const script = `echo "[\${OLDPWD+set}] [\${OLDPWD-unset}]"; declare -p OLDPWD; env | grep -c '^OLDPWD='`
+  it('that is not a directory', async () => {
+    await expectLikeBash(script, { OLDPWD: '/nonexistent/path' })
+  })
+  it('that is a directory', async () => {
+    await expectLikeBash(script, { OLDPWD: '/' })
+  })
+})
+
 describe.skipIf(!hasBash)('like bash -c', () => {
   for (const [group, scripts] of Object.entries(cases)) {
     describe(group, () => {
@@ -132,10 +166,11 @@ describe.skipIf(!hasBash)('like bash -c', () => {
   }
 })
 
-// Still different (see docs/bash-compatibility.md): the cancellation hook forces functrace.
-// These assert the difference still exists, so fixing it flips them.
+// Still different (see docs/bash-compatibility.md): the cancellation hook forces functrace, and
+// `$-` shows it where brush parses the code itself. These assert the difference still exists, so
+// fixing it flips them.
 describe.skipIf(!hasBash)('known differences', () => {
-  for (const script of ['echo $-', 'shopt -o functrace']) {
+  for (const script of [`eval 'echo $-'`, 'echo ${#-}']) {
     it.fails(script, async () => {
       await expectLikeBash(script)
     })
@@ -198,6 +233,8 @@ describe('host isolation', () => {
       'kill -HUP -$(ps -o pgid= $$ | tr -d " ")',
       'f() { echo completion-out; echo completion-err >&2; COMPREPLY=(x); }; compgen -F f; echo done',
       "trap 'echo trapped' TERM INT HUP USR1 USR2; echo set",
+      "printf '%d %x %f' abc '' 1.5x; printf '%d' \"'\"",
+      'suspend; suspend -f; echo after',
     ]
     const child = spawnSync(process.execPath, [join(__dirname, 'fixtures', 'host-isolation.mjs'), JSON.stringify(scripts)], {
       encoding: 'utf8',
@@ -223,6 +260,15 @@ describe('host isolation', () => {
     expect(byCommand['kill -9 $$']).toMatchObject({ exitCode: 137 })
     expect(byCommand['kill 0; echo after']).toMatchObject({ text: '', exitCode: 143 })
     expect(byCommand['kill -HUP -$(ps -o pgid= $$ | tr -d " ")']).toMatchObject({ exitCode: 129 })
+    expect(byCommand["printf '%d %x %f' abc '' 1.5x; printf '%d' \"'\""]).toMatchObject({
+      text:
+        "bash: line 1: printf: abc: invalid number\nbash: line 1: printf: 1.5x: invalid number\n0 0 1.5000000",
+      exitCode: 0,
+    })
+    expect(byCommand['suspend; suspend -f; echo after']).toMatchObject({
+      text: 'bash: line 1: suspend: cannot suspend: no job control\nbash: line 1: suspend: cannot suspend: no job control\nafter\n',
+      exitCode: 0,
+    })
     expect(byCommand['f() { echo completion-out; echo completion-err >&2; COMPREPLY=(x); }; compgen -F f; echo done'].text).toContain(
       'completion-err',
     )

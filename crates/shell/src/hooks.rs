@@ -26,21 +26,21 @@ use brush_core::builtins::{CommandExecuteFunc, Registration};
 use brush_core::commands::CommandArg;
 use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::extensions::DefaultShellExtensions;
-use brush_core::traps::{TrapHandler, TrapSignal};
+use brush_core::traps::{TrapHandler, TrapHandlerConfig, TrapSignal};
 use brush_core::variables::ShellValueLiteral;
-use brush_core::{ExecutionContext, ExecutionResult, Shell};
+use brush_core::{ExecutionContext, ExecutionResult, Shell, ShellState, ShellValue, ShellVariable};
 use futures_util::future::BoxFuture;
 use shellwright_proc::{CancelReason, CancelToken, RunRoots, RunScope};
 
 use crate::limits::{self, LimitExceeded};
-use crate::stages;
+use crate::{flags, stages};
 
 /// Exported into every run's environment as `SHELLWRIGHT_RUN=<host pid>-<n>`, so that the
 /// processes a run started — and their descendants — can be found when it is cancelled, without
 /// touching processes of other runs, other sessions or the host.
 pub use shellwright_proc::RUN_TAG_VARIABLE;
 
-const DEBUG_TRAP_BUILTIN: &str = "__shellwright_debug_trap";
+pub(crate) const DEBUG_TRAP_BUILTIN: &str = "__shellwright_debug_trap";
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
 /// the timers and other tasks sharing its thread.
 const YIELD_EVERY: u64 = 64;
@@ -63,7 +63,8 @@ struct SessionHooks {
 
 static SESSIONS: LazyLock<Mutex<HashMap<u64, SessionHooks>>> = LazyLock::new(Mutex::default);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-/// The stock `trap`, `set` and `shopt`, which our wrappers call.
+/// The `trap`, `set` and `shopt` our wrappers call: the ones registered before ours (stock, or
+/// corrected by [`builtins`](crate::builtins)).
 static ORIGINALS: OnceLock<HashMap<&'static str, BuiltinFn>> = OnceLock::new();
 
 fn with_session<R>(id: u64, f: impl FnOnce(&mut SessionHooks) -> R) -> Option<R> {
@@ -88,12 +89,19 @@ impl HooksGuard {
         Self { id }
     }
 
-    /// Installs the DEBUG trap and forces functrace in a new shell.
+    /// Installs the DEBUG trap and forces functrace in a new shell, and makes `$SHELLOPTS` show
+    /// the user's functrace.
     pub fn install(&self, shell: &mut Shell) {
         install_trap(shell, self.id);
         shell
             .options_mut()
             .shell_functions_inherit_debug_and_return_traps = true;
+        let mut shellopts = ShellVariable::new(ShellValue::Dynamic {
+            getter: user_shellopts,
+            setter: |_| (),
+        });
+        shellopts.set_readonly();
+        let _ = shell.env_mut().set_global("SHELLOPTS", shellopts);
     }
 
     /// The id our builtins find this session by (see [`session_of`]).
@@ -144,15 +152,13 @@ impl Drop for HooksGuard {
     }
 }
 
-/// Adds our DEBUG-trap builtin and replaces `trap`, `set` and `shopt` with wrappers.
+/// Adds our DEBUG-trap builtin and replaces `trap`, `set` and `shopt` with wrappers of the ones
+/// registered so far (every session registers the same ones, so the first session's are kept).
 pub fn install_builtins(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
     let originals = ORIGINALS.get_or_init(|| {
-        let stock = brush_builtins::default_builtins::<DefaultShellExtensions>(
-            brush_builtins::BuiltinSet::BashMode,
-        );
         ["trap", "set", "shopt"]
             .into_iter()
-            .filter_map(|name| Some((name, stock.get(name)?.execute_func)))
+            .filter_map(|name| Some((name, builtins.get(name)?.execute_func)))
             .collect()
     });
     let wrappers: [(&str, BuiltinFn); 3] = [
@@ -182,11 +188,12 @@ pub fn install_builtins(builtins: &mut HashMap<String, Registration<DefaultShell
 /// so the builtin can put the user's command back; `"$_"` comes last because brush sets `$_` to a
 /// command's last argument, so the trap leaves it as the user's previous command had it. Under
 /// `set -x` the trap's own trace line goes to `/dev/null` (`255>&2 2>/dev/null`, marked `x`); the
-/// builtin writes and runs the user's trap with the saved stderr.
+/// builtin writes and runs the user's trap with the saved stderr. A trace that `BASH_XTRACEFD`
+/// sends elsewhere is sent to stderr too, by [`XTRACEFD_ASIDE`].
 fn install_trap(shell: &mut Shell, id: u64) {
     let command = if shell.options().print_commands_and_arguments {
         format!(
-            "{DEBUG_TRAP_BUILTIN} {id} {TRACED} \"$BASH_COMMAND\" \"$_\" {SAVED_STDERR}>&2 2>/dev/null"
+            "{DEBUG_TRAP_BUILTIN} {id} {TRACED} \"$BASH_COMMAND\" {XTRACEFD_ASIDE} \"$_\" {SAVED_STDERR}>&2 2>/dev/null"
         )
     } else {
         format!("{DEBUG_TRAP_BUILTIN} {id} - \"$BASH_COMMAND\" \"$_\"")
@@ -196,14 +203,65 @@ fn install_trap(shell: &mut Shell, id: u64) {
         .register_handler(TrapSignal::Debug, command, Default::default());
 }
 
+/// Words that, expanded as arguments of a call of ours, keep that call's own `set -x` trace line
+/// out of `BASH_XTRACEFD`'s descriptor: the first keeps the variable's value; the second, there
+/// only when the value is not empty, sets it to -1, which names no descriptor, so brush writes
+/// the trace line to the call's stderr (which the call sends to `/dev/null`). The builtin then
+/// puts the value back with [`restore_xtracefd`] before anything else.
+pub(crate) const XTRACEFD_ASIDE: &str =
+    "\"${BASH_XTRACEFD-}\" ${BASH_XTRACEFD:+$((BASH_XTRACEFD=-1))}";
+
+/// Puts back the `BASH_XTRACEFD` that [`XTRACEFD_ASIDE`] set aside, if it did: `words` are the
+/// two words as they expanded (one word when it did nothing).
+pub(crate) fn restore_xtracefd(shell: &mut Shell, words: &[CommandArg]) {
+    if let [saved, _aside] = words {
+        let _ = shell.env_mut().update_or_add(
+            "BASH_XTRACEFD",
+            ShellValueLiteral::Scalar(saved.to_string()),
+            |_| Ok(()),
+            EnvironmentLookup::Anywhere,
+            EnvironmentScope::Global,
+        );
+    }
+}
+
 /// Marks a trap command whose stderr was moved to [`SAVED_STDERR`].
 const TRACED: &str = "x";
 /// Where the traced trap command keeps its real stderr.
 const SAVED_STDERR: ShellFd = 255;
 
+/// `$SHELLOPTS` as brush computes it, with `functrace` only where the user turned it on.
+fn user_shellopts(shell: &dyn ShellState) -> ShellValue {
+    let all = shell.options().seto_optstr();
+    let user_functrace = session_of_traps(shell.traps())
+        .and_then(|id| with_session(id, |s| s.user_functrace))
+        .unwrap_or(true);
+    if user_functrace {
+        return ShellValue::String(all);
+    }
+    let shown: Vec<&str> = all.split(':').filter(|o| *o != "functrace").collect();
+    ShellValue::String(shown.join(":"))
+}
+
+/// Whether the user turned functrace on in the session `shell` belongs to (brush's own value
+/// for a shell that is not a session's).
+pub(crate) fn user_functrace(shell: &Shell) -> bool {
+    session_of(shell)
+        .and_then(|id| with_session(id, |s| s.user_functrace))
+        .unwrap_or_else(|| {
+            shell
+                .options()
+                .shell_functions_inherit_debug_and_return_traps
+        })
+}
+
 /// The session id in our DEBUG trap's command text, if the trap is ours.
 pub(crate) fn session_of(shell: &Shell) -> Option<u64> {
-    let handler = shell.traps().get_handler(TrapSignal::Debug)?;
+    session_of_traps(shell.traps())
+}
+
+fn session_of_traps(traps: &TrapHandlerConfig) -> Option<u64> {
+    let handler = traps.get_handler(TrapSignal::Debug)?;
     handler
         .command
         .strip_prefix(DEBUG_TRAP_BUILTIN)?
@@ -219,6 +277,10 @@ fn debug_trap(
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
         let id = args.get(1).and_then(|a| a.to_string().parse::<u64>().ok());
+        let traced = args.get(2).is_some_and(|a| a.to_string() == TRACED);
+        if traced && let Some(aside) = args.get(4..args.len().saturating_sub(1)) {
+            restore_xtracefd(ctx.shell, aside);
+        }
         let Some((stop, user_trap, functrace, seen)) = id.and_then(|id| {
             with_session(id, |s| {
                 s.commands_seen += 1;
@@ -237,7 +299,6 @@ fn debug_trap(
         if stop {
             return park().await;
         }
-        let traced = args.get(2).is_some_and(|a| a.to_string() == TRACED);
         let user_command = args.get(3).map(ToString::to_string).unwrap_or_default();
         let _ = ctx.shell.env_mut().update_or_add(
             "BASH_COMMAND",
@@ -273,6 +334,7 @@ fn debug_trap(
         if let Some(handler) = user_trap
             && (functrace || !nested)
             && !user_command.starts_with(stages::STAGE_BUILTIN)
+            && !user_command.starts_with(flags::FLAGS_BUILTIN)
         {
             let command = if traced {
                 format!(

@@ -25,6 +25,7 @@ mod builtins;
 pub mod env;
 mod error;
 pub mod fixups;
+mod flags;
 pub mod history;
 pub mod hooks;
 mod isolation;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use brush_core::env::EnvironmentScope;
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
 use brush_core::parser::{ParseError, ast};
+use brush_core::variables::ShellValueUnsetType;
 use brush_core::{
     ErrorKind, ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProfileLoadBehavior,
     RcLoadBehavior, Shell, ShellValue, ShellVariable, SourceInfo,
@@ -26,7 +27,7 @@ use crate::isolation;
 use crate::limits::{self, LimitExceeded};
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::{ChunkHandler, OutputPump, StartHandler};
-use crate::stages;
+use crate::{flags, stages};
 
 /// Commands up to this size are parsed on the session thread; larger ones on a blocking thread
 /// the run can stop waiting for.
@@ -157,10 +158,10 @@ impl Session {
         stopped: StoppedRuns,
     ) -> Result<Self, CreateStopped> {
         let mut builtins = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
-        builtins.remove("suspend");
         builtins::install(&mut builtins);
         hooks::install_builtins(&mut builtins);
         stages::install_builtin(&mut builtins);
+        flags::install_builtin(&mut builtins);
 
         let mut builder = Shell::builder()
             .do_not_inherit_env(true)
@@ -186,8 +187,10 @@ impl Session {
             .build()
             .await
             .map_err(|e| ShellError::Init(e.to_string()))?;
-        // brush starts OLDPWD at its own cwd; `bash -c` starts without one (we skip the host's).
-        let _ = shell.env_mut().unset("OLDPWD");
+        // brush starts OLDPWD at its own cwd; `bash -c` starts without a value (we skip the host's).
+        let _ = shell
+            .env_mut()
+            .set_global("OLDPWD", starting_oldpwd(None, Path::new("/")));
         let hooks = HooksGuard::register();
         hooks.install(&mut shell);
         let state = StateGuard::register(hooks.id(), isolation::host_umask());
@@ -302,7 +305,10 @@ impl Session {
                 .map_err(|e| ShellError::Cwd(format!("{}: {e}", cwd.display())))?;
             if self.one_shot {
                 // `executeShell` starts *in* cwd, as `bash -c` does: no previous directory.
-                let _ = self.shell.env_mut().unset("OLDPWD");
+                let _ = self
+                    .shell
+                    .env_mut()
+                    .set_global("OLDPWD", starting_oldpwd(None, cwd));
             }
         }
         if let Some(on_start) = on_start {
@@ -505,13 +511,14 @@ impl Session {
                 let own = self.shell.env().get(name).map(|(_, var)| var.clone());
                 self.covered.push((name.clone(), own));
             }
+            let variable = if name == "OLDPWD" {
+                starting_oldpwd(Some(value), self.shell.working_dir())
+            } else {
+                exported(value.clone())
+            };
             self.shell
                 .env_mut()
-                .add(
-                    name.as_str(),
-                    exported(value.clone()),
-                    EnvironmentScope::Global,
-                )
+                .add(name.as_str(), variable, EnvironmentScope::Global)
                 .map_err(|e| failed(name, e))?;
         }
         Ok(())
@@ -590,6 +597,19 @@ async fn run_parsed(
 
 fn too_deep() -> String {
     format!("syntax error: nesting deeper than {PARSER_NESTING_LIMIT} levels")
+}
+
+/// `OLDPWD` as bash starts it: the inherited value when it names a directory, otherwise exported
+/// without a value.
+fn starting_oldpwd(inherited: Option<&str>, cwd: &Path) -> ShellVariable {
+    match inherited {
+        Some(value) if cwd.join(value).is_dir() => exported(value.to_string()),
+        _ => {
+            let mut variable = ShellVariable::new(ShellValue::Unset(ShellValueUnsetType::Untyped));
+            variable.export();
+            variable
+        }
+    }
 }
 
 fn exported(value: String) -> ShellVariable {

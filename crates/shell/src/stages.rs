@@ -14,12 +14,13 @@
 //! builtin stage; the builtin runs the original command there, in the stage's own copy of the
 //! shell, and returns its status. The original commands are kept per session, looked up by their
 //! text so a command run again reuses its entry. Code brush parses itself (`eval` strings,
-//! sourced files, command substitutions, traps) keeps brush's behaviour.
+//! sourced files, command substitutions, traps) keeps brush's behaviour. The same walk makes
+//! the run's `$-` show the user's flags (see [`flags`]).
 //!
 //! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
 //! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null` (`255>&2 2>/dev/null`
-//! around the call, undone around the original command), and the DEBUG hook does not show it to
-//! the user's DEBUG trap.
+//! around the call, undone around the original command; `BASH_XTRACEFD` set aside by
+//! [`hooks::XTRACEFD_ASIDE`]), and the DEBUG hook does not show it to the user's DEBUG trap.
 //!
 //! A stage ends early, as a bash subshell would be killed, in two cases, both found by the DEBUG
 //! hook before a command of the stage starts: when the run is cancelled or the session is ending
@@ -49,7 +50,7 @@ use brush_parser::{Parser, ParserOptions};
 use futures_util::future::BoxFuture;
 use shellwright_io::poll::{PollFd, poll};
 
-use crate::{builtins, isolation};
+use crate::{builtins, flags, hooks, isolation};
 
 /// The builtin a pipeline stage is replaced by.
 pub(crate) const STAGE_BUILTIN: &str = "__shellwright_stage";
@@ -96,7 +97,8 @@ struct Templates {
 
 static TEMPLATES: LazyLock<Option<Templates>> = LazyLock::new(|| {
     let call = first_command(&format!(
-        "{STAGE_BUILTIN} 0 0 {SAVED_STDERR_FD}>&2 2>/dev/null"
+        "{STAGE_BUILTIN} 0 0 {} {SAVED_STDERR_FD}>&2 2>/dev/null",
+        hooks::XTRACEFD_ASIDE
     ))?;
     let inner = first_command(&format!(
         "{{ :; }} 2>&{SAVED_STDERR_FD} {SAVED_STDERR_FD}>&-"
@@ -224,8 +226,14 @@ impl Rewriter<'_> {
             ast::CompoundCommand::ArithmeticForClause(c) => self.list(&mut c.body.list),
             ast::CompoundCommand::BraceGroup(c) => self.list(&mut c.list),
             ast::CompoundCommand::Subshell(c) => self.list(&mut c.list),
-            ast::CompoundCommand::ForClause(c) => self.list(&mut c.body.list),
+            ast::CompoundCommand::ForClause(c) => {
+                for word in c.values.iter_mut().flatten() {
+                    user_flags(word);
+                }
+                self.list(&mut c.body.list);
+            }
             ast::CompoundCommand::CaseClause(c) => {
+                user_flags(&mut c.value);
                 for case in &mut c.cases {
                     if let Some(list) = &mut case.cmd {
                         self.list(list);
@@ -264,7 +272,13 @@ impl Rewriter<'_> {
                 ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
                     self.redirects(std::slice::from_mut(redirect));
                 }
-                _ => {}
+                ast::CommandPrefixOrSuffixItem::Word(word) => user_flags(word),
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
+                    user_flags(word);
+                    if let ast::AssignmentValue::Scalar(value) = &mut assignment.value {
+                        user_flags(value);
+                    }
+                }
             }
         }
     }
@@ -280,6 +294,13 @@ impl Rewriter<'_> {
                 self.list(&mut subshell.list);
             }
         }
+    }
+}
+
+/// Makes `$-` in `word` show the user's flags (see [`flags`]).
+fn user_flags(word: &mut ast::Word) {
+    if let Some(rewritten) = flags::rewrite(&word.value) {
+        word.value = rewritten;
     }
 }
 
@@ -358,6 +379,9 @@ fn run_stage(
         let ExecutionContext {
             shell, mut params, ..
         } = ctx;
+        if let Some(aside) = args.get(3..) {
+            hooks::restore_xtracefd(shell, aside);
+        }
         // A simple command is a pipeline component, not a pipeline of its own: its failure fires
         // no ERR trap and no errexit inside the stage (the pipeline's status does, outside).
         params.suppress_errexit |= wraps_simple_command(&command);

@@ -13,7 +13,7 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{Ending, exit_with, stock, with_shell_state};
+use super::{Ending, error_prefix, exit_with, stock, with_shell_state};
 
 /// What `exec` was asked to do.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -103,12 +103,16 @@ async fn run_command(
         argv.extend(request.command.iter().cloned().map(CommandArg::from));
         let program = request.command[0].clone();
         let mut stderr = ctx.stderr();
+        let prefix = error_prefix(ctx.shell);
         return match command(ctx, argv).await {
             Ok(result) => Ok(u8::from(result.exit_code)),
-            // Not found: bash -c reports it and exits with 127 (the shell is gone either way).
-            Err(error) => {
-                let _ = writeln!(stderr, "bash: exec: {program}: {error}");
-                Ok(127)
+            // bash -c reports it and exits (the shell is gone either way).
+            Err(_) => {
+                let (message, code) = not_executed(&program);
+                for line in message {
+                    let _ = writeln!(stderr, "{prefix}{line}");
+                }
+                Ok(code)
             }
         };
     }
@@ -140,6 +144,28 @@ async fn run_command(
         }
     }?;
     Ok(exit_status_code(status))
+}
+
+/// What bash says, and the status it exits with, when `exec` cannot run `program`.
+fn not_executed(program: &str) -> (Vec<String>, u8) {
+    if !program.contains('/') {
+        return (vec![format!("exec: {program}: not found")], 127);
+    }
+    let path = std::path::Path::new(program);
+    let reason = if path.is_dir() {
+        "Is a directory"
+    } else if path.exists() {
+        "Permission denied"
+    } else {
+        return (vec![format!("{program}: No such file or directory")], 127);
+    };
+    (
+        vec![
+            format!("{program}: {reason}"),
+            format!("exec: {program}: cannot execute: {reason}"),
+        ],
+        126,
+    )
 }
 
 /// The shell's view of a child's end: its code, or 128 + the signal that killed it.

@@ -1,12 +1,18 @@
 //! Builtins of our own, where the stock ones would reach the host process: `exec` (which would
-//! `execve` the host), `kill` (whose `$$` is the host's pid) and `umask` (process-wide).
+//! `execve` the host), `kill` (whose `$$` is the host's pid), `umask` (process-wide), `suspend`
+//! (which would stop the host) and `printf` (whose formatting library writes to the host's
+//! stderr); and
+//! stock builtins whose output we correct ([`corrected`]: `enable`, `compgen`, `shopt`, `hash`).
 //!
 //! Each keeps the stock registration (help text, special-builtin flag) and swaps its function.
 //! What they need to remember between the builtin and the end of the run lives in a per-session
 //! record here, keyed by the session's hook id.
 
+mod corrected;
 mod exec;
 mod kill;
+mod printf;
+mod suspend;
 mod umask;
 
 use std::collections::HashMap;
@@ -88,18 +94,42 @@ impl Drop for StateGuard {
     }
 }
 
-/// Swaps in our `exec`, `kill` and `umask`.
+/// Swaps in our `exec`, `kill`, `umask`, `suspend`, `printf` and the corrected `enable`, `compgen`, `shopt` and `hash`.
 pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
-    let ours: [(&str, BuiltinFn); 3] = [
+    let ours: [(&str, BuiltinFn); 9] = [
         ("exec", exec::run),
         ("kill", kill::run),
         ("umask", umask::run),
+        ("suspend", suspend::run),
+        ("printf", printf::run),
+        ("enable", corrected::enable),
+        ("compgen", corrected::compgen),
+        ("shopt", corrected::shopt),
+        ("hash", corrected::hash),
     ];
     for (name, func) in ours {
         if let Some(reg) = builtins.get_mut(name) {
             reg.execute_func = func;
         }
     }
+}
+
+/// `bash: line N: `, how `bash -c` starts the messages of a builtin.
+fn error_prefix(shell: &Shell) -> String {
+    match shell.env_str("LINENO") {
+        Some(line) => format!("bash: line {line}: "),
+        None => "bash: ".to_string(),
+    }
+}
+
+/// Whether `name` is one of the builtins only our hooks call, which bash does not have.
+pub(crate) fn is_internal(name: &str) -> bool {
+    [
+        hooks::DEBUG_TRAP_BUILTIN,
+        crate::stages::STAGE_BUILTIN,
+        crate::flags::FLAGS_BUILTIN,
+    ]
+    .contains(&name)
 }
 
 /// A result that ends the session with `code`.

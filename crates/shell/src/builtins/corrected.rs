@@ -1,0 +1,218 @@
+//! Stock builtins whose standard output we correct after they ran.
+//!
+//! - `enable` and `compgen` list every builtin registered in the shell, so they would show our
+//!   internal ones (the DEBUG hook of [`hooks`](crate::hooks) and the pipeline-stage builtin of
+//!   [`stages`](crate::stages)), which bash does not have: their lines are dropped.
+//! - `shopt` pads option names to 20 columns where bash pads to 15 (bash prints each option as
+//!   `%-15s\t%s`): the padding is redone.
+//! - `hash` reports a name it cannot find as `NAME: not found` on stderr, where bash starts the
+//!   message as its builtins do (`bash: line N: hash: NAME: not found`).
+//!
+//! The stock builtin runs with the stream we correct (stdout, or stderr for `hash`) in an
+//! anonymous memory file (so it may write any amount, and anything it runs, like `compgen -F`'s
+//! function, writes there too); what it wrote is then corrected and written to the real stream.
+
+use std::fs::File;
+use std::io::{Read as _, Seek as _, Write as _};
+use std::os::fd::{FromRawFd as _, OwnedFd};
+
+use brush_core::commands::CommandArg;
+use brush_core::extensions::DefaultShellExtensions;
+use brush_core::openfiles::{OpenFile, OpenFiles};
+use brush_core::{ExecutionContext, ExecutionResult};
+use futures_util::future::BoxFuture;
+
+use super::{BuiltinFn, error_prefix, is_internal, stock};
+
+/// How one builtin's output is corrected.
+#[derive(Clone, Copy)]
+enum Correction {
+    /// `enable`: drops `enable <internal>` lines.
+    Enable,
+    /// `compgen`: drops candidates named like an internal builtin.
+    Compgen,
+    /// `shopt`: bash's 15-column padding of `name<TAB>on|off` lines.
+    Shopt,
+    /// `hash`: bash's prefix on `NAME: not found` (stderr).
+    Hash,
+}
+
+impl Correction {
+    fn fd(self) -> brush_core::ShellFd {
+        match self {
+            Self::Hash => OpenFiles::STDERR_FD,
+            _ => OpenFiles::STDOUT_FD,
+        }
+    }
+
+    /// `prefix` is how bash starts a builtin's message (`bash: line N: `).
+    fn line(self, line: &str, prefix: &str) -> Option<String> {
+        match self {
+            Self::Enable => {
+                let name = line
+                    .strip_prefix("enable ")
+                    .map(|rest| rest.strip_prefix("-n ").unwrap_or(rest));
+                (!name.is_some_and(is_internal)).then(|| line.to_string())
+            }
+            Self::Compgen => (!is_internal(line)).then(|| line.to_string()),
+            Self::Shopt => Some(shopt_line(line)),
+            Self::Hash => Some(match line.strip_suffix(": not found") {
+                Some(name) if !name.is_empty() && !name.contains(' ') => {
+                    format!("{prefix}hash: {name}: not found")
+                }
+                _ => line.to_string(),
+            }),
+        }
+    }
+
+    /// Corrects everything the builtin wrote, line by line; lines that are not UTF-8 (a file
+    /// name `compgen -f` found, say) pass through unchanged.
+    fn apply(self, output: &[u8], prefix: &str) -> Vec<u8> {
+        let mut corrected = Vec::with_capacity(output.len());
+        for line in output.split_inclusive(|&b| b == b'\n') {
+            let (body, end) = match line.strip_suffix(b"\n") {
+                Some(body) => (body, &b"\n"[..]),
+                None => (line, &b""[..]),
+            };
+            match std::str::from_utf8(body) {
+                Ok(text) => {
+                    if let Some(fixed) = self.line(text, prefix) {
+                        corrected.extend_from_slice(fixed.as_bytes());
+                        corrected.extend_from_slice(end);
+                    }
+                }
+                Err(_) => corrected.extend_from_slice(line),
+            }
+        }
+        corrected
+    }
+}
+
+/// `checkwinsize        \ton` (brush) → `checkwinsize   \ton` (bash).
+fn shopt_line(line: &str) -> String {
+    if let Some((name, state)) = line.split_once('\t')
+        && matches!(state, "on" | "off")
+        && let name = name.trim_end_matches(' ')
+        && !name.is_empty()
+        && !name.contains(' ')
+    {
+        return format!("{name:<15}\t{state}");
+    }
+    line.to_string()
+}
+
+pub(super) fn enable(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(corrected("enable", Correction::Enable, ctx, args))
+}
+
+pub(super) fn compgen(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(corrected("compgen", Correction::Compgen, ctx, args))
+}
+
+pub(super) fn hash(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(corrected("hash", Correction::Hash, ctx, args))
+}
+
+pub(super) fn shopt(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(corrected("shopt", Correction::Shopt, ctx, args))
+}
+
+async fn corrected(
+    name: &str,
+    correction: Correction,
+    mut ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> Result<ExecutionResult, brush_core::Error> {
+    let Some(original): Option<BuiltinFn> = stock(name) else {
+        return Ok(ExecutionResult::new(2));
+    };
+    let fd = correction.fd();
+    let Some(mut target) = ctx.params.try_fd(ctx.shell, fd) else {
+        // Nowhere to write to: nothing to correct.
+        return original(ctx, args).await;
+    };
+    let prefix = error_prefix(ctx.shell);
+    let capture = memory_file()?;
+    ctx.params.set_fd(fd, OpenFile::File(capture.try_clone()?));
+    let result = original(ctx, args).await;
+    let written = read_back(capture)?;
+    target.write_all(&correction.apply(&written, &prefix))?;
+    target.flush()?;
+    result
+}
+
+/// An anonymous file in memory, closed on exec.
+fn memory_file() -> std::io::Result<File> {
+    // SAFETY: the name is a NUL-terminated literal; the result is checked before use.
+    let fd =
+        unsafe { libc::memfd_create(c"shellwright-builtin-output".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just created and is owned by nothing else.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+fn read_back(mut file: File) -> std::io::Result<Vec<u8>> {
+    let mut written = Vec::new();
+    file.rewind()?;
+    file.read_to_end(&mut written)?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enable_and_compgen_drop_only_internal_builtins() {
+        let listing = "enable .\nenable __shellwright_stage\nenable -n __shellwright_debug_trap\nenable echo\n";
+        assert_eq!(
+            Correction::Enable.apply(listing.as_bytes(), ""),
+            b"enable .\nenable echo\n"
+        );
+        let candidates =
+            "[[\n__shellwright_debug_trap\n__shellwright_stage\n__shellwright_stage2\nalias";
+        assert_eq!(
+            Correction::Compgen.apply(candidates.as_bytes(), ""),
+            b"[[\n__shellwright_stage2\nalias"
+        );
+    }
+
+    #[test]
+    fn shopt_lines_get_bash_padding() {
+        let listing = "checkwinsize        \ton\nassoc_expand_once   \toff\nshopt -s extglob\nname with space     \ton\n";
+        assert_eq!(
+            String::from_utf8(Correction::Shopt.apply(listing.as_bytes(), "")).unwrap(),
+            "checkwinsize   \ton\nassoc_expand_once\toff\nshopt -s extglob\nname with space     \ton\n"
+        );
+    }
+
+    #[test]
+    fn hash_misses_get_bash_prefix() {
+        let errors = "ls: not found\nsome other message: not found\n";
+        assert_eq!(
+            Correction::Hash.apply(errors.as_bytes(), "bash: line 3: "),
+            b"bash: line 3: hash: ls: not found\nsome other message: not found\n"
+        );
+    }
+
+    #[test]
+    fn memory_file_reads_back_what_was_written() {
+        let mut file = memory_file().unwrap();
+        file.write_all(b"abc\n").unwrap();
+        assert_eq!(read_back(file).unwrap(), b"abc\n");
+    }
+}

@@ -1,0 +1,303 @@
+//! `printf`, whose numeric arguments we check first, as bash does.
+//!
+//! brush's `printf` hands numeric arguments to a formatting library that reports a bad one
+//! (`printf '%d' abc`) on the *process's* stderr — the host's — under the host's program name, and
+//! still succeeds. bash reports `printf: abc: invalid number` on the shell's stderr, uses the
+//! number the argument starts with (0 if none) and returns 1. So before the stock builtin runs,
+//! every argument a numeric conversion (or a `*` width or precision) will consume is read the way
+//! bash reads it (`strtoimax`/`strtoumax`/`strtold` with bash's character constants `'c`), the
+//! complaint bash would make goes to the run's stderr, and the argument is replaced by the value
+//! bash would use, written so the library accepts it silently.
+
+use std::io::Write as _;
+
+use brush_core::commands::CommandArg;
+use brush_core::extensions::DefaultShellExtensions;
+use brush_core::{ExecutionContext, ExecutionResult, Shell};
+use futures_util::future::BoxFuture;
+
+use super::{error_prefix, stock};
+
+/// How a conversion reads its argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Signed,
+    Unsigned,
+    Float,
+    Text,
+}
+
+/// The kinds of the arguments one pass over `format` consumes, in order; `None` when the format
+/// has a conversion we do not know (the stock builtin reports it).
+fn consumed(format: &str) -> Option<Vec<Kind>> {
+    let mut kinds = Vec::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            continue;
+        }
+        while chars.next_if(|c| "-+ #0'".contains(*c)).is_some() {}
+        for part in 0..2 {
+            if part == 1 && chars.next_if_eq(&'.').is_none() {
+                break;
+            }
+            if chars.next_if_eq(&'*').is_some() {
+                kinds.push(Kind::Signed);
+            } else {
+                while chars.next_if(char::is_ascii_digit).is_some() {}
+            }
+        }
+        while chars.next_if(|c| "hlLjzt".contains(*c)).is_some() {}
+        let kind = match chars.next()? {
+            'd' | 'i' => Kind::Signed,
+            'o' | 'u' | 'x' | 'X' => Kind::Unsigned,
+            'e' | 'E' | 'f' | 'F' | 'g' | 'G' | 'a' | 'A' => Kind::Float,
+            's' | 'b' | 'q' | 'Q' | 'c' => Kind::Text,
+            '(' => {
+                // `%(datefmt)T` takes a number of seconds.
+                while chars.next()? != ')' {}
+                if chars.next()? != 'T' {
+                    return None;
+                }
+                Kind::Signed
+            }
+            _ => return None,
+        };
+        kinds.push(kind);
+    }
+    Some(kinds)
+}
+
+/// What bash says about an argument it read as a number.
+#[derive(Debug, PartialEq, Eq)]
+enum Complaint {
+    /// `printf: ARG: invalid number`, status 1.
+    Invalid,
+    /// `printf: warning: ARG: Numerical result out of range`.
+    OutOfRange,
+}
+
+/// The argument as the formatting library should see it, and bash's complaint if any.
+fn read_number(arg: &str, kind: Kind) -> (String, Option<Complaint>) {
+    if arg.is_empty() {
+        return ("0".into(), None);
+    }
+    if let Some(rest) = arg.strip_prefix(['\'', '"']) {
+        let code = rest.chars().next().map_or(0, u32::from);
+        return (code.to_string(), None);
+    }
+    match kind {
+        Kind::Float => read_float(arg),
+        Kind::Unsigned | Kind::Signed => read_integer(arg, kind),
+        Kind::Text => (arg.to_string(), None),
+    }
+}
+
+/// `strtoimax`/`strtoumax` with base 0, then bash's check that nothing is left over.
+fn read_integer(arg: &str, kind: Kind) -> (String, Option<Complaint>) {
+    let text = arg.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, text) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) if hex.starts_with(|c: char| c.is_ascii_hexdigit()) => (16, hex),
+        _ if text.starts_with('0') => (8, text),
+        _ => (10, text),
+    };
+    let length = digits
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(digits.len());
+    let mut complaint = (length == 0 || length < digits.len()).then_some(Complaint::Invalid);
+    let magnitude = match u128::from_str_radix(&digits[..length], radix) {
+        Ok(value) => Some(value),
+        Err(_) if length == 0 => Some(0),
+        Err(_) => None,
+    };
+    let value = match kind {
+        Kind::Unsigned => {
+            let fits = magnitude.and_then(|m| u64::try_from(m).ok());
+            let value = fits.unwrap_or(u64::MAX);
+            if fits.is_none() {
+                complaint.get_or_insert(Complaint::OutOfRange);
+            }
+            if negative {
+                value.wrapping_neg()
+            } else {
+                value
+            }
+            .to_string()
+        }
+        _ => {
+            let signed = magnitude.and_then(|m| {
+                let m = i128::try_from(m).ok()?;
+                i64::try_from(if negative { -m } else { m }).ok()
+            });
+            if signed.is_none() {
+                complaint.get_or_insert(Complaint::OutOfRange);
+            }
+            signed
+                .unwrap_or(if negative { i64::MIN } else { i64::MAX })
+                .to_string()
+        }
+    };
+    (value, complaint)
+}
+
+/// `strtold`, then bash's check that nothing is left over: the longest prefix that is a number.
+fn read_float(arg: &str) -> (String, Option<Complaint>) {
+    let text = arg.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    if text.parse::<f64>().is_ok() {
+        return (text.to_string(), None);
+    }
+    let prefix = (1..text.len())
+        .rev()
+        .filter(|&end| text.is_char_boundary(end))
+        .map(|end| &text[..end])
+        .find(|prefix| prefix.parse::<f64>().is_ok());
+    (prefix.unwrap_or("0").to_string(), Some(Complaint::Invalid))
+}
+
+pub(super) fn run(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(async move {
+        let Some(original) = stock("printf") else {
+            return Ok(ExecutionResult::new(2));
+        };
+        let mut args = args;
+        let mut format_at = 1;
+        loop {
+            match args.get(format_at).map(ToString::to_string).as_deref() {
+                Some("-v") => format_at += 2,
+                Some("--") => {
+                    format_at += 1;
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let Some(format) = args.get(format_at).map(ToString::to_string) else {
+            if format_at == 1 {
+                let _ = writeln!(
+                    ctx.stderr(),
+                    "printf: usage: printf [-v var] format [arguments]"
+                );
+                return Ok(ExecutionResult::new(2));
+            }
+            return original(ctx, args).await;
+        };
+        let Some(kinds) = consumed(&format) else {
+            return original(ctx, args).await;
+        };
+        let invalid = check_arguments(
+            ctx.shell,
+            &mut ctx.stderr(),
+            &kinds,
+            &mut args[format_at + 1..],
+        );
+        let result = original(ctx, args).await?;
+        if invalid && u8::from(result.exit_code) == 0 {
+            return Ok(ExecutionResult::new(1));
+        }
+        Ok(result)
+    })
+}
+
+/// Replaces each numeric argument by the value bash reads from it, writing bash's complaints to
+/// `stderr`; returns whether any argument was invalid.
+fn check_arguments(
+    shell: &Shell,
+    stderr: &mut impl std::io::Write,
+    kinds: &[Kind],
+    args: &mut [CommandArg],
+) -> bool {
+    if kinds.is_empty() {
+        return false;
+    }
+    let mut invalid = false;
+    // The format is reused while arguments remain, as bash does.
+    for (arg, kind) in args.iter_mut().zip(kinds.iter().cycle()) {
+        if *kind == Kind::Text {
+            continue;
+        }
+        let text = arg.to_string();
+        let (value, complaint) = read_number(&text, *kind);
+        let prefix = error_prefix(shell);
+        match complaint {
+            Some(Complaint::Invalid) => {
+                invalid = true;
+                let _ = writeln!(stderr, "{prefix}printf: {text}: invalid number");
+            }
+            Some(Complaint::OutOfRange) => {
+                let _ = writeln!(
+                    stderr,
+                    "{prefix}printf: warning: {text}: Numerical result out of range"
+                );
+            }
+            None => {}
+        }
+        *arg = CommandArg::from(value);
+    }
+    invalid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_arguments_each_conversion_consumes() {
+        use Kind::*;
+        assert_eq!(consumed("%d|%s\n"), Some(vec![Signed, Text]));
+        assert_eq!(consumed("100%% %5.2f %x"), Some(vec![Float, Unsigned]));
+        assert_eq!(
+            consumed("%*.*d %-08lu"),
+            Some(vec![Signed, Signed, Signed, Unsigned])
+        );
+        assert_eq!(consumed("%(%H:%M)T %b %q"), Some(vec![Signed, Text, Text]));
+        assert_eq!(consumed("plain"), Some(vec![]));
+        assert_eq!(consumed("%z"), None);
+        assert_eq!(consumed("%"), None);
+    }
+
+    #[test]
+    fn reads_integers_as_bash_does() {
+        let read = |s| read_number(s, Kind::Signed);
+        assert_eq!(read("42"), ("42".into(), None));
+        assert_eq!(read("  -12"), ("-12".into(), None));
+        assert_eq!(read("+5"), ("5".into(), None));
+        assert_eq!(read("0x1F"), ("31".into(), None));
+        assert_eq!(read("010"), ("8".into(), None));
+        assert_eq!(read(""), ("0".into(), None));
+        assert_eq!(read("'A"), ("65".into(), None));
+        assert_eq!(read("\""), ("0".into(), None));
+        assert_eq!(read("abc"), ("0".into(), Some(Complaint::Invalid)));
+        assert_eq!(read("12abc"), ("12".into(), Some(Complaint::Invalid)));
+        assert_eq!(read("-"), ("0".into(), Some(Complaint::Invalid)));
+        assert_eq!(
+            read("99999999999999999999"),
+            (i64::MAX.to_string(), Some(Complaint::OutOfRange))
+        );
+        assert_eq!(
+            read_number("-1", Kind::Unsigned),
+            (u64::MAX.to_string(), None)
+        );
+    }
+
+    #[test]
+    fn reads_floats_up_to_the_first_bad_character() {
+        let read = |s| read_number(s, Kind::Float);
+        assert_eq!(read("1.5"), ("1.5".into(), None));
+        assert_eq!(read(" 2e3"), ("2e3".into(), None));
+        assert_eq!(read("1.5x"), ("1.5".into(), Some(Complaint::Invalid)));
+        assert_eq!(read("abc"), ("0".into(), Some(Complaint::Invalid)));
+        assert_eq!(read(""), ("0".into(), None));
+    }
+}
