@@ -129,6 +129,13 @@ const cases: Record<string, string[]> = {
     `exec /nonexistent/cmd; echo never`,
     `exec nosuch_program_xyz; echo never`,
   ],
+  wait: [
+    `(exit 3) & wait %1; echo "status $?"; wait %1; echo "again $?"`,
+    `f() { return 4; }; f & wait %1; echo "status $?"`,
+    `(exit 5) & (sleep 0.5; exit 6) & wait -n; echo "first $?"; wait -n; echo "second $?"; wait -n; echo "none $?"`,
+    `sleep 0.5 & (exit 2) & wait -n %2; echo "named $?"; wait; echo "all $?"`,
+    `wait %3; echo "a $?"; wait abc; echo "b $?"; wait 99999; echo "c $?"`,
+  ],
   environment: [
     `unset PATH; echo "\${PATH-unset}"`,
     `set -u; unset PATH; echo "\${PATH-unset}"`,

@@ -1,8 +1,8 @@
 //! Builtins of our own, where the stock ones would reach the host process: `exec` (which would
 //! `execve` the host), `kill` (whose `$$` is the host's pid), `umask` (process-wide), `suspend`
 //! (which would stop the host) and `printf` (whose formatting library writes to the host's
-//! stderr); and
-//! stock builtins whose output we correct ([`corrected`]: `enable`, `compgen`, `shopt`, `hash`).
+//! stderr); `wait`, where the stock one loses the job's status ([`wait`]); and stock builtins
+//! whose output we correct ([`corrected`]: `enable`, `compgen`, `shopt`, `hash`).
 //!
 //! Each keeps the stock registration (help text, special-builtin flag) and swaps its function.
 //! What they need to remember between the builtin and the end of the run lives in a per-session
@@ -14,6 +14,7 @@ mod kill;
 mod printf;
 mod suspend;
 mod umask;
+mod wait;
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -94,9 +95,10 @@ impl Drop for StateGuard {
     }
 }
 
-/// Swaps in our `exec`, `kill`, `umask`, `suspend`, `printf` and the corrected `enable`, `compgen`, `shopt` and `hash`.
+/// Swaps in our `exec`, `kill`, `umask`, `suspend`, `printf`, `wait` and the corrected `enable`,
+/// `compgen`, `shopt` and `hash`.
 pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
-    let ours: [(&str, BuiltinFn); 9] = [
+    let ours: [(&str, BuiltinFn); 10] = [
         ("exec", exec::run),
         ("kill", kill::run),
         ("umask", umask::run),
@@ -106,6 +108,7 @@ pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellEx
         ("compgen", corrected::compgen),
         ("shopt", corrected::shopt),
         ("hash", corrected::hash),
+        ("wait", wait::run),
     ];
     for (name, func) in ours {
         if let Some(reg) = builtins.get_mut(name) {
