@@ -3,10 +3,12 @@
 //! The cancellation hook needs brush's functrace on (see [`hooks`](crate::hooks)), and brush
 //! builds `$-` straight from its options, so it would read `hBTc` where bash has `hBc`. We parse
 //! each run's command ourselves, so the walk that rewrites pipeline stages ([`stages`]) also
-//! replaces every `$-` and `${-}` of the run's words (outside single quotes) by a command
-//! substitution of our builtin `__shellwright_flags`, which prints brush's flags with `T` only
-//! when the user turned functrace on. Its own `set -x` trace line goes to `/dev/null`, also when
-//! `BASH_XTRACEFD` is set (the variable is set aside inside the substitution's subshell only).
+//! replaces every `$-` and `${-}` of the run's words (outside single quotes) by `${-//T/…}`,
+//! brush's flags with their `T` replaced by a command substitution of our builtin
+//! `__shellwright_flags`, which prints `T` only when the user turned functrace on. The other
+//! flags are expanded in the shell itself (a command substitution's subshell has errexit off).
+//! The builtin's own `set -x` trace line goes to `/dev/null`, also when `BASH_XTRACEFD` is set
+//! (the variable is set aside inside the substitution's subshell only).
 //! Code brush parses itself (`eval` strings, sourced files, traps) and the other forms of the
 //! parameter (`${#-}`, `${-:0:1}`, …) still show brush's own flags.
 //!
@@ -23,12 +25,12 @@ use futures_util::future::BoxFuture;
 
 use crate::hooks;
 
-/// The builtin that prints the user's view of `$-`.
+/// The builtin that prints `T` when the user turned functrace on, and nothing otherwise.
 pub(crate) const FLAGS_BUILTIN: &str = "__shellwright_flags";
 
 /// What `$-` is replaced by.
 const REPLACEMENT: &str =
-    "$(__shellwright_flags ${BASH_XTRACEFD:+$((BASH_XTRACEFD=-1))} 2>/dev/null)";
+    "${-//T/$(__shellwright_flags ${BASH_XTRACEFD:+$((BASH_XTRACEFD=-1))} 2>/dev/null)}";
 
 /// `word` (the raw text of a word) with each `$-` and `${-}` outside single quotes replaced by
 /// [`REPLACEMENT`]; `None` when it has none.
@@ -98,13 +100,9 @@ fn print_flags(
     _args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
-        let flags = ctx.shell.options().option_flags();
-        let shown: String = if hooks::user_functrace(ctx.shell) {
-            flags
-        } else {
-            flags.chars().filter(|&c| c != 'T').collect()
-        };
-        write!(ctx.stdout(), "{shown}")?;
+        if hooks::user_functrace(ctx.shell) {
+            write!(ctx.stdout(), "T")?;
+        }
         Ok(ExecutionResult::success())
     })
 }

@@ -5,6 +5,8 @@
 //!   [`stages`](crate::stages)), which bash does not have: their lines are dropped.
 //! - `shopt` pads option names to 20 columns where bash pads to 15 (bash prints each option as
 //!   `%-15s\t%s`): the padding is redone.
+//! - `help` (the general listing) shows our internal builtins in its table: it is laid out
+//!   again without them.
 //! - `hash` reports a name it cannot find as `NAME: not found` on stderr, where bash starts the
 //!   message as its builtins do (`bash: line N: hash: NAME: not found`).
 //!
@@ -35,6 +37,8 @@ enum Correction {
     Shopt,
     /// `hash`: bash's prefix on `NAME: not found` (stderr).
     Hash,
+    /// `help` with no topic: its table of builtins laid out again without the internal ones.
+    Help,
 }
 
 impl Correction {
@@ -56,6 +60,7 @@ impl Correction {
             }
             Self::Compgen => (!is_internal(line)).then(|| line.to_string()),
             Self::Shopt => Some(shopt_line(line)),
+            Self::Help => Some(line.to_string()),
             Self::Hash => Some(match line.strip_suffix(": not found") {
                 Some(name) if !name.is_empty() && !name.contains(' ') => {
                     format!("{prefix}hash: {name}: not found")
@@ -68,6 +73,9 @@ impl Correction {
     /// Corrects everything the builtin wrote, line by line; lines that are not UTF-8 (a file
     /// name `compgen -f` found, say) pass through unchanged.
     fn apply(self, output: &[u8], prefix: &str) -> Vec<u8> {
+        if let Self::Help = self {
+            return help_table(output);
+        }
         let mut corrected = Vec::with_capacity(output.len());
         for line in output.split_inclusive(|&b| b == b'\n') {
             let (body, end) = match line.strip_suffix(b"\n") {
@@ -86,6 +94,43 @@ impl Correction {
         }
         corrected
     }
+}
+
+/// The line after which brush's `help` lists the builtins, three columns of names sorted down
+/// the columns, each cell `  ` + `*` if disabled (else a blank) + the name padded to 20.
+const HELP_TABLE_HEADER: &str = "The following commands are implemented as shell built-ins:";
+const HELP_COLUMNS: usize = 3;
+
+/// brush's general help with the internal builtins left out of its table.
+fn help_table(output: &[u8]) -> Vec<u8> {
+    let Ok(text) = std::str::from_utf8(output) else {
+        return output.to_vec();
+    };
+    let Some(start) = text.find(HELP_TABLE_HEADER) else {
+        return output.to_vec();
+    };
+    let table_start = start + HELP_TABLE_HEADER.len() + 1;
+    let (head, table) = text.split_at(table_start.min(text.len()));
+    let mut names: Vec<&str> = table
+        .split_whitespace()
+        .filter(|cell| !is_internal(cell.trim_start_matches('*')))
+        .collect();
+    names.sort_by_key(|cell| cell.trim_start_matches('*'));
+    let rows = names.len().div_ceil(HELP_COLUMNS);
+    let mut out = head.to_string();
+    for row in 0..rows {
+        for column in 0..HELP_COLUMNS {
+            if let Some(cell) = names.get(row + column * rows) {
+                let (marker, name) = match cell.strip_prefix('*') {
+                    Some(name) => ('*', name),
+                    None => (' ', *cell),
+                };
+                out.push_str(&format!("  {marker}{name:<20}"));
+            }
+        }
+        out.push('\n');
+    }
+    out.into_bytes()
 }
 
 /// `checkwinsize        \ton` (brush) → `checkwinsize   \ton` (bash).
@@ -120,6 +165,20 @@ pub(super) fn hash(
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(corrected("hash", Correction::Hash, ctx, args))
+}
+
+pub(super) fn help(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    // Only the general listing shows every builtin; help on a topic is left as it is.
+    if args.len() > 1 {
+        return match stock("help") {
+            Some(original) => original(ctx, args),
+            None => Box::pin(async { Ok(ExecutionResult::new(2)) }),
+        };
+    }
+    Box::pin(corrected("help", Correction::Help, ctx, args))
 }
 
 pub(super) fn shopt(
@@ -188,6 +247,30 @@ mod tests {
         assert_eq!(
             Correction::Compgen.apply(candidates.as_bytes(), ""),
             b"[[\n__shellwright_stage2\nalias"
+        );
+    }
+
+    #[test]
+    fn help_lays_its_table_out_again_without_internal_builtins() {
+        let mut listing = format!("brush 0.5\n\n{HELP_TABLE_HEADER}\n");
+        let cells = [
+            [" .", " __shellwright_stage", " echo"],
+            [" :", "*cd", " exit"],
+            [" __shellwright_debug_trap", " cd2", ""],
+        ];
+        for row in cells {
+            for cell in row.iter().filter(|c| !c.is_empty()) {
+                listing.push_str(&format!("  {cell:<21}"));
+            }
+            listing.push('\n');
+        }
+        let expected = format!(
+            "brush 0.5\n\n{HELP_TABLE_HEADER}\n   {:<20}  *{:<20}   {:<20}\n   {:<20}   {:<20}   {:<20}\n",
+            ".", "cd", "echo", ":", "cd2", "exit"
+        );
+        assert_eq!(
+            String::from_utf8(Correction::Help.apply(listing.as_bytes(), "")).unwrap(),
+            expected
         );
     }
 

@@ -2,7 +2,7 @@
 //! `execve` the host), `kill` (whose `$$` is the host's pid), `umask` (process-wide), `suspend`
 //! (which would stop the host) and `printf` (whose formatting library writes to the host's
 //! stderr); `wait`, where the stock one loses the job's status ([`wait`]); and stock builtins
-//! whose output we correct ([`corrected`]: `enable`, `compgen`, `shopt`, `hash`).
+//! whose output we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`).
 //!
 //! Each keeps the stock registration (help text, special-builtin flag) and swaps its function.
 //! What they need to remember between the builtin and the end of the run lives in a per-session
@@ -96,9 +96,9 @@ impl Drop for StateGuard {
 }
 
 /// Swaps in our `exec`, `kill`, `umask`, `suspend`, `printf`, `wait` and the corrected `enable`,
-/// `compgen`, `shopt` and `hash`.
+/// `compgen`, `help`, `shopt` and `hash`.
 pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
-    let ours: [(&str, BuiltinFn); 10] = [
+    let ours: [(&str, BuiltinFn); 11] = [
         ("exec", exec::run),
         ("kill", kill::run),
         ("umask", umask::run),
@@ -108,6 +108,7 @@ pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellEx
         ("compgen", corrected::compgen),
         ("shopt", corrected::shopt),
         ("hash", corrected::hash),
+        ("help", corrected::help),
         ("wait", wait::run),
     ];
     for (name, func) in ours {

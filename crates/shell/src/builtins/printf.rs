@@ -152,15 +152,44 @@ fn read_integer(arg: &str, kind: Kind) -> (String, Option<Complaint>) {
 /// `strtold`, then bash's check that nothing is left over: the longest prefix that is a number.
 fn read_float(arg: &str) -> (String, Option<Complaint>) {
     let text = arg.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    if text.parse::<f64>().is_ok() {
+    if is_float(text) {
         return (text.to_string(), None);
     }
     let prefix = (1..text.len())
         .rev()
         .filter(|&end| text.is_char_boundary(end))
         .map(|end| &text[..end])
-        .find(|prefix| prefix.parse::<f64>().is_ok());
+        .find(|prefix| is_float(prefix));
     (prefix.unwrap_or("0").to_string(), Some(Complaint::Invalid))
+}
+
+/// Whether `strtold` reads all of `text`: a decimal number (Rust's syntax is the same, `inf`
+/// and `nan` included) or a hexadecimal one (`0x1.8p3`).
+fn is_float(text: &str) -> bool {
+    text.parse::<f64>().is_ok() || is_hex_float(text)
+}
+
+/// `[+-]0x` hex digits, optionally `.` hex digits, optionally `p` and a decimal exponent; at
+/// least one hex digit.
+fn is_hex_float(text: &str) -> bool {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let Some(body) = unsigned
+        .strip_prefix("0x")
+        .or_else(|| unsigned.strip_prefix("0X"))
+    else {
+        return false;
+    };
+    let (mantissa, exponent) = match body.split_once(['p', 'P']) {
+        Some((mantissa, exponent)) => (mantissa, Some(exponent)),
+        None => (body, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let hex = |part: &str| part.bytes().all(|b| b.is_ascii_hexdigit());
+    let exponent_ok = exponent.is_none_or(|e| {
+        let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    });
+    !(whole.is_empty() && fraction.is_empty()) && hex(whole) && hex(fraction) && exponent_ok
 }
 
 pub(super) fn run(
@@ -210,6 +239,15 @@ pub(super) fn run(
     })
 }
 
+/// How bash names a number it could not read all of, from how the argument starts.
+fn invalid_what(arg: &str) -> &'static str {
+    match arg.as_bytes() {
+        [b'0', next, ..] if next.is_ascii_digit() => "invalid octal number",
+        [b'0', b'x', ..] => "invalid hex number",
+        _ => "invalid number",
+    }
+}
+
 /// Replaces each numeric argument by the value bash reads from it, writing bash's complaints to
 /// `stderr`; returns whether any argument was invalid.
 fn check_arguments(
@@ -233,7 +271,7 @@ fn check_arguments(
         match complaint {
             Some(Complaint::Invalid) => {
                 invalid = true;
-                let _ = writeln!(stderr, "{prefix}printf: {text}: invalid number");
+                let _ = writeln!(stderr, "{prefix}printf: {text}: {}", invalid_what(&text));
             }
             Some(Complaint::OutOfRange) => {
                 let _ = writeln!(
@@ -292,6 +330,15 @@ mod tests {
     }
 
     #[test]
+    fn names_the_invalid_number_as_bash_does() {
+        assert_eq!(invalid_what("08"), "invalid octal number");
+        assert_eq!(invalid_what("0x1g"), "invalid hex number");
+        assert_eq!(invalid_what("0X1g"), "invalid number");
+        assert_eq!(invalid_what(" 08"), "invalid number");
+        assert_eq!(invalid_what("abc"), "invalid number");
+    }
+
+    #[test]
     fn reads_floats_up_to_the_first_bad_character() {
         let read = |s| read_number(s, Kind::Float);
         assert_eq!(read("1.5"), ("1.5".into(), None));
@@ -299,5 +346,9 @@ mod tests {
         assert_eq!(read("1.5x"), ("1.5".into(), Some(Complaint::Invalid)));
         assert_eq!(read("abc"), ("0".into(), Some(Complaint::Invalid)));
         assert_eq!(read(""), ("0".into(), None));
+        assert_eq!(read("0x1p3"), ("0x1p3".into(), None));
+        assert_eq!(read("-0X1.8P-1"), ("-0X1.8P-1".into(), None));
+        assert_eq!(read("0x1.8g"), ("0x1.8".into(), Some(Complaint::Invalid)));
+        assert_eq!(read("0xp3"), ("0".into(), Some(Complaint::Invalid)));
     }
 }
