@@ -77,6 +77,8 @@ function symptom(r) {
   if (/\bunset (PATH|OLDPWD|HOME)\b/.test(r.script)) return "variables from the run's `env`";
   if (/^signal /.test(String(r.bash.exit)) && typeof r.ours.exit === 'number' && r.ours.exit > 128) return 'a signal to `$$` ends the run, not a process';
   if (r.leakedToHostStdio) return "wrote to the host's stdio";
+  if (/^\s*times\s*$/m.test(r.script)) return "`times` reports the host process's CPU times";
+  if (r.bash.exit === r.ours.exit && [...bashLines].sort().join('\n') === [...ourLines].sort().join('\n')) return 'same lines in another order (timing)';
   return 'other';
 }
 

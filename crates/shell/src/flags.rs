@@ -83,16 +83,11 @@ fn quoted_length(text: &str, open: usize) -> usize {
     text.len()
 }
 
-/// Adds the flags builtin (a copy of `:`'s registration with our function).
+/// Adds the flags builtin.
 pub(crate) fn install_builtin(
     builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>,
 ) {
-    if let Some(colon) = builtins.get(":") {
-        let mut registration = colon.clone();
-        registration.execute_func = print_flags;
-        registration.special_builtin = false;
-        builtins.insert(FLAGS_BUILTIN.to_string(), registration);
-    }
+    crate::builtins::add_internal(builtins, FLAGS_BUILTIN, print_flags);
 }
 
 fn print_flags(

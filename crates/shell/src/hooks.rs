@@ -173,12 +173,7 @@ pub fn install_builtins(builtins: &mut HashMap<String, Registration<DefaultShell
             reg.execute_func = wrapper;
         }
     }
-    if let Some(colon) = builtins.get(":") {
-        let mut reg = colon.clone();
-        reg.execute_func = debug_trap;
-        reg.special_builtin = false;
-        builtins.insert(DEBUG_TRAP_BUILTIN.to_string(), reg);
-    }
+    crate::builtins::add_internal(builtins, DEBUG_TRAP_BUILTIN, debug_trap);
 }
 
 /// Installs our DEBUG trap for session `id`, worded for the shell's current `set -x` state.

@@ -304,16 +304,11 @@ fn user_flags(word: &mut ast::Word) {
     }
 }
 
-/// Adds the stage builtin (a copy of `:`'s registration with our function).
+/// Adds the stage builtin.
 pub(crate) fn install_builtin(
     builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>,
 ) {
-    if let Some(colon) = builtins.get(":") {
-        let mut registration = colon.clone();
-        registration.execute_func = run_stage;
-        registration.special_builtin = false;
-        builtins.insert(STAGE_BUILTIN.to_string(), registration);
-    }
+    builtins::add_internal(builtins, STAGE_BUILTIN, run_stage);
 }
 
 /// What the DEBUG hook needs to know about the stage running on this thread.

@@ -126,6 +126,22 @@ fn error_prefix(shell: &Shell) -> String {
     }
 }
 
+/// Registers `name`, a builtin only our hooks call, running `func` (a copy of `:`'s
+/// registration: a regular builtin, which `enable`, `compgen` and `help` leave out, see
+/// [`is_internal`]).
+pub(crate) fn add_internal(
+    builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>,
+    name: &str,
+    func: BuiltinFn,
+) {
+    if let Some(colon) = builtins.get(":") {
+        let mut registration = colon.clone();
+        registration.execute_func = func;
+        registration.special_builtin = false;
+        builtins.insert(name.to_string(), registration);
+    }
+}
+
 /// Whether `name` is one of the builtins only our hooks call, which bash does not have.
 pub(crate) fn is_internal(name: &str) -> bool {
     [
