@@ -146,26 +146,22 @@ fn shopt_line(line: &str) -> String {
     line.to_string()
 }
 
-pub(super) fn enable(
-    ctx: ExecutionContext<'_, DefaultShellExtensions>,
-    args: Vec<CommandArg>,
-) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
-    Box::pin(corrected("enable", Correction::Enable, ctx, args))
+/// The builtin `$name`: the stock one, its output corrected by `$correction`.
+macro_rules! corrected_builtin {
+    ($name:ident, $correction:expr) => {
+        pub(super) fn $name(
+            ctx: ExecutionContext<'_, DefaultShellExtensions>,
+            args: Vec<CommandArg>,
+        ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+            Box::pin(corrected(stringify!($name), $correction, ctx, args))
+        }
+    };
 }
 
-pub(super) fn compgen(
-    ctx: ExecutionContext<'_, DefaultShellExtensions>,
-    args: Vec<CommandArg>,
-) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
-    Box::pin(corrected("compgen", Correction::Compgen, ctx, args))
-}
-
-pub(super) fn hash(
-    ctx: ExecutionContext<'_, DefaultShellExtensions>,
-    args: Vec<CommandArg>,
-) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
-    Box::pin(corrected("hash", Correction::Hash, ctx, args))
-}
+corrected_builtin!(enable, Correction::Enable);
+corrected_builtin!(compgen, Correction::Compgen);
+corrected_builtin!(hash, Correction::Hash);
+corrected_builtin!(shopt, Correction::Shopt);
 
 pub(super) fn help(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
@@ -179,13 +175,6 @@ pub(super) fn help(
         };
     }
     Box::pin(corrected("help", Correction::Help, ctx, args))
-}
-
-pub(super) fn shopt(
-    ctx: ExecutionContext<'_, DefaultShellExtensions>,
-    args: Vec<CommandArg>,
-) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
-    Box::pin(corrected("shopt", Correction::Shopt, ctx, args))
 }
 
 async fn corrected(

@@ -13,7 +13,7 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{Ending, error_prefix, exit_with, stock, with_shell_state};
+use super::{Ending, error_prefix, exit_with, operands, stock, with_shell_state};
 
 /// What `exec` was asked to do.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub(super) fn run(
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
-        let words: Vec<String> = args.iter().skip(1).map(ToString::to_string).collect();
+        let words = operands(&args);
         let request = match parse(&words) {
             Ok(request) => request,
             Err(message) => {

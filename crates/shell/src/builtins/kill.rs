@@ -15,7 +15,7 @@ use brush_core::traps::TrapSignal;
 use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{Ending, exit_with, stock, with_shell_state};
+use super::{Ending, exit_with, operands, stock, with_shell_state};
 
 const SIGKILL: i32 = libc::SIGKILL;
 
@@ -105,7 +105,7 @@ pub(super) fn run(
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
-        let words: Vec<String> = args.iter().skip(1).map(ToString::to_string).collect();
+        let words = operands(&args);
         let Some(stock_kill) = stock("kill") else {
             return Ok(ExecutionResult::new(2));
         };

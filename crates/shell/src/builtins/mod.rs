@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
 use brush_core::builtins::{CommandExecuteFunc, Registration};
+use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionControlFlow, ExecutionResult, Shell};
 
@@ -150,6 +151,11 @@ pub(crate) fn is_internal(name: &str) -> bool {
         crate::flags::FLAGS_BUILTIN,
     ]
     .contains(&name)
+}
+
+/// A builtin's arguments after its name, as text.
+fn operands(args: &[CommandArg]) -> Vec<String> {
+    args.iter().skip(1).map(ToString::to_string).collect()
 }
 
 /// A result that ends the session with `code`.

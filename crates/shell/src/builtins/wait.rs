@@ -18,7 +18,7 @@ use brush_core::jobs::Job;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{error_prefix, stock};
+use super::{error_prefix, operands, stock};
 
 /// Status of `wait` when there is nothing (left) to wait for.
 const NOTHING_TO_WAIT_FOR: u8 = 127;
@@ -92,7 +92,7 @@ pub(super) fn run(
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
-        let words: Vec<String> = args.iter().skip(1).map(ToString::to_string).collect();
+        let words = operands(&args);
         let request = parse(&words);
         if request.stock_only || (!request.next && request.operands.is_empty()) {
             return match stock("wait") {
