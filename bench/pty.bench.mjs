@@ -88,6 +88,7 @@ async function throughput(mode) {
     better: 'higher',
     subject: 'shellwright',
     results: { shellwright: mbPerSecond(runs.shellwright), 'node-pty': mbPerSecond(runs['node-pty']) },
+    budget: { vs: 'node-pty', atLeast: mode === 'raw' ? 0.5 : 0.9 },
     notes: {
       expectedBytes: mode === 'raw' ? STREAM_BYTES : 'file bytes + one \\r per line',
       shellwrightBytesWhenResolved: delivered(runs.shellwright),
@@ -170,6 +171,7 @@ async function latency() {
     subject: 'shellwright',
     results: { shellwright: stats(shellwrightSamples).p50, 'node-pty': stats(nodePtySamples).p50 },
     notes: { shellwrightMean: stats(shellwrightSamples).mean, nodePtyMean: stats(nodePtySamples).mean },
+    budget: { vs: 'node-pty', atLeast: 1 },
   })
 }
 
