@@ -129,9 +129,14 @@ async function readyWhen(text, getBuffer) {
   }
 }
 
+/**
+ * Echo round trips through both terminals, alternating blocks of samples between them so that a
+ * burst of load on the machine hits both alike; p50 in microseconds.
+ */
 async function latency() {
   const command = 'stty -echo; echo ready; exec cat'
-  const options = { iterations: 500, warmup: 50 }
+  const BLOCKS = 10
+  const options = { iterations: 100, warmup: 10 }
 
   const session = new PtySession()
   let ours = ''
@@ -141,12 +146,7 @@ async function latency() {
     for (const l of listeners) l(chunk)
   })
   await readyWhen('ready', () => ours)
-  const shellwrightSamples = await sample(
-    echoRoundTrip((d) => session.write(d), (l) => listeners.push(l)),
-    options,
-  )
-  session.kill()
-  await done
+  const oursOnce = echoRoundTrip((d) => session.write(d), (l) => listeners.push(l))
 
   const child = nodePty.spawn('sh', ['-c', command], { cols: 120, rows: 40, env: process.env })
   let theirs = ''
@@ -156,21 +156,37 @@ async function latency() {
     for (const l of theirListeners) l(chunk)
   })
   await readyWhen('ready', () => theirs)
-  const nodePtySamples = await sample(
-    echoRoundTrip((d) => child.write(d), (l) => theirListeners.push(l)),
-    options,
-  )
+  const theirsOnce = echoRoundTrip((d) => child.write(d), (l) => theirListeners.push(l))
+
+  const shellwrightSamples = []
+  const nodePtySamples = []
+  for (let block = 0; block < BLOCKS; block++) {
+    shellwrightSamples.push(...(await sample(oursOnce, options)))
+    nodePtySamples.push(...(await sample(theirsOnce, options)))
+  }
+
+  session.kill()
+  await done
   const exited = new Promise((resolve) => child.onExit(resolve))
   child.kill('SIGKILL')
   await exited
 
+  const us = (samples) => {
+    const { p50, p90, mean } = stats(samples.map((ms) => ms * 1000))
+    return { p50, p90, mean }
+  }
+  const [mine, theirsUs] = [us(shellwrightSamples), us(nodePtySamples)]
   report({
     bench: 'PTY echo round trip (p50)',
-    unit: 'ms',
+    unit: 'µs',
     better: 'lower',
     subject: 'shellwright',
-    results: { shellwright: stats(shellwrightSamples).p50, 'node-pty': stats(nodePtySamples).p50 },
-    notes: { shellwrightMean: stats(shellwrightSamples).mean, nodePtyMean: stats(nodePtySamples).mean },
+    results: { shellwright: mine.p50, 'node-pty': theirsUs.p50 },
+    notes: {
+      samples: `${BLOCKS} alternating blocks of ${options.iterations} round trips each`,
+      shellwright: mine,
+      nodePty: theirsUs,
+    },
     budget: { vs: 'node-pty', atLeast: 1 },
   })
 }
@@ -201,7 +217,9 @@ function memory() {
   })
 }
 
-await throughput("cooked")
-await throughput("raw")
-await latency()
-memory()
+// SW_PTY_BENCH_PARTS picks parts, e.g. `cooked,latency`; all four by default.
+const parts = (process.env.SW_PTY_BENCH_PARTS ?? 'cooked,raw,latency,memory').split(',')
+if (parts.includes('cooked')) await throughput('cooked')
+if (parts.includes('raw')) await throughput('raw')
+if (parts.includes('latency')) await latency()
+if (parts.includes('memory')) memory()
