@@ -46,18 +46,26 @@ let streamCommand = (file) => `${MODES.raw}; cat '${file}'`
 
 async function streamShellwright(file) {
   let bytes = 0
+  const cpu = process.cpuUsage()
   const start = performance.now()
   const result = await new PtySession().start({ command: streamCommand(file) }, (chunk) => {
     bytes += chunk.length // ASCII: one byte per character
   })
   const ms = performance.now() - start
   if (result.exitCode !== 0) throw new Error(`shellwright stream failed: ${JSON.stringify(result)}`)
-  return { ms, bytesAtEnd: bytes, bytesLate: bytes }
+  return { ms, cpuMs: cpuMs(cpu), bytesAtEnd: bytes, bytesLate: bytes }
+}
+
+/** CPU time (user + system, all threads of this process) since `before`, in ms. */
+function cpuMs(before) {
+  const { user, system } = process.cpuUsage(before)
+  return (user + system) / 1000
 }
 
 function streamNodePty(file) {
   return new Promise((resolve) => {
     let bytes = 0
+    const cpu = process.cpuUsage()
     const start = performance.now()
     const child = nodePty.spawn('sh', ['-c', streamCommand(file)], { cols: 120, rows: 40, env: process.env })
     child.onData((chunk) => {
@@ -66,7 +74,8 @@ function streamNodePty(file) {
     child.onExit(() => {
       const ms = performance.now() - start
       const bytesAtEnd = bytes
-      setTimeout(() => resolve({ ms, bytesAtEnd, bytesLate: bytes }), NODE_PTY_LATE_MS)
+      const cpuUsed = cpuMs(cpu)
+      setTimeout(() => resolve({ ms, cpuMs: cpuUsed, bytesAtEnd, bytesLate: bytes }), NODE_PTY_LATE_MS)
     })
   })
 }
@@ -95,6 +104,11 @@ async function throughput(mode) {
       nodePtyBytesAtExitEvent: delivered(runs['node-pty']),
       [`nodePtyBytes${NODE_PTY_LATE_MS}msAfterExit`]: runs['node-pty'].map((r) => r.bytesLate),
       emulator: 'shellwright: on (every byte fed to the terminal model); node-pty: none',
+      // Less noisy than the wall clock on a loaded machine: this process's CPU time per MB.
+      cpuMsPerMb: {
+        shellwright: median(runs.shellwright, 'cpuMs') / (STREAM_BYTES / 1e6),
+        'node-pty': median(runs['node-pty'], 'cpuMs') / (STREAM_BYTES / 1e6),
+      },
     },
   })
 }
