@@ -10,6 +10,7 @@
 //   node bench/run.mjs --reps 1 --out /tmp/r.json keys
 import { spawn } from 'node:child_process'
 import { readdirSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -52,6 +53,7 @@ function rowsOf(text) {
 }
 
 const started = Date.now()
+const loadAtStart = Number(loadavg()[0].toFixed(1))
 const runs = []
 let failed = 0
 for (let rep = 1; rep <= reps; rep++) {
@@ -68,7 +70,7 @@ for (let rep = 1; rep <= reps; rep++) {
 const seconds = Math.round((Date.now() - started) / 1000)
 
 const rows = summarize(runs.flatMap((run) => run.rows.map((row) => ({ ...row, file: run.file }))))
-const results = { machine: machine(), reps, seconds, files, failed, rows }
+const results = { machine: machine(loadAtStart), reps, seconds, files, failed, rows }
 console.log(`\n${budgetTable(results)}`)
 console.log(`\n${reps} repetition(s) of ${files.length} benchmark(s) in ${seconds} s; ${failed} failed run(s)`)
 if (out) {

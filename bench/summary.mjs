@@ -2,7 +2,7 @@
 // per benchmark with the median and min–max of every figure, and renders the table of budgets as
 // Markdown. Used by bench/run.mjs (console summary, results.json) and tools/bench-report.mjs (README).
 import { execFileSync } from 'node:child_process'
-import { cpus, release, totalmem } from 'node:os'
+import { cpus, loadavg, release, totalmem } from 'node:os'
 import { meets } from './lib.mjs'
 
 /** The median, min and max of a list of numbers (the lower median for an even count). */
@@ -46,8 +46,8 @@ export function summarize(rows) {
   })
 }
 
-/** What the figures were measured on. */
-export function machine() {
+/** What the figures were measured on; `loadAtStart` is the 1-minute load average when the run began. */
+export function machine(loadAtStart) {
   const cores = cpus()
   const git = (...args) => {
     try {
@@ -66,6 +66,7 @@ export function machine() {
     commit: git('rev-parse', '--short', 'HEAD'),
     dirty: Boolean(dirty),
     date: new Date().toISOString(),
+    load: { start: loadAtStart, end: Number(loadavg()[0].toFixed(1)) },
   }
 }
 
@@ -96,7 +97,9 @@ function figuresOf(row) {
 export function budgetTable({ machine: m, reps, seconds, rows }) {
   const lines = [
     `Measured on ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.os}, Node ${m.node}, commit ${m.commit ?? '?'}` +
-      `${m.dirty ? ' (with local changes)' : ''}, ${m.date.slice(0, 10)}: ${reps} repetition(s) of every benchmark ` +
+      `${m.dirty ? ' (with local changes)' : ''}, ${m.date.slice(0, 10)}` +
+      `${m.load ? ` (load average ${m.load.start} at the start, ${m.load.end} at the end)` : ''}: ` +
+      `${reps} repetition(s) of every benchmark ` +
       `(${seconds < 120 ? `${seconds} s` : `${Math.round(seconds / 60)} min`} in all); each figure is the median of the repetitions, the spread their min–max.`,
     '',
     '| benchmark | budget | measured | spread | met | figures (medians) |',
@@ -114,7 +117,7 @@ export function budgetTable({ machine: m, reps, seconds, rows }) {
   }
   for (const row of rows.filter((r) => r.budgets.length === 0)) {
     const spreads = Object.entries(row.results)
-      .map(([name, s]) => `${name} ${num(s.min)}–${num(s.max)}`)
+      .map(([name, s]) => `${name} ${num(s.min)}–${withUnit(s.max, row.unit)}`)
       .join(', ')
     lines.push(`| ${cell(row.bench)} | — | — | ${cell(spreads)} | — | ${cell(figuresOf(row))} |`)
   }
