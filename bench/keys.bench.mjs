@@ -40,6 +40,7 @@ report({
   subject: 'shellwright',
   results: { shellwright: parse },
   notes: `median of 100 samples × ${CALLS_PER_SAMPLE} calls over ${MIX.length} sequences; budget ≤ 1000 ns/call`,
+  budget: { result: 'shellwright', atMost: 1000 },
 })
 
 const match = nsPerCall(await sample(matchMix, { iterations: 100, warmup: 10 }))

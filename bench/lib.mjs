@@ -23,18 +23,26 @@ export function stats(samples) {
 }
 
 /**
- * Prints one comparison: a JSON line `{bench, unit, results: {name: value}, ratios: {…}}` and a table.
+ * Prints one comparison: a JSON line `{bench, unit, better, results, ratios, budgets}` and a table.
  * `results` maps each contender to its figure; `better` says whether lower or higher figures win;
  * each ratio is how many times better Shellwright (`subject`) is than that alternative.
+ *
+ * `budget` (one or a list) is what the row is held to; bench/run.mjs gathers them into the table of
+ * budgets. Each names the figure it judges and a bound, `atLeast` or `atMost`:
+ *   `{ vs: 'node-pty', atLeast: 0.9 }`          the ratio of `subject` to that contender (×)
+ *   `{ result: 'catch-up p50', atMost: 20 }`   a result, in the row's unit
+ *   `{ label, value, unit, atMost: 5 }`        a figure derived from the results
  */
-export function report({ bench, unit, subject, results, better = 'lower', notes }) {
+export function report({ bench, unit, subject, results, better = 'lower', notes, budget }) {
   const ratios = {}
   for (const [name, value] of Object.entries(results)) {
     if (name === subject) continue
     const mine = results[subject]
     ratios[`${subject} vs ${name}`] = round(better === 'lower' ? value / mine : mine / value)
   }
+  const budgets = [budget ?? []].flat().map((b) => judge(b, { unit, subject, results, ratios }))
   const line = { bench, unit, better, results: mapValues(results, round), ratios }
+  if (budgets.length) line.budgets = budgets
   if (notes) line.notes = notes
   console.log(JSON.stringify(line))
   console.log(`\n${bench} (${unit}, ${better} is better)`)
@@ -45,6 +53,29 @@ export function report({ bench, unit, subject, results, better = 'lower', notes 
       'shellwright is … better': name === subject ? '' : `${ratios[`${subject} vs ${name}`]}×`,
     })),
   )
+  for (const b of budgets) console.log(`budget ${b.label}: ${b.measured} ${b.unit}, ${b.met ? 'met' : 'NOT met'}`)
+}
+
+/** A budget with its measured figure: `{label, unit, measured, atLeast|atMost, met}`. */
+function judge(budget, { unit, subject, results, ratios }) {
+  const { vs, result, atLeast, atMost } = budget
+  if ((atLeast === undefined) === (atMost === undefined)) throw new Error('a budget needs atLeast or atMost')
+  let figure
+  if (vs !== undefined) {
+    figure = { label: `${subject} vs ${vs}`, unit: '×', measured: ratios[`${subject} vs ${vs}`] }
+  } else if (result !== undefined) {
+    figure = { label: result, unit, measured: round(results[result]) }
+  } else {
+    figure = { label: budget.label, unit: budget.unit, measured: round(budget.value) }
+  }
+  if (!Number.isFinite(figure.measured)) throw new Error(`budget ${figure.label}: no figure measured`)
+  const bound = atLeast !== undefined ? { atLeast } : { atMost }
+  return { ...figure, ...bound, met: meets(figure.measured, bound) }
+}
+
+/** Whether `value` is within the bound `{atLeast}` or `{atMost}`. */
+export function meets(value, { atLeast, atMost }) {
+  return atLeast !== undefined ? value >= atLeast : value <= atMost
 }
 
 function round(x) {

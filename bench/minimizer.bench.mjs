@@ -53,6 +53,7 @@ try {
       unit: 'ms',
       subject: 'minimizer on',
       results: { 'minimizer on': on, 'minimizer off': off },
+      budget: { label: 'minimizer cost per MB', value: (on - off) / (Buffer.byteLength(output) / MB), unit: 'ms/MB', atMost: 5 },
       notes: `per-call minimizer cost ${(on - off).toFixed(2)} ms (budget 5 ms); ${probe.minimized.inputBytes} → ${probe.minimized.outputBytes} bytes with filter ${probe.minimized.filter}`,
     })
   }

@@ -46,18 +46,26 @@ let streamCommand = (file) => `${MODES.raw}; cat '${file}'`
 
 async function streamShellwright(file) {
   let bytes = 0
+  const cpu = process.cpuUsage()
   const start = performance.now()
   const result = await new PtySession().start({ command: streamCommand(file) }, (chunk) => {
     bytes += chunk.length // ASCII: one byte per character
   })
   const ms = performance.now() - start
   if (result.exitCode !== 0) throw new Error(`shellwright stream failed: ${JSON.stringify(result)}`)
-  return { ms, bytesAtEnd: bytes, bytesLate: bytes }
+  return { ms, cpuMs: cpuMs(cpu), bytesAtEnd: bytes, bytesLate: bytes }
+}
+
+/** CPU time (user + system, all threads of this process) since `before`, in ms. */
+function cpuMs(before) {
+  const { user, system } = process.cpuUsage(before)
+  return (user + system) / 1000
 }
 
 function streamNodePty(file) {
   return new Promise((resolve) => {
     let bytes = 0
+    const cpu = process.cpuUsage()
     const start = performance.now()
     const child = nodePty.spawn('sh', ['-c', streamCommand(file)], { cols: 120, rows: 40, env: process.env })
     child.onData((chunk) => {
@@ -66,7 +74,8 @@ function streamNodePty(file) {
     child.onExit(() => {
       const ms = performance.now() - start
       const bytesAtEnd = bytes
-      setTimeout(() => resolve({ ms, bytesAtEnd, bytesLate: bytes }), NODE_PTY_LATE_MS)
+      const cpuUsed = cpuMs(cpu)
+      setTimeout(() => resolve({ ms, cpuMs: cpuUsed, bytesAtEnd, bytesLate: bytes }), NODE_PTY_LATE_MS)
     })
   })
 }
@@ -88,12 +97,18 @@ async function throughput(mode) {
     better: 'higher',
     subject: 'shellwright',
     results: { shellwright: mbPerSecond(runs.shellwright), 'node-pty': mbPerSecond(runs['node-pty']) },
+    budget: { vs: 'node-pty', atLeast: mode === 'raw' ? 0.5 : 0.9 },
     notes: {
       expectedBytes: mode === 'raw' ? STREAM_BYTES : 'file bytes + one \\r per line',
       shellwrightBytesWhenResolved: delivered(runs.shellwright),
       nodePtyBytesAtExitEvent: delivered(runs['node-pty']),
       [`nodePtyBytes${NODE_PTY_LATE_MS}msAfterExit`]: runs['node-pty'].map((r) => r.bytesLate),
       emulator: 'shellwright: on (every byte fed to the terminal model); node-pty: none',
+      // Less noisy than the wall clock on a loaded machine: this process's CPU time per MB.
+      cpuMsPerMb: {
+        shellwright: median(runs.shellwright, 'cpuMs') / (STREAM_BYTES / 1e6),
+        'node-pty': median(runs['node-pty'], 'cpuMs') / (STREAM_BYTES / 1e6),
+      },
     },
   })
 }
@@ -128,9 +143,14 @@ async function readyWhen(text, getBuffer) {
   }
 }
 
+/**
+ * Echo round trips through both terminals, alternating blocks of samples between them so that a
+ * burst of load on the machine hits both alike; p50 in microseconds.
+ */
 async function latency() {
   const command = 'stty -echo; echo ready; exec cat'
-  const options = { iterations: 500, warmup: 50 }
+  const BLOCKS = 10
+  const options = { iterations: 100, warmup: 10 }
 
   const session = new PtySession()
   let ours = ''
@@ -140,12 +160,7 @@ async function latency() {
     for (const l of listeners) l(chunk)
   })
   await readyWhen('ready', () => ours)
-  const shellwrightSamples = await sample(
-    echoRoundTrip((d) => session.write(d), (l) => listeners.push(l)),
-    options,
-  )
-  session.kill()
-  await done
+  const oursOnce = echoRoundTrip((d) => session.write(d), (l) => listeners.push(l))
 
   const child = nodePty.spawn('sh', ['-c', command], { cols: 120, rows: 40, env: process.env })
   let theirs = ''
@@ -155,21 +170,38 @@ async function latency() {
     for (const l of theirListeners) l(chunk)
   })
   await readyWhen('ready', () => theirs)
-  const nodePtySamples = await sample(
-    echoRoundTrip((d) => child.write(d), (l) => theirListeners.push(l)),
-    options,
-  )
+  const theirsOnce = echoRoundTrip((d) => child.write(d), (l) => theirListeners.push(l))
+
+  const shellwrightSamples = []
+  const nodePtySamples = []
+  for (let block = 0; block < BLOCKS; block++) {
+    shellwrightSamples.push(...(await sample(oursOnce, options)))
+    nodePtySamples.push(...(await sample(theirsOnce, options)))
+  }
+
+  session.kill()
+  await done
   const exited = new Promise((resolve) => child.onExit(resolve))
   child.kill('SIGKILL')
   await exited
 
+  const us = (samples) => {
+    const { p50, p90, mean } = stats(samples.map((ms) => ms * 1000))
+    return { p50, p90, mean }
+  }
+  const [mine, theirsUs] = [us(shellwrightSamples), us(nodePtySamples)]
   report({
     bench: 'PTY echo round trip (p50)',
-    unit: 'ms',
+    unit: 'µs',
     better: 'lower',
     subject: 'shellwright',
-    results: { shellwright: stats(shellwrightSamples).p50, 'node-pty': stats(nodePtySamples).p50 },
-    notes: { shellwrightMean: stats(shellwrightSamples).mean, nodePtyMean: stats(nodePtySamples).mean },
+    results: { shellwright: mine.p50, 'node-pty': theirsUs.p50 },
+    notes: {
+      samples: `${BLOCKS} alternating blocks of ${options.iterations} round trips each`,
+      shellwright: mine,
+      nodePty: theirsUs,
+    },
+    budget: { vs: 'node-pty', atLeast: 1 },
   })
 }
 
@@ -199,7 +231,9 @@ function memory() {
   })
 }
 
-await throughput("cooked")
-await throughput("raw")
-await latency()
-memory()
+// SW_PTY_BENCH_PARTS picks parts, e.g. `cooked,latency`; all four by default.
+const parts = (process.env.SW_PTY_BENCH_PARTS ?? 'cooked,raw,latency,memory').split(',')
+if (parts.includes('cooked')) await throughput('cooked')
+if (parts.includes('raw')) await throughput('raw')
+if (parts.includes('latency')) await latency()
+if (parts.includes('memory')) memory()

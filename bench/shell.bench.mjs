@@ -46,14 +46,29 @@ async function latency() {
     'persistent bash over a pipe': stats(await sample(() => bash.run('echo hi'), opts)).p50,
     'child_process.execFile(bash -c)': stats(await sample(() => execFileAsync('bash', ['-c', 'echo hi']), { iterations: 100, warmup: 10 })).p50,
   }
-  report({ bench: 'shell.run echo hi (builtin), p50 latency', unit: 'ms', subject: 'Shell.run', results: builtin })
+  report({
+    bench: 'shell.run echo hi (builtin), p50 latency',
+    unit: 'ms',
+    subject: 'Shell.run',
+    results: builtin,
+    budget: [
+      { vs: 'persistent bash over a pipe', atLeast: 3 },
+      { vs: 'child_process.execFile(bash -c)', atLeast: 100 },
+    ],
+  })
 
   const spawnTrue = () => new Promise((resolve) => spawn('/bin/true', { stdio: 'ignore' }).on('exit', resolve))
   const external = {
     'Shell.run': stats(await sample(() => shell.run({ command: '/bin/true' }), { iterations: 200, warmup: 20 })).p50,
     'child_process.spawn': stats(await sample(spawnTrue, { iterations: 200, warmup: 20 })).p50,
   }
-  report({ bench: 'shell.run /bin/true (external), p50 latency', unit: 'ms', subject: 'Shell.run', results: external })
+  report({
+    bench: 'shell.run /bin/true (external), p50 latency',
+    unit: 'ms',
+    subject: 'Shell.run',
+    results: external,
+    budget: { vs: 'child_process.spawn', atLeast: 1.2 },
+  })
   bash.close()
 }
 
@@ -93,6 +108,7 @@ async function streaming() {
     subject: 'Shell.run',
     results: { 'Shell.run': mbps(mine), 'child_process.spawn': mbps(theirs) },
     notes: `chars delivered: Shell.run ${mine.chars}, spawn ${theirs.chars}`,
+    budget: { vs: 'child_process.spawn', atLeast: 1.2 },
   })
 }
 

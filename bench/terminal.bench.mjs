@@ -41,6 +41,7 @@ report({
   subject: 'VirtualTerminal',
   results: { VirtualTerminal: megabytes / (mine.p50 / 1000), '@xterm/headless': megabytes / (theirs.p50 / 1000) },
   notes: `${stream.length} bytes, ${COLS}x${ROWS}, 64 KiB writes, median of ${parseOptions.iterations}; budget ≥ 4×`,
+  budget: { vs: '@xterm/headless', atLeast: 4 },
 })
 
 // Snapshot: 10 000 scrollback lines of coloured text plus a full screen.
@@ -65,4 +66,5 @@ report({
   subject: 'VirtualTerminal.snapshot',
   results: { 'VirtualTerminal.snapshot': snapMine.p50, '@xterm/addon-serialize': snapTheirs.p50 },
   notes: `10 000 scrollback lines + ${ROWS} rows, ${COLS} columns, median of ${snapshotOptions.iterations}; budget ≥ 10×`,
+  budget: { vs: '@xterm/addon-serialize', atLeast: 10 },
 })

@@ -142,7 +142,12 @@ impl ChunkSink {
         }
         {
             let mut pending = self.shared.pending();
-            pending.text.push_str(&chunk);
+            // The first text of a call is moved in; later text joins it.
+            if pending.text.is_empty() {
+                pending.text = chunk;
+            } else {
+                pending.text.push_str(&chunk);
+            }
             if pending.queued {
                 return;
             }

@@ -16,7 +16,14 @@ use super::control::PtyControl;
 use super::{ORPHAN_DRAIN, PtyOutput};
 use crate::hooks::BashHooks;
 
-const READ_BUFFER: usize = 64 * 1024;
+/// The most bytes one delivery to the output carries. A fast stream keeps the master readable, so
+/// a read loop fills the whole buffer before it delivers; each delivery costs the emulator a fixed
+/// amount on top of its bytes (it emulates the tail of what it skips), so larger batches cost less
+/// CPU per MB. In bench/pty.bench.mjs, 256 KiB took about a quarter less CPU per MB than 64 KiB in
+/// raw mode and no more in cooked mode (128 KiB was no better than 64 KiB), and a delivery per
+/// read (≤ 4 KiB) three times as much. Input a program has just written (an echo) ends the loop
+/// at once, so latency is untouched.
+const READ_BUFFER: usize = 256 * 1024;
 /// Without a pidfd, the child's exit is looked for this often.
 const REAP_INTERVAL: Duration = Duration::from_millis(10);
 
