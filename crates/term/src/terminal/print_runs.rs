@@ -16,7 +16,7 @@ use alacritty_terminal::event::EventListener;
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Column;
 use alacritty_terminal::term::TermMode;
-use alacritty_terminal::term::cell::Flags;
+use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
 use alacritty_terminal::vte::ansi::{
     Attr, CharsetIndex, ClearMode, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
@@ -75,46 +75,57 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
 
     fn write(&mut self, mut run: &[char]) {
         let cols = self.term.columns();
+        // `input` (taken below for a cell it must handle) leaves the template as it found it.
+        let template = self.term.grid().cursor.template.clone();
         while let Some((&first, _)) = run.split_first() {
             let grid = self.term.grid_mut();
             let cursor = &grid.cursor;
             let (line, column) = (cursor.point.line, cursor.point.column.0);
-            let template = cursor.template.clone();
-            let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
             let fits = if cursor.input_needs_wrap {
                 0
             } else {
                 run.len().min(cols - column)
             };
-            let cells = &grid[line][Column(column)..Column(column + fits)];
-            let plain = cells
-                .iter()
-                .position(|cell| cell.flags.intersects(special))
-                .unwrap_or(fits);
-            if plain == 0 {
+            let cells = &mut grid[line][Column(column)..Column(column + fits)];
+            let written = write_cells(cells, run, &template);
+            if written == 0 {
                 // Wrapping or a wide character to clear: the emulator's own path.
                 self.term.input(first);
                 run = &run[1..];
                 continue;
             }
-            let cells = &mut grid[line][Column(column)..Column(column + plain)];
-            for (cell, &c) in cells.iter_mut().zip(run) {
-                cell.c = c;
-                cell.fg = template.fg;
-                cell.bg = template.bg;
-                cell.flags = template.flags;
-                cell.extra.clone_from(&template.extra);
-            }
             let cursor = &mut grid.cursor;
-            if column + plain < cols {
-                cursor.point.column = Column(column + plain);
+            if column + written < cols {
+                cursor.point.column = Column(column + written);
             } else {
                 cursor.point.column = Column(cols - 1);
                 cursor.input_needs_wrap = true;
             }
-            run = &run[plain..];
+            run = &run[written..];
         }
     }
+}
+
+/// Writes `run` into `cells` with the pen of `template`, as the emulator writes a character at the
+/// cursor, up to the first cell that holds a wide character or its spacer (clearing those takes
+/// the emulator's own path). Returns how many cells were written.
+fn write_cells(cells: &mut [Cell], run: &[char], template: &Cell) -> usize {
+    let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
+    let mut written = 0;
+    for (cell, &c) in cells.iter_mut().zip(run) {
+        if cell.flags.intersects(special) {
+            break;
+        }
+        *cell = Cell {
+            c,
+            fg: template.fg,
+            bg: template.bg,
+            flags: template.flags,
+            extra: template.extra.clone(),
+        };
+        written += 1;
+    }
+    written
 }
 
 /// Forwards each `Handler` method to the emulator after writing out the pending run, so every
