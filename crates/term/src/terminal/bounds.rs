@@ -261,6 +261,10 @@ pub(crate) fn last_printed(text: &[u8]) -> Option<char> {
         .iter()
         .rposition(|&b| !matches!(b, 0x00..=0x1f | 0x7f))?
         + 1;
+    if text[end - 1].is_ascii() {
+        // Most text ends in ASCII: no decoding needed.
+        return Some(char::from(text[end - 1]));
+    }
     let tail = &text[end.saturating_sub(4)..end];
     String::from_utf8_lossy(tail).chars().next_back()
 }
@@ -368,5 +372,21 @@ mod tests {
         assert_eq!(last_printed("x日\x07".as_bytes()), Some('日'));
         assert_eq!(last_printed(b"\r\n"), None);
         assert_eq!(last_printed(b"a\xff"), Some('\u{fffd}'));
+    }
+
+    proptest::proptest! {
+        /// The ASCII shortcut names the character decoding the whole text names.
+        #[test]
+        fn last_printed_is_the_last_decoded_character(
+            text in proptest::collection::vec(proptest::prop_oneof![
+                proptest::num::u8::ANY,
+                proptest::prop_oneof![0x20u8..0x7f, 0u8..0x20],
+            ], 0..12),
+        ) {
+            let decoded = String::from_utf8_lossy(&text)
+                .chars()
+                .rfind(|&c| !matches!(c, '\0'..='\x1f' | '\x7f'));
+            proptest::prop_assert_eq!(last_printed(&text), decoded);
+        }
     }
 }

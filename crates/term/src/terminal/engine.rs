@@ -15,8 +15,8 @@
 //! That holds for raw-mode output too (bare line feeds, which keep the column): the cursor's
 //! column at the cut is worked out by arithmetic ([`TextColumn`]).
 //!
-//! What is parsed goes through [`PrintRuns`], which writes runs of printable ASCII into the grid a
-//! row-slice at a time instead of one `input` call per character.
+//! What is parsed goes through [`PrintRuns`], which writes runs of characters one cell wide into the
+//! grid a row-slice at a time instead of one `input` call per character.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -94,7 +94,7 @@ pub(crate) struct Engine {
     /// Off only in tests, to compare against parsing every byte as it comes.
     defer_plain_text: bool,
     /// The buffer of [`PrintRuns`], kept between parses.
-    print_run: Vec<u8>,
+    print_run: Vec<char>,
     /// Whether the parser may be inside a sequence (plain text is then no text at all).
     open_sequence: OpenSequence,
 }

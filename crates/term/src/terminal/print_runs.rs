@@ -3,8 +3,9 @@
 //!
 //! `vte` hands every printed character to `Handler::input` on its own, and alacritty's `input`
 //! then redoes per character what holds for a whole run (width, insert mode, charset, cursor cell
-//! lookup, damage). [`PrintRuns`] sits between the two: characters 0x20–0x7e are collected, every
-//! other call first writes the run out, then goes to the emulator unchanged. A run is written as
+//! lookup, damage). [`PrintRuns`] sits between the two: characters one cell wide (printable ASCII,
+//! and the rest of Unicode that is one column wide: `→`, `é`, `λ`) are collected, every other call
+//! first writes the run out, then goes to the emulator unchanged. A run is written as
 //! alacritty's `input` would write it, cell by cell with the cursor's template, while nothing makes
 //! a character special: no insert mode, no charset other than ASCII designated, no wide character
 //! or spacer under the cells written, no pending wrap. Otherwise that character goes through
@@ -15,24 +16,25 @@ use alacritty_terminal::event::EventListener;
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Column;
 use alacritty_terminal::term::TermMode;
-use alacritty_terminal::term::cell::Flags;
+use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
 use alacritty_terminal::vte::ansi::{
     Attr, CharsetIndex, ClearMode, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
     KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, PrivateMode, Rgb,
     ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
 };
+use unicode_width::UnicodeWidthChar;
 
 /// The emulator as the parser drives it, with printable ASCII batched. Call [`flush`](Self::flush)
 /// after the parser returns: the last run may still be pending.
 pub(crate) struct PrintRuns<'a, L: EventListener> {
     term: &'a mut Term<L>,
-    /// The pending run (bytes 0x20–0x7e); kept by the caller so its allocation is reused.
-    run: &'a mut Vec<u8>,
+    /// The pending run (characters one cell wide); kept by the caller so its allocation is reused.
+    run: &'a mut Vec<char>,
 }
 
 impl<'a, L: EventListener> PrintRuns<'a, L> {
-    pub(crate) fn new(term: &'a mut Term<L>, run: &'a mut Vec<u8>) -> Self {
+    pub(crate) fn new(term: &'a mut Term<L>, run: &'a mut Vec<char>) -> Self {
         run.clear();
         Self { term, run }
     }
@@ -46,8 +48,8 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
         if self.writes_plainly() {
             self.write(&run);
         } else {
-            for &byte in &run {
-                self.term.input(char::from(byte));
+            for &c in &run {
+                self.term.input(c);
             }
         }
         // Hand the allocation back (cleared) for the next run.
@@ -55,8 +57,9 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
         self.run.clear();
     }
 
-    /// Whether printable ASCII lands in cells as itself: no insert mode, and every charset the
-    /// program could shift to is ASCII (so which one is active does not matter).
+    /// Whether the run lands in cells as itself: no insert mode, and every charset the program
+    /// could shift to is ASCII (so which one is active does not matter; the DEC special graphics
+    /// set would map ASCII, never other characters, but is left to the emulator all the same).
     fn writes_plainly(&self) -> bool {
         let charsets = &self.term.grid().cursor.charsets;
         !self.term.mode().contains(TermMode::INSERT)
@@ -70,48 +73,59 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
             .all(|index| charsets[index] == StandardCharset::Ascii)
     }
 
-    fn write(&mut self, mut run: &[u8]) {
+    fn write(&mut self, mut run: &[char]) {
         let cols = self.term.columns();
+        // `input` (taken below for a cell it must handle) leaves the template as it found it.
+        let template = self.term.grid().cursor.template.clone();
         while let Some((&first, _)) = run.split_first() {
             let grid = self.term.grid_mut();
             let cursor = &grid.cursor;
             let (line, column) = (cursor.point.line, cursor.point.column.0);
-            let template = cursor.template.clone();
-            let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
             let fits = if cursor.input_needs_wrap {
                 0
             } else {
                 run.len().min(cols - column)
             };
-            let cells = &grid[line][Column(column)..Column(column + fits)];
-            let plain = cells
-                .iter()
-                .position(|cell| cell.flags.intersects(special))
-                .unwrap_or(fits);
-            if plain == 0 {
+            let cells = &mut grid[line][Column(column)..Column(column + fits)];
+            let written = write_cells(cells, run, &template);
+            if written == 0 {
                 // Wrapping or a wide character to clear: the emulator's own path.
-                self.term.input(char::from(first));
+                self.term.input(first);
                 run = &run[1..];
                 continue;
             }
-            let cells = &mut grid[line][Column(column)..Column(column + plain)];
-            for (cell, &byte) in cells.iter_mut().zip(run) {
-                cell.c = char::from(byte);
-                cell.fg = template.fg;
-                cell.bg = template.bg;
-                cell.flags = template.flags;
-                cell.extra.clone_from(&template.extra);
-            }
             let cursor = &mut grid.cursor;
-            if column + plain < cols {
-                cursor.point.column = Column(column + plain);
+            if column + written < cols {
+                cursor.point.column = Column(column + written);
             } else {
                 cursor.point.column = Column(cols - 1);
                 cursor.input_needs_wrap = true;
             }
-            run = &run[plain..];
+            run = &run[written..];
         }
     }
+}
+
+/// Writes `run` into `cells` with the pen of `template`, as the emulator writes a character at the
+/// cursor, up to the first cell that holds a wide character or its spacer (clearing those takes
+/// the emulator's own path). Returns how many cells were written.
+fn write_cells(cells: &mut [Cell], run: &[char], template: &Cell) -> usize {
+    let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
+    let mut written = 0;
+    for (cell, &c) in cells.iter_mut().zip(run) {
+        if cell.flags.intersects(special) {
+            break;
+        }
+        *cell = Cell {
+            c,
+            fg: template.fg,
+            bg: template.bg,
+            flags: template.flags,
+            extra: template.extra.clone(),
+        };
+        written += 1;
+    }
+    written
 }
 
 /// Forwards each `Handler` method to the emulator after writing out the pending run, so every
@@ -131,9 +145,9 @@ macro_rules! forward {
 impl<L: EventListener> Handler for PrintRuns<'_, L> {
     #[inline]
     fn input(&mut self, c: char) {
-        if matches!(c, ' '..='~') {
-            // In range, so the cast keeps the character.
-            self.run.push(c as u8);
+        // The emulator writes a character one column wide as it writes printable ASCII.
+        if matches!(c, ' '..='~') || (!c.is_ascii() && c.width() == Some(1)) {
+            self.run.push(c);
         } else {
             self.flush();
             self.term.input(c);
@@ -268,6 +282,8 @@ mod tests {
                     "[a-z ~!]{1,14}",
                     Just("日".to_string()),
                     Just("e\u{301}".to_string()),
+                    Just("→λé".to_string()),
+                    Just("\x7f".to_string()),
                     Just("\r\n".to_string()),
                     Just("\n".to_string()),
                     Just("\t".to_string()),

@@ -187,6 +187,12 @@ impl Scanner {
                     }
                 }
             }
+            if self.state == State::Csi {
+                *pos += self.csi_params(&input[*pos..]);
+                if *pos == input.len() {
+                    break;
+                }
+            }
             let index = *pos;
             let byte = input[index];
             *pos += 1;
@@ -358,6 +364,25 @@ impl Scanner {
         }
     }
 
+    /// Takes the digits and separators (0x30–0x3b) at the start of `input` inside a CSI in one
+    /// step, as [`Self::csi_byte`] would take them one by one; returns how many there were.
+    fn csi_params(&mut self, input: &[u8]) -> usize {
+        let count = input
+            .iter()
+            .position(|b| !(b'0'..=b';').contains(b))
+            .unwrap_or(input.len());
+        if count == 0 {
+            return 0;
+        }
+        let room = CSI_PARAMS_LIMIT.saturating_sub(self.body.len());
+        self.body.extend_from_slice(&input[..count.min(room)]);
+        if self.intermediate != 0 || count > room {
+            self.overflowed = true;
+        }
+        self.seq_len = self.seq_len.saturating_add(count);
+        count
+    }
+
     fn enter(&mut self, state: State) -> Step {
         self.state = state;
         Step::Continue
@@ -422,6 +447,7 @@ impl Scanner {
     }
 }
 
+#[derive(Debug, PartialEq, Eq)]
 enum Step {
     Continue,
     Done,
@@ -555,5 +581,56 @@ mod tests {
             scanner.next(b"\x18rest", &mut pos),
             Some(Event::Text(b"rest"))
         );
+    }
+
+    /// The sequences `chunks` hold, scanned as consecutive feeds.
+    fn sequences<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<String> {
+        let mut scanner = Scanner::default();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            let mut pos = 0;
+            while let Some(event) = scanner.next(chunk, &mut pos) {
+                if let Event::Sequence(sequence) = event {
+                    out.push(format!("{sequence:?}"));
+                }
+            }
+        }
+        out
+    }
+
+    /// The sequences of `input` with every byte of a sequence through [`Scanner::step`].
+    fn sequences_by_step(input: &[u8]) -> Vec<String> {
+        let mut scanner = Scanner::default();
+        let mut out = Vec::new();
+        for (index, &byte) in input.iter().enumerate() {
+            if scanner.state == State::Ground && byte != ESC {
+                continue;
+            }
+            if scanner.step(byte, index) == Step::Done {
+                out.push(format!("{:?}", scanner.sequence()));
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// CSI parameters taken in bulk make the sequences taking them one byte at a time makes,
+        /// overlong and malformed ones included, however the input is cut.
+        #[test]
+        fn bulk_csi_parameters_scan_as_single_bytes_do(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "\\x1b\\[[?>]?[0-9;:]{0,70}[ !]?[0-9;]{0,3}[@-~]",
+                    "[\\x1b\\[0-9;:?< $mHa\\x07\\x18\\]P\\\\]{1,12}",
+                ],
+                0..20,
+            ),
+            cut in 1usize..16,
+        ) {
+            let input = pieces.concat().into_bytes();
+            let expected = sequences_by_step(&input);
+            proptest::prop_assert_eq!(sequences([&input[..]]), expected.clone());
+            proptest::prop_assert_eq!(sequences(input.chunks(cut)), expected);
+        }
     }
 }
