@@ -1,13 +1,15 @@
-//! git: `log` and `show` headers become one line per commit (`commit 1a2b3c4d · Author · Date`,
-//! the message kept verbatim); diffs lose their `index` lines; `status` loses its `(use "git
-//! …")` hints; `push`, `pull`, `fetch` and `clone` lose their object-transfer progress. Custom
-//! formats (`--oneline`, `--format`, `--pretty`) are only squeezed.
+//! git: `log` and `show` headers become one line per commit (`commit 1a2b3c4d · 2026-11-23 14:47
+//! +0000 · Author`, the author shown only when it differs from the previous commit's, the
+//! message kept verbatim); diffs and `--stat` lines are compacted by [`super::diff`]; `status`
+//! loses its `(use "git …")` hints; `push`, `pull`, `fetch` and `clone` lose their
+//! object-transfer progress. Custom formats (`--oneline`, `--format`, `--pretty`) keep their
+//! lines and only get their diffs compacted.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{drop_lines, generic};
+use super::{diff, drop_lines, generic};
 use crate::minimize::command::Invocation;
 use crate::minimize::text::{Output, is_important, squeeze};
 
@@ -17,12 +19,18 @@ static TRANSFER: LazyLock<Regex> = pattern!(
 
 static STATUS_HINT: LazyLock<Regex> = pattern!(r#"^\s+\((use "git |commit or discard|use -u )"#);
 
-static DIFF_INDEX: LazyLock<Regex> = pattern!(r"^index [0-9a-f]+\.\.[0-9a-f]+( \d+)?$");
-
 static COMMIT: LazyLock<Regex> = pattern!(r"^commit ([0-9a-f]{7,64})(.*)$");
 
 static PERSON: LazyLock<Regex> =
     pattern!(r"^(Author|Date|AuthorDate|Commit|CommitDate):\s+(.*?)(\s+<[^>]*>)?$");
+
+/// git's default date format (`Mon Nov 23 14:47:40 2026 +0000`).
+static DEFAULT_DATE: LazyLock<Regex> =
+    pattern!(r"^\w{3} (\w{3}) (\d{1,2}) (\d\d:\d\d):\d\d (\d{4}) ([+-]\d{4})$");
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
 
 /// git's options that take a value before the subcommand.
 const GLOBAL_WITH_VALUE: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
@@ -46,12 +54,9 @@ pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
     });
     Some(match sub {
         "log" | "show" | "whatchanged" if !custom_format => {
-            let text = drop_lines(cleaned, "diff index line", |l| DIFF_INDEX.is_match(l));
-            compact_headers(&text)
+            compact_headers(&diff::compact(cleaned))
         }
-        "log" | "show" | "diff" => {
-            drop_lines(cleaned, "diff index line", |l| DIFF_INDEX.is_match(l))
-        }
+        "log" | "show" | "diff" => squeeze(&diff::compact(cleaned), None),
         "status" => drop_lines(cleaned, "hint line", |l| STATUS_HINT.is_match(l)),
         "push" | "pull" | "fetch" | "clone" => {
             drop_lines(cleaned, "transfer progress line", |l| TRANSFER.is_match(l))
@@ -60,10 +65,13 @@ pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
     })
 }
 
-/// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <name> · <date>`.
+/// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <date> · <name>`, the
+/// name left out when it repeats the previous commit's (a first line says so).
 fn compact_headers(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Output::default();
+    let mut previous_author = String::new();
+    let mut repeated_authors = 0;
     let mut i = 0;
     while i < lines.len() {
         let Some(commit) = COMMIT
@@ -76,16 +84,28 @@ fn compact_headers(text: &str) -> String {
         };
         let sha = &commit[1];
         let mut header = format!("commit {}{}", &sha[..sha.len().min(8)], &commit[2]);
+        let mut author = String::new();
         let mut j = i + 1;
         while let Some(line) = lines.get(j) {
             if let Some(merge) = line.strip_prefix("Merge: ") {
                 header.push_str(&format!(" · merge {merge}"));
             } else if let Some(person) = PERSON.captures(line).filter(|_| !is_important(line)) {
-                header.push_str(&format!(" · {}", &person[2]));
+                match &person[1] {
+                    "Author" if person[2] == previous_author => repeated_authors += 1,
+                    "Author" => {
+                        author = person[2].to_string();
+                        previous_author = author.clone();
+                    }
+                    "Date" => header.push_str(&format!(" · {}", short_date(&person[2]))),
+                    field => header.push_str(&format!(" · {field} {}", &person[2])),
+                }
             } else {
                 break;
             }
             j += 1;
+        }
+        if !author.is_empty() {
+            header.push_str(&format!(" · {author}"));
         }
         out.line(&header);
         if lines.get(j).is_some_and(|l| l.is_empty()) && j > i + 1 {
@@ -93,7 +113,31 @@ fn compact_headers(text: &str) -> String {
         }
         i = j;
     }
-    squeeze(&out.finish(), None)
+    let text = out.finish();
+    let text = if repeated_authors > 0 {
+        format!("[author shown only where it changes]\n{text}")
+    } else {
+        text
+    };
+    squeeze(&text, None)
+}
+
+/// `Mon Nov 23 14:47:40 2026 +0000` as `2026-11-23 14:47 +0000`; any other format as it is.
+fn short_date(date: &str) -> String {
+    let Some(parts) = DEFAULT_DATE.captures(date) else {
+        return date.to_string();
+    };
+    let Some(month) = MONTHS.iter().position(|m| *m == &parts[1]) else {
+        return date.to_string();
+    };
+    format!(
+        "{}-{:02}-{:0>2} {} {}",
+        &parts[4],
+        month + 1,
+        &parts[2],
+        &parts[3],
+        &parts[5]
+    )
 }
 
 #[cfg(test)]
@@ -113,7 +157,7 @@ mod tests {
         assert_eq!(
             git(&git_args(&["log", "-n", "2"]), text).as_deref(),
             Some(
-                "commit 077b84e3 · Ann Example · Mon Nov 23 12:22:23 2026 +0000\n    fix the error path\n\n    body line\n\ncommit e55026ce · merge 1a2b 3c4d · Bob · Sun Nov 22 10:00:00 2026 +0000\n    merge\n"
+                "commit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    fix the error path\n\n    body line\n\ncommit e55026ce · merge 1a2b 3c4d · 2026-11-22 10:00 +0000 · Bob\n    merge\n"
             )
         );
     }
@@ -128,7 +172,7 @@ mod tests {
         let diff = "diff --git a/x b/x\nindex 332d50b..0edbb0d 100644\n--- a/x\n+++ b/x\n";
         assert_eq!(
             git(&git_args(&["diff"]), diff).as_deref(),
-            Some("diff --git a/x b/x\n--- a/x\n+++ b/x\n")
+            Some("diff --git a/x b/x\n[… omitted: 3 index and ---/+++ lines (the paths are on the diff --git line)]\n")
         );
         let push = "Enumerating objects: 5, done.\nWriting objects: 100% (3/3), 300 bytes | 300.00 KiB/s, done.\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n";
         assert_eq!(

@@ -1,5 +1,7 @@
 //! Listings. `ls -l`: each entry becomes its name (with `/` for a directory, `-> target` for a
-//! link) and, for a file, its size; permissions, owners, link counts and dates go. `find`: paths
+//! link) and, for a file, its size; permissions, owners, link counts and dates go. A listing of
+//! more than [`LONG_LISTING`] entries keeps only the names, marked as `ls -F` does (`/`
+//! directory, `@` link), several to a line, under a count of each kind. `find`: paths
 //! are grouped under their directory, one line per directory, when there are many. `tree`: a long
 //! tree keeps its first 80 and last 10 lines (the count summary) around a count.
 //! A listing whose lines do not all have the expected shape is left unchanged.
@@ -17,32 +19,116 @@ static LONG_ENTRY: LazyLock<Regex> = pattern!(
 
 /// Fewer entries than this are shown as they are.
 const MIN_ENTRIES: usize = 20;
+/// More entries than this are shown by name only.
+const LONG_LISTING: usize = 200;
+/// Names are packed into lines of about this many bytes.
+const NAMES_WIDTH: usize = 100;
 const TREE_HEAD: usize = 80;
 const TREE_TAIL: usize = 10;
 
+/// One `ls -l` line's kind (`-`, `d`, `l`, …), size and name (with `-> target` for a link),
+/// and the line itself when it is important (a name like `test` after a year reads as a test
+/// count): such a line is kept verbatim.
+struct Entry<'a> {
+    kind: &'a str,
+    size: &'a str,
+    name: &'a str,
+    important: Option<&'a str>,
+}
+
 pub fn ls(cleaned: &str) -> Option<String> {
-    let mut out = Output::default();
-    let mut entries = 0;
+    let mut sections: Vec<(Option<&str>, Vec<Entry>)> = vec![(None, Vec::new())];
     for line in cleaned.lines() {
-        if let Some(entry) = LONG_ENTRY.captures(line).filter(|_| !is_important(line)) {
-            entries += 1;
-            let name = &entry[3];
-            match &entry[1] {
-                "d" => out.line(&format!("{name}/")),
-                "-" => out.line(&format!("{name} {}", &entry[2])),
-                _ => out.line(name),
+        match LONG_ENTRY.captures(line) {
+            Some(entry) => {
+                let section = sections.last_mut().expect("one section at least");
+                section.1.push(Entry {
+                    kind: entry.get(1).map_or("", |m| m.as_str()),
+                    size: entry.get(2).map_or("", |m| m.as_str()),
+                    name: entry.get(3).map_or("", |m| m.as_str()),
+                    important: is_important(line).then_some(line),
+                });
             }
-        } else if line.is_empty()
-            || line.starts_with("total ")
-            || line.ends_with(':')
-            || is_important(line)
-        {
-            out.line(line);
-        } else {
-            return None;
+            None if line.is_empty()
+                || line.starts_with("total ")
+                || line.ends_with(':')
+                || is_important(line) =>
+            {
+                sections.push((Some(line), Vec::new()));
+            }
+            None => return None,
         }
     }
-    (entries >= MIN_ENTRIES).then(|| out.finish())
+    let entries: usize = sections.iter().map(|s| s.1.len()).sum();
+    if entries < MIN_ENTRIES {
+        return None;
+    }
+    let mut out = Output::default();
+    for (line, entries) in &sections {
+        if let Some(line) = line {
+            out.line(line);
+        }
+        if entries.len() > LONG_LISTING {
+            names_only(entries, &mut out);
+        } else {
+            entries.iter().for_each(|e| out.line(&name_and_size(e)));
+        }
+    }
+    Some(out.finish())
+}
+
+fn name_and_size(entry: &Entry) -> String {
+    if let Some(line) = entry.important {
+        return line.to_string();
+    }
+    match entry.kind {
+        "d" => format!("{}/", entry.name),
+        "-" => format!("{} {}", entry.name, entry.size),
+        _ => entry.name.to_string(),
+    }
+}
+
+/// A count of each kind, then the names (`ls -F` marks), two spaces apart, a line at a time.
+fn names_only(entries: &[Entry], out: &mut Output) {
+    let count = |kind: &str| entries.iter().filter(|e| e.kind == kind).count();
+    let (files, dirs, links) = (count("-"), count("d"), count("l"));
+    let other = entries.len() - files - dirs - links;
+    let mut summary = format!(
+        "[{} entries: {files} files, {dirs} directories (/), {links} symlinks (@)",
+        entries.len()
+    );
+    if other > 0 {
+        summary.push_str(&format!(", {other} other"));
+    }
+    summary.push_str("; sizes, owners, permissions, dates and link targets omitted]");
+    out.line(&summary);
+    let mut row = String::new();
+    for entry in entries {
+        if let Some(line) = entry.important {
+            if !row.is_empty() {
+                out.line(&row);
+                row.clear();
+            }
+            out.line(line);
+            continue;
+        }
+        let name = match entry.kind {
+            "d" => format!("{}/", entry.name),
+            "l" => format!("{}@", entry.name.split(" -> ").next().unwrap_or(entry.name)),
+            _ => entry.name.to_string(),
+        };
+        if !row.is_empty() && row.len() + name.len() + 2 > NAMES_WIDTH {
+            out.line(&row);
+            row.clear();
+        }
+        if !row.is_empty() {
+            row.push_str("  ");
+        }
+        row.push_str(&name);
+    }
+    if !row.is_empty() {
+        out.line(&row);
+    }
 }
 
 pub fn find(cleaned: &str) -> Option<String> {

@@ -4,6 +4,7 @@
 
 mod build;
 mod cargo;
+mod diff;
 mod git;
 mod go;
 mod js;
