@@ -88,7 +88,8 @@ fn name_and_size(entry: &Entry) -> String {
     }
 }
 
-/// A count of each kind, then the names (`ls -F` marks), two spaces apart, a line at a time.
+/// A count of each kind, then the names (`ls -F` marks, names sharing a prefix as
+/// `prefix{a,b,c}`), a line at a time.
 fn names_only(entries: &[Entry], out: &mut Output) {
     let count = |kind: &str| entries.iter().filter(|e| e.kind == kind).count();
     let (files, dirs, links) = (count("-"), count("d"), count("l"));
@@ -100,35 +101,86 @@ fn names_only(entries: &[Entry], out: &mut Output) {
     if other > 0 {
         summary.push_str(&format!(", {other} other"));
     }
-    summary.push_str("; sizes, owners, permissions, dates and link targets omitted]");
+    summary.push_str(
+        "; sizes, owners, permissions, dates and link targets omitted; names sharing a prefix as prefix{a,b}]",
+    );
     out.line(&summary);
-    let mut row = String::new();
+    let mut names = Vec::new();
     for entry in entries {
         if let Some(line) = entry.important {
-            if !row.is_empty() {
-                out.line(&row);
-                row.clear();
-            }
+            pack(&brace_groups(&names), out);
+            names.clear();
             out.line(line);
             continue;
         }
-        let name = match entry.kind {
+        names.push(match entry.kind {
             "d" => format!("{}/", entry.name),
             "l" => format!("{}@", entry.name.split(" -> ").next().unwrap_or(entry.name)),
             _ => entry.name.to_string(),
-        };
-        if !row.is_empty() && row.len() + name.len() + 2 > NAMES_WIDTH {
+        });
+    }
+    pack(&brace_groups(&names), out);
+}
+
+/// Names packed into lines of about [`NAMES_WIDTH`] bytes, one space apart (two if a name has a
+/// space in it).
+fn pack(tokens: &[String], out: &mut Output) {
+    let gap = if tokens.iter().any(|t| t.contains(' ')) {
+        "  "
+    } else {
+        " "
+    };
+    let mut row = String::new();
+    for token in tokens {
+        if !row.is_empty() && row.len() + gap.len() + token.len() > NAMES_WIDTH {
             out.line(&row);
             row.clear();
         }
         if !row.is_empty() {
-            row.push_str("  ");
+            row.push_str(gap);
         }
-        row.push_str(&name);
+        row.push_str(token);
     }
     if !row.is_empty() {
         out.line(&row);
     }
+}
+
+/// Runs of three or more consecutive names that share a prefix ending in `-`, `_` or `.` become
+/// one `prefix{rest,rest,…}` (the prefix that saves most); other names stay as they are.
+fn brace_groups(names: &[String]) -> Vec<String> {
+    let groupable = |name: &str| !name.contains([',', '{', '}', ' ']);
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < names.len() {
+        let name = names[i].as_str();
+        let mut best: Option<(usize, usize)> = None;
+        if groupable(name) {
+            for (at, _) in name.match_indices(['-', '_', '.']) {
+                let prefix = &name[..=at];
+                let run = names[i..]
+                    .iter()
+                    .take_while(|n| groupable(n) && n.len() > prefix.len() && n.starts_with(prefix))
+                    .count();
+                let saved = |(len, run): (usize, usize)| (run - 1) * len;
+                if run >= 3 && best.is_none_or(|b| saved((prefix.len(), run)) > saved(b)) {
+                    best = Some((prefix.len(), run));
+                }
+            }
+        }
+        match best {
+            Some((len, run)) => {
+                let rests: Vec<&str> = names[i..i + run].iter().map(|n| &n[len..]).collect();
+                tokens.push(format!("{}{{{}}}", &name[..len], rests.join(",")));
+                i += run;
+            }
+            None => {
+                tokens.push(name.to_string());
+                i += 1;
+            }
+        }
+    }
+    tokens
 }
 
 pub fn find(cleaned: &str) -> Option<String> {
