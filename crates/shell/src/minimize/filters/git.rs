@@ -1,6 +1,6 @@
 //! git: `log` and `show` headers become one line per commit (`commit 1a2b3c4d · 2026-11-23 14:47
-//! +0000 · Author`, the author shown only when it differs from the previous commit's, the
-//! message kept verbatim); diffs and `--stat` lines are compacted by [`super::diff`]; `status`
+//! +0000 · Author`, the day, time zone and author shown only when they differ from the previous
+//! commit's, the message kept verbatim); diffs and `--stat` lines are compacted by [`super::diff`]; `status`
 //! loses its `(use "git …")` hints; `push`, `pull`, `fetch` and `clone` lose their
 //! object-transfer progress. Custom formats (`--oneline`, `--format`, `--pretty`) keep their
 //! lines and only get their diffs compacted.
@@ -65,13 +65,13 @@ pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
     })
 }
 
-/// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <date> · <name>`, the
-/// name left out when it repeats the previous commit's (a first line says so).
+/// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <date> · <name>`; the
+/// day, the time zone and the name are left out where they repeat the previous commit's (a first
+/// line says so).
 fn compact_headers(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Output::default();
-    let mut previous_author = String::new();
-    let mut repeated_authors = 0;
+    let mut previous = Previous::default();
     let mut i = 0;
     while i < lines.len() {
         let Some(commit) = COMMIT
@@ -84,19 +84,15 @@ fn compact_headers(text: &str) -> String {
         };
         let sha = &commit[1];
         let mut header = format!("commit {}{}", &sha[..sha.len().min(8)], &commit[2]);
-        let mut author = String::new();
+        let mut author = None;
         let mut j = i + 1;
         while let Some(line) = lines.get(j) {
             if let Some(merge) = line.strip_prefix("Merge: ") {
                 header.push_str(&format!(" · merge {merge}"));
             } else if let Some(person) = PERSON.captures(line).filter(|_| !is_important(line)) {
                 match &person[1] {
-                    "Author" if person[2] == previous_author => repeated_authors += 1,
-                    "Author" => {
-                        author = person[2].to_string();
-                        previous_author = author.clone();
-                    }
-                    "Date" => header.push_str(&format!(" · {}", short_date(&person[2]))),
+                    "Author" => author = previous.unless_repeated(&person[2], Field::Author),
+                    "Date" => header.push_str(&format!(" · {}", previous.date(&person[2]))),
                     field => header.push_str(&format!(" · {field} {}", &person[2])),
                 }
             } else {
@@ -104,7 +100,7 @@ fn compact_headers(text: &str) -> String {
             }
             j += 1;
         }
-        if !author.is_empty() {
+        if let Some(author) = author {
             header.push_str(&format!(" · {author}"));
         }
         out.line(&header);
@@ -114,30 +110,62 @@ fn compact_headers(text: &str) -> String {
         i = j;
     }
     let text = out.finish();
-    let text = if repeated_authors > 0 {
-        format!("[author shown only where it changes]\n{text}")
+    let text = if previous.elided {
+        format!("[day, time zone and author shown only where they change]\n{text}")
     } else {
         text
     };
     squeeze(&text, None)
 }
 
-/// `Mon Nov 23 14:47:40 2026 +0000` as `2026-11-23 14:47 +0000`; any other format as it is.
-fn short_date(date: &str) -> String {
-    let Some(parts) = DEFAULT_DATE.captures(date) else {
-        return date.to_string();
-    };
-    let Some(month) = MONTHS.iter().position(|m| *m == &parts[1]) else {
-        return date.to_string();
-    };
-    format!(
-        "{}-{:02}-{:0>2} {} {}",
-        &parts[4],
-        month + 1,
-        &parts[2],
-        &parts[3],
-        &parts[5]
-    )
+#[derive(Clone, Copy)]
+enum Field {
+    Author,
+    Day,
+    Zone,
+}
+
+/// The previous commit's author, day and time zone, and whether one was left out.
+#[derive(Default)]
+struct Previous {
+    values: [String; 3],
+    elided: bool,
+}
+
+impl Previous {
+    /// `value`, or `None` if it is the previous commit's.
+    fn unless_repeated(&mut self, value: &str, field: Field) -> Option<String> {
+        let previous = &mut self.values[field as usize];
+        if previous == value {
+            self.elided = true;
+            return None;
+        }
+        *previous = value.to_string();
+        Some(value.to_string())
+    }
+
+    /// `Mon Nov 23 14:47:40 2026 +0000` as `2026-11-23 14:47 +0000`, less the day and the zone
+    /// where they repeat; any other format as it is.
+    fn date(&mut self, date: &str) -> String {
+        let Some(parts) = DEFAULT_DATE.captures(date) else {
+            return date.to_string();
+        };
+        let Some(month) = MONTHS.iter().position(|m| *m == &parts[1]) else {
+            return date.to_string();
+        };
+        let day = format!("{}-{:02}-{:0>2}", &parts[4], month + 1, &parts[2]);
+        let mut text = String::new();
+        if let Some(day) = self.unless_repeated(&day, Field::Day) {
+            text.push_str(&day);
+            text.push(' ');
+        }
+        text.push_str(&parts[3]);
+        if let Some(zone) = self.unless_repeated(&parts[5], Field::Zone) {
+            text.push(' ');
+            text.push_str(&zone);
+        }
+        text
+    }
 }
 
 #[cfg(test)]
@@ -157,7 +185,7 @@ mod tests {
         assert_eq!(
             git(&git_args(&["log", "-n", "2"]), text).as_deref(),
             Some(
-                "commit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    fix the error path\n\n    body line\n\ncommit e55026ce · merge 1a2b 3c4d · 2026-11-22 10:00 +0000 · Bob\n    merge\n"
+                "[day, time zone and author shown only where they change]\ncommit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    fix the error path\n\n    body line\n\ncommit e55026ce · merge 1a2b 3c4d · 2026-11-22 10:00 · Bob\n    merge\n"
             )
         );
     }
