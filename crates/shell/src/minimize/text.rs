@@ -228,6 +228,42 @@ pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
     out.finish()
 }
 
+/// Characters that decorate rules and banners (`==== FAILURES ====`, `______ test_x ______`).
+const RULE_CHARS: &[char] = &['=', '_', '-', '─', '━', '⎯', '*', '#', '~'];
+
+/// Rules drawn with a run of ten or more of one [`RULE_CHARS`] character, alone or around a
+/// title, have each run cut to three characters: the title stays, the width goes. Important
+/// lines (a test summary inside a rule) are kept as they are.
+pub fn shorten_rules(text: &str) -> String {
+    let mut out = Output::default();
+    for line in text.lines() {
+        match shortened_rule(line).filter(|_| !is_important(line)) {
+            Some(short) => out.line(&short),
+            None => out.line(line),
+        }
+    }
+    out.finish()
+}
+
+fn shortened_rule(line: &str) -> Option<String> {
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    let mark = body.chars().next().filter(|c| RULE_CHARS.contains(c))?;
+    let lead = body.chars().take_while(|&c| c == mark).count();
+    let trail = body.chars().rev().take_while(|&c| c == mark).count();
+    if lead.max(trail) < 10 {
+        return None;
+    }
+    let width = mark.len_utf8();
+    let three: String = std::iter::repeat_n(mark, 3).collect();
+    if lead * width == body.len() {
+        return Some(format!("{indent}{three}"));
+    }
+    let title = &body[lead * width..body.len() - trail * width];
+    let tail = if trail > 0 { three.as_str() } else { "" };
+    Some(format!("{indent}{}{title}{tail}", &three[..width * lead.min(3)]))
+}
+
 /// How many lines from the start of `lines` share the first line's shape, none important.
 fn similar_run_length(lines: &[&str]) -> usize {
     let Some(first) = lines.first() else { return 0 };
@@ -301,5 +337,22 @@ mod tests {
         assert_eq!(squeeze(&run, Some(10)), run);
         let with_error = "item 0\nitem 1\nitem error 2\nitem 3\n";
         assert_eq!(squeeze(with_error, Some(1)), with_error);
+    }
+
+    #[test]
+    fn rules_keep_their_title_not_their_width() {
+        let text = format!(
+            "{eq} test session starts {eq}\n{us} test_x {us}\n{dash}\n== short ==\n{eq} 2 failed in 0.1s {eq}\n",
+            eq = "=".repeat(30),
+            us = "_".repeat(20),
+            dash = "-".repeat(40)
+        );
+        assert_eq!(
+            shorten_rules(&text),
+            format!(
+                "=== test session starts ===\n___ test_x ___\n---\n== short ==\n{eq} 2 failed in 0.1s {eq}\n",
+                eq = "=".repeat(30)
+            )
+        );
     }
 }

@@ -17,6 +17,10 @@ static TRANSFER: LazyLock<Regex> = pattern!(
     r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b"
 );
 
+static STATUS_ENTRY: LazyLock<Regex> = pattern!(
+    r"^(modified|deleted|new file|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them|unmerged):\s+(.*)$"
+);
+
 static STATUS_HINT: LazyLock<Regex> = pattern!(r#"^\s+\((use "git |commit or discard|use -u )"#);
 
 static COMMIT: LazyLock<Regex> = pattern!(r"^commit ([0-9a-f]{7,64})(.*)$");
@@ -57,12 +61,48 @@ pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
             compact_headers(&diff::compact(cleaned))
         }
         "log" | "show" | "diff" => squeeze(&diff::compact(cleaned), None),
-        "status" => drop_lines(cleaned, "hint line", |l| STATUS_HINT.is_match(l)),
+        "status" => group_status(&drop_lines(cleaned, "hint line", |l| STATUS_HINT.is_match(l))),
         "push" | "pull" | "fetch" | "clone" => {
             drop_lines(cleaned, "transfer progress line", |l| TRANSFER.is_match(l))
         }
         _ => generic(cleaned),
     })
+}
+
+/// `git status` entries, one tab-indented path a line (`\tmodified:   a.txt`, or a bare path
+/// for an untracked file): a run of three or more of one kind becomes one line,
+/// `\tmodified (12): a.txt b.txt …` (git quotes a path with spaces, so the list stays readable).
+fn group_status(text: &str) -> String {
+    let entry = |line: &str| -> Option<(String, String)> {
+        let body = line.strip_prefix('\t').filter(|_| !is_important(line))?;
+        Some(match STATUS_ENTRY.captures(body) {
+            Some(kind) => (kind[1].to_string(), kind[2].to_string()),
+            None if !body.contains(": ") => ("untracked".to_string(), body.to_string()),
+            None => return None,
+        })
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Output::default();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some((kind, _)) = entry(lines[i]) else {
+            out.line(lines[i]);
+            i += 1;
+            continue;
+        };
+        let run: Vec<String> = lines[i..]
+            .iter()
+            .map_while(|l| entry(l).filter(|(k, _)| *k == kind).map(|(_, path)| path))
+            .collect();
+        if run.len() < 3 {
+            out.line(lines[i]);
+            i += 1;
+            continue;
+        }
+        out.line(&format!("\t{kind} ({}): {}", run.len(), run.join(" ")));
+        i += run.len();
+    }
+    out.finish()
 }
 
 /// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <date> · <name>`; the
@@ -196,6 +236,11 @@ mod tests {
         assert_eq!(
             git(&git_args(&["-C", "repo", "status"]), status).as_deref(),
             Some("On branch main\nChanges not staged for commit:\n\tmodified:   a.txt\n")
+        );
+        let many = "Changes not staged for commit:\n\tmodified:   a.txt\n\tmodified:   b.txt\n\tmodified:   c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tn1\n\tn2\n\tn3\n";
+        assert_eq!(
+            git(&git_args(&["status"]), many).as_deref(),
+            Some("Changes not staged for commit:\n\tmodified (3): a.txt b.txt c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tuntracked (3): n1 n2 n3\n")
         );
         let diff = "diff --git a/x b/x\nindex 332d50b..0edbb0d 100644\n--- a/x\n+++ b/x\n";
         assert_eq!(
