@@ -25,12 +25,9 @@ use regex::Regex;
 // Word boundaries are ASCII (`-u`): a Unicode `\b` keeps the regex engine off its DFA on any
 // line with a non-ASCII character (✓, ⎯, box drawing), which made such transcripts ten times
 // slower to check. The keywords are ASCII, so only what counts as a word's edge changes.
-static KEYWORDS: LazyLock<Regex> = pattern!(
-    r"(?i-u)\b(errors?|fatal|fail|fails|failed|failure|failures|failing|panic|panicked|warn|warning|warnings|exception|traceback|abort|aborted|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out)\b"
-);
+const KEYWORDS_PATTERN: &str = r"(?i-u:\b(errors?|fatal|fail|fails|failed|failure|failures|failing|panic|panicked|warn|warning|warnings|exception|traceback|abort|aborted|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out)\b)";
 
-static MARKERS: LazyLock<Regex> = pattern!(
-    r"(?ix)
+const MARKERS_PATTERN: &str = r"(?ix:
         ^\s*-->\s                                   # rustc location
         | ^E\s                                      # pytest error line
         | [✗×✖❌]                                   # failure marks
@@ -39,11 +36,20 @@ static MARKERS: LazyLock<Regex> = pattern!(
         | (^|[\s(,|:])\d+\ (passed|failed|skipped|pending|todo|tests?|errors?|warnings?)(?-u:\b)
         | (?-u:\b)test\ result:
         | ^\#\ (tests|suites|pass|fail|cancelled|skipped|todo)\ \d
-        "
-);
+        )";
+
+static KEYWORDS: LazyLock<Regex> = pattern!(KEYWORDS_PATTERN);
+
+static MARKERS: LazyLock<Regex> = pattern!(MARKERS_PATTERN);
+
+/// Either pattern: one scan that rules out the great majority of lines, which match neither.
+static EITHER: LazyLock<Regex> = pattern!(&format!("{MARKERS_PATTERN}|{KEYWORDS_PATTERN}"));
 
 /// Whether `line` must survive minimization verbatim (see the module documentation).
 pub fn is_important(line: &str) -> bool {
+    if !EITHER.is_match(line) {
+        return false;
+    }
     if MARKERS.is_match(line) {
         return true;
     }

@@ -261,6 +261,40 @@ mod tests {
     }
 
     #[test]
+    fn listings_over_the_limit_keep_names_only() {
+        let mut text = String::from("total 9\n");
+        for name in ["apt", "apt-cache", "apt-get", "apt-key", "bash"] {
+            text.push_str(&format!(
+                "-rwxr-xr-x  1 root root   1200 Sep 20  2022 {name}\n"
+            ));
+        }
+        text.push_str("lrwxrwxrwx  1 root root      6 Jan  8  2023 cpp -> cpp-12\n");
+        text.push_str("drwxr-xr-x  2 root root   4096 Jan  8  2023 lib\n");
+        text.push_str("-rwxr-xr-x  1 root root  60304 Sep 20  2022 test\n");
+        for i in 0..LONG_LISTING {
+            text.push_str(&format!(
+                "-rwxr-xr-x  1 root root   1200 Sep 20  2022 x-{i:03}\n"
+            ));
+        }
+        let out = ls(&text).expect("a long listing");
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("total 9"));
+        assert_eq!(
+            lines.next(),
+            Some(
+                "[208 entries: 206 files, 1 directories (/), 1 symlinks (@); sizes, owners, permissions, dates and link targets omitted; names sharing a prefix as prefix{a,b}]"
+            )
+        );
+        assert_eq!(lines.next(), Some("apt apt-{cache,get,key} bash cpp@ lib/"));
+        // A year then `test` reads as a test count: the entry is kept as it is.
+        assert_eq!(
+            lines.next(),
+            Some("-rwxr-xr-x  1 root root  60304 Sep 20  2022 test")
+        );
+        assert!(lines.next().is_some_and(|l| l.starts_with("x-{000,001,")));
+    }
+
+    #[test]
     fn find_groups_by_directory() {
         let mut text = String::new();
         for i in 0..12 {
