@@ -80,7 +80,8 @@ pub fn compact(text: &str) -> String {
                 continue;
             }
         }
-        match STAT.captures(line).filter(|_| !is_important(line)) {
+        let stat = line.contains(" | ").then(|| STAT.captures(line)).flatten();
+        match stat.filter(|_| !is_important(line)) {
             Some(stat) => {
                 omitted.stat_bars += 1;
                 out.line(&format!(" {} | {}", &stat[1], &stat[2]));
@@ -106,6 +107,9 @@ fn repeats_a_path(line: &str, file: &File) -> bool {
 
 /// The number of body lines of the hunk whose header is `header`, if `rest` holds them all.
 fn hunk_length(header: &str, rest: &[&str]) -> Option<usize> {
+    if !header.starts_with("@@ ") {
+        return None;
+    }
     let counts = HUNK.captures(header)?;
     let count = |group: usize| {
         counts

@@ -114,8 +114,9 @@ fn compact_headers(text: &str) -> String {
     let mut previous = Previous::default();
     let mut i = 0;
     while i < lines.len() {
-        let Some(commit) = COMMIT
-            .captures(lines[i])
+        let Some(commit) = (lines[i].starts_with("commit "))
+            .then(|| COMMIT.captures(lines[i]))
+            .flatten()
             .filter(|_| !is_important(lines[i]))
         else {
             out.line(lines[i]);

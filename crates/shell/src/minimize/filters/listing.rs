@@ -7,15 +7,9 @@
 //! A listing whose lines do not all have the expected shape is left unchanged.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use crate::minimize::text::{Output, is_important};
 
-static LONG_ENTRY: LazyLock<Regex> = pattern!(
-    r"^([-dlcbps])[-rwxsStT]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+([\d,]+(?:,\s*\d+)?)\s+\w{3}\s+\d{1,2}\s+[\d:]{4,5}\s(.*)$"
-);
 
 /// Fewer entries than this are shown as they are.
 const MIN_ENTRIES: usize = 20;
@@ -39,15 +33,10 @@ struct Entry<'a> {
 pub fn ls(cleaned: &str) -> Option<String> {
     let mut sections: Vec<(Option<&str>, Vec<Entry>)> = vec![(None, Vec::new())];
     for line in cleaned.lines() {
-        match LONG_ENTRY.captures(line) {
+        match long_entry(line) {
             Some(entry) => {
                 let section = sections.last_mut().expect("one section at least");
-                section.1.push(Entry {
-                    kind: entry.get(1).map_or("", |m| m.as_str()),
-                    size: entry.get(2).map_or("", |m| m.as_str()),
-                    name: entry.get(3).map_or("", |m| m.as_str()),
-                    important: is_important(line).then_some(line),
-                });
+                section.1.push(entry);
             }
             None if line.is_empty()
                 || line.starts_with("total ")
@@ -75,6 +64,67 @@ pub fn ls(cleaned: &str) -> Option<String> {
         }
     }
     Some(out.finish())
+}
+
+/// Parses an `ls -l` line: `drwxr-xr-x 2 root root 4096 Nov 23 12:22 name` (a device has
+/// `major, minor` for a size; the time may be a year). By hand rather than by regex: a regex
+/// with captures costs several times more per line, and a listing is all such lines.
+fn long_entry(line: &str) -> Option<Entry<'_>> {
+    let mut fields = Fields { line, at: 0 };
+    let mode = fields.next()?;
+    let kind = mode.get(..1)?;
+    let valid_mode = "-dlcbps".contains(kind)
+        && mode.get(1..10)?.chars().all(|c| "-rwxsStT".contains(c))
+        && matches!(mode.get(10..), Some("" | "." | "+" | "@"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !valid_mode || !digits(fields.next()?) {
+        return None;
+    }
+    let (_owner, _group) = (fields.next()?, fields.next()?);
+    let size_start = fields.at;
+    let first = fields.next()?;
+    let size = match first.strip_suffix(',') {
+        // A device: `major, minor`.
+        Some(major) if digits(major) && digits(fields.next()?) => {
+            line[size_start..fields.at].trim_start()
+        }
+        None if first.split(',').all(digits) => first,
+        _ => return None,
+    };
+    let (month, day, time) = (fields.next()?, fields.next()?, fields.next()?);
+    let valid_date = month.len() == 3
+        && month.chars().all(char::is_alphabetic)
+        && day.len() <= 2
+        && digits(day)
+        && (4..=5).contains(&time.len())
+        && time.bytes().all(|b| b.is_ascii_digit() || b == b':');
+    // One whitespace character separates the date from the name, which may begin with spaces.
+    let name = line[fields.at..].strip_prefix([' ', '\t'])?;
+    (valid_date && !name.is_empty()).then(|| Entry {
+        kind,
+        size,
+        name,
+        important: is_important(line).then_some(line),
+    })
+}
+
+/// Whitespace-separated fields of a line, read left to right.
+struct Fields<'a> {
+    line: &'a str,
+    /// Where the next field's search starts (just past the previous field).
+    at: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = &self.line[self.at..];
+        let start = self.at + (rest.len() - rest.trim_start().len());
+        let len = self.line[start..]
+            .find(char::is_whitespace)
+            .unwrap_or(self.line.len() - start);
+        self.at = start + len;
+        (len > 0).then(|| &self.line[start..start + len])
+    }
 }
 
 fn name_and_size(entry: &Entry) -> String {
@@ -146,8 +196,9 @@ fn pack(tokens: &[String], out: &mut Output) {
     }
 }
 
-/// Runs of three or more consecutive names that share a prefix ending in `-`, `_` or `.` become
-/// one `prefix{rest,rest,…}` (the prefix that saves most); other names stay as they are.
+/// Runs of three or more consecutive names (two, if the prefix is six bytes or more) that share
+/// a prefix ending in `-`, `_` or `.` become one `prefix{rest,rest,…}` (the prefix that saves
+/// most); other names stay as they are.
 fn brace_groups(names: &[String]) -> Vec<String> {
     let groupable = |name: &str| !name.contains([',', '{', '}', ' ']);
     let mut tokens = Vec::new();
@@ -163,7 +214,8 @@ fn brace_groups(names: &[String]) -> Vec<String> {
                     .take_while(|n| groupable(n) && n.len() > prefix.len() && n.starts_with(prefix))
                     .count();
                 let saved = |(len, run): (usize, usize)| (run - 1) * len;
-                if run >= 3 && best.is_none_or(|b| saved((prefix.len(), run)) > saved(b)) {
+                let worth_it = run >= 3 || (run == 2 && prefix.len() >= 6);
+                if worth_it && best.is_none_or(|b| saved((prefix.len(), run)) > saved(b)) {
                     best = Some((prefix.len(), run));
                 }
             }
@@ -258,6 +310,23 @@ mod tests {
         );
         assert_eq!(ls("a\nb\n"), None);
         assert_eq!(ls(&text.replace("total 12", "something else")), None);
+    }
+
+    #[test]
+    fn long_entries_parse_by_hand() {
+        let device = long_entry("crw-rw-rw-  1 root root   1,   3 Nov 23 12:22 null").expect("device");
+        assert_eq!((device.kind, device.size, device.name), ("c", "1,   3", "null"));
+        let spaced = long_entry("-rw-r--r--. 1 me me 10 Jan  4  2023  two words").expect("file");
+        assert_eq!((spaced.kind, spaced.size, spaced.name), ("-", "10", " two words"));
+        for line in [
+            "-rw-r--r-- 1 me me 10 Jan 4 2023",
+            "-rw-r--r-- x me me 10 Jan 4 2023 a",
+            "-rw-r--r-- 1 me me 1x Jan 4 2023 a",
+            "-rw-r--r-- 1 me me 10 January 4 2023 a",
+            "?rw-r--r-- 1 me me 10 Jan 4 2023 a",
+        ] {
+            assert!(long_entry(line).is_none(), "{line}");
+        }
     }
 
     #[test]
