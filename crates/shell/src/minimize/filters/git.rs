@@ -23,14 +23,6 @@ static STATUS_ENTRY: LazyLock<Regex> = pattern!(
 
 static STATUS_HINT: LazyLock<Regex> = pattern!(r#"^\s+\((use "git |commit or discard|use -u )"#);
 
-static COMMIT: LazyLock<Regex> = pattern!(r"^commit ([0-9a-f]{7,64})(.*)$");
-
-static PERSON: LazyLock<Regex> =
-    pattern!(r"^(Author|Date|AuthorDate|Commit|CommitDate):\s+(.*?)(\s+<[^>]*>)?$");
-
-/// git's default date format (`Mon Nov 23 14:47:40 2026 +0000`).
-static DEFAULT_DATE: LazyLock<Regex> =
-    pattern!(r"^\w{3} (\w{3}) (\d{1,2}) (\d\d:\d\d):\d\d (\d{4}) ([+-]\d{4})$");
 
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -114,27 +106,22 @@ fn compact_headers(text: &str) -> String {
     let mut previous = Previous::default();
     let mut i = 0;
     while i < lines.len() {
-        let Some(commit) = (lines[i].starts_with("commit "))
-            .then(|| COMMIT.captures(lines[i]))
-            .flatten()
-            .filter(|_| !is_important(lines[i]))
-        else {
+        let Some((sha, rest)) = commit_line(lines[i]).filter(|_| !is_important(lines[i])) else {
             out.line(lines[i]);
             i += 1;
             continue;
         };
-        let sha = &commit[1];
-        let mut header = format!("commit {}{}", &sha[..sha.len().min(8)], &commit[2]);
+        let mut header = format!("commit {}{rest}", &sha[..sha.len().min(8)]);
         let mut author = None;
         let mut j = i + 1;
         while let Some(line) = lines.get(j) {
             if let Some(merge) = line.strip_prefix("Merge: ") {
                 header.push_str(&format!(" · merge {merge}"));
-            } else if let Some(person) = PERSON.captures(line).filter(|_| !is_important(line)) {
-                match &person[1] {
-                    "Author" => author = previous.unless_repeated(&person[2], Field::Author),
-                    "Date" => header.push_str(&format!(" · {}", previous.date(&person[2]))),
-                    field => header.push_str(&format!(" · {field} {}", &person[2])),
+            } else if let Some((field, value)) = person_line(line).filter(|_| !is_important(line)) {
+                match field {
+                    "Author" => author = previous.unless_repeated(value, Field::Author),
+                    "Date" => header.push_str(&format!(" · {}", previous.date(value))),
+                    field => header.push_str(&format!(" · {field} {value}")),
                 }
             } else {
                 break;
@@ -157,6 +144,34 @@ fn compact_headers(text: &str) -> String {
         text
     };
     squeeze(&text, None)
+}
+
+/// `commit <sha>[ decorations]` as the hash and the rest of the line. (The header lines are
+/// read by hand: regex captures on every line cost more than the rest of the filter.)
+fn commit_line(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix("commit ")?;
+    let len = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+        .count();
+    (7..=64)
+        .contains(&len)
+        .then(|| rest.split_at(len))
+}
+
+/// `Author: Name <mail>`, `Date:   …` (and `--format=fuller`'s fields) as the field and its value,
+/// less a mail address.
+fn person_line(line: &str) -> Option<(&str, &str)> {
+    let (field, value) = line.split_once(':')?;
+    if !matches!(field, "Author" | "Date" | "AuthorDate" | "Commit" | "CommitDate") {
+        return None;
+    }
+    let value = value.trim();
+    let without_mail = value
+        .strip_suffix('>')
+        .and_then(|v| v.rsplit_once(" <"))
+        .map_or(value, |(name, _)| name.trim_end());
+    (!value.is_empty()).then_some((field, without_mail))
 }
 
 #[derive(Clone, Copy)]
@@ -188,20 +203,22 @@ impl Previous {
     /// `Mon Nov 23 14:47:40 2026 +0000` as `2026-11-23 14:47 +0000`, less the day and the zone
     /// where they repeat; any other format as it is.
     fn date(&mut self, date: &str) -> String {
-        let Some(parts) = DEFAULT_DATE.captures(date) else {
+        let parts: Vec<&str> = date.split(' ').filter(|p| !p.is_empty()).collect();
+        let [_weekday, month, day, time, year, zone] = parts[..] else {
             return date.to_string();
         };
-        let Some(month) = MONTHS.iter().position(|m| *m == &parts[1]) else {
+        let month = MONTHS.iter().position(|m| *m == month);
+        let (Some(month), Some(minutes)) = (month, time.get(..5).filter(|_| time.len() == 8)) else {
             return date.to_string();
         };
-        let day = format!("{}-{:02}-{:0>2}", &parts[4], month + 1, &parts[2]);
+        let day = format!("{year}-{:02}-{day:0>2}", month + 1);
         let mut text = String::new();
         if let Some(day) = self.unless_repeated(&day, Field::Day) {
             text.push_str(&day);
             text.push(' ');
         }
-        text.push_str(&parts[3]);
-        if let Some(zone) = self.unless_repeated(&parts[5], Field::Zone) {
+        text.push_str(minutes);
+        if let Some(zone) = self.unless_repeated(zone, Field::Zone) {
             text.push(' ');
             text.push_str(&zone);
         }
