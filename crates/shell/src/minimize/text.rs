@@ -237,8 +237,8 @@ pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
 /// Characters that decorate rules and banners (`==== FAILURES ====`, `______ test_x ______`).
 const RULE_CHARS: &[char] = &['=', '_', '-', '─', '━', '⎯', '*', '#', '~'];
 
-/// Rules drawn with a run of ten or more of one [`RULE_CHARS`] character, alone or around a
-/// title, have each run cut to three characters: the title stays, the width goes. Important
+/// Rules drawn with a run of ten or more of one [`RULE_CHARS`] character (or of that character
+/// and a space, `_ _ _ …`), alone or around a title, have each run cut to three characters: the title stays, the width goes. Important
 /// lines (a test summary inside a rule) are kept as they are.
 pub fn shorten_rules(text: &str) -> String {
     let mut out = Output::default();
@@ -255,6 +255,16 @@ fn shortened_rule(line: &str) -> Option<String> {
     let body = line.trim_start();
     let indent = &line[..line.len() - body.len()];
     let mark = body.chars().next().filter(|c| RULE_CHARS.contains(c))?;
+    // pytest's `_ _ _ _ …` between a test and the frame it called.
+    let spaced = body.trim_end();
+    if spaced.len() >= 19
+        && spaced
+            .chars()
+            .enumerate()
+            .all(|(i, c)| if i % 2 == 0 { c == mark } else { c == ' ' })
+    {
+        return Some(format!("{indent}{mark} {mark} {mark}"));
+    }
     let lead = body.chars().take_while(|&c| c == mark).count();
     let trail = body.chars().rev().take_while(|&c| c == mark).count();
     if lead.max(trail) < 10 {
@@ -270,6 +280,20 @@ fn shortened_rule(line: &str) -> Option<String> {
     Some(format!("{indent}{}{title}{tail}", &three[..width * lead.min(3)]))
 }
 
+/// Whether `line` has the [`shape`] `key` (without building the line's own shape: this runs on
+/// every line of a long run).
+fn same_shape(line: &str, (indent, word): &(usize, String)) -> bool {
+    let body = line.trim_start();
+    if line.len() - body.len() != *indent {
+        return false;
+    }
+    let first = body.split_whitespace().next().unwrap_or("");
+    let digits_as_hash = first
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '#' } else { c });
+    digits_as_hash.eq(word.chars())
+}
+
 /// How many lines from the start of `lines` share the first line's shape, none important.
 fn similar_run_length(lines: &[&str]) -> usize {
     let Some(first) = lines.first() else { return 0 };
@@ -279,7 +303,7 @@ fn similar_run_length(lines: &[&str]) -> usize {
     let key = shape(first);
     lines
         .iter()
-        .take_while(|l| !l.trim().is_empty() && !is_important(l) && shape(l) == key)
+        .take_while(|l| !l.trim().is_empty() && same_shape(l, &key) && !is_important(l))
         .count()
 }
 
@@ -348,15 +372,16 @@ mod tests {
     #[test]
     fn rules_keep_their_title_not_their_width() {
         let text = format!(
-            "{eq} test session starts {eq}\n{us} test_x {us}\n{dash}\n== short ==\n{eq} 2 failed in 0.1s {eq}\n",
+            "{eq} test session starts {eq}\n{us} test_x {us}\n{dash}\n== short ==\n{eq} 2 failed in 0.1s {eq}\n{spaced}\n",
             eq = "=".repeat(30),
             us = "_".repeat(20),
-            dash = "-".repeat(40)
+            dash = "-".repeat(40),
+            spaced = "_ ".repeat(20)
         );
         assert_eq!(
             shorten_rules(&text),
             format!(
-                "=== test session starts ===\n___ test_x ___\n---\n== short ==\n{eq} 2 failed in 0.1s {eq}\n",
+                "=== test session starts ===\n___ test_x ___\n---\n== short ==\n{eq} 2 failed in 0.1s {eq}\n_ _ _\n",
                 eq = "=".repeat(30)
             )
         );

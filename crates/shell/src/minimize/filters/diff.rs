@@ -18,7 +18,7 @@ use regex::Regex;
 use crate::minimize::text::{Output, is_important};
 
 /// Lines of a new or deleted file's body shown before the rest is counted.
-pub const WHOLE_FILE_HEAD: usize = 20;
+pub const WHOLE_FILE_HEAD: usize = 15;
 
 static INDEX: LazyLock<Regex> = pattern!(r"^index [0-9a-f]+\.\.[0-9a-f]+( \d+)?$");
 
@@ -233,10 +233,10 @@ mod tests {
     #[test]
     fn a_new_file_shows_its_head_and_important_lines() {
         let mut diff = String::from(
-            "diff --git a/n.ts b/n.ts\nnew file mode 100644\nindex 0000000..a8c817d\n--- /dev/null\n+++ b/n.ts\n@@ -0,0 +1,30 @@\n",
+            "diff --git a/n.ts b/n.ts\nnew file mode 100644\nindex 0000000..a8c817d\n--- /dev/null\n+++ b/n.ts\n@@ -0,0 +1,25 @@\n",
         );
-        for i in 0..30 {
-            if i == 25 {
+        for i in 0..25 {
+            if i == 20 {
                 diff.push_str("+throw new Error('bad')\n");
             } else {
                 diff.push_str(&format!("+line {i}\n"));
@@ -244,11 +244,11 @@ mod tests {
         }
         let out = compact(&diff);
         assert!(
-            out.starts_with("diff --git a/n.ts b/n.ts\nnew file mode 100644\n@@ -0,0 +1,30 @@\n+line 0\n"),
+            out.starts_with("diff --git a/n.ts b/n.ts\nnew file mode 100644\n@@ -0,0 +1,25 @@\n+line 0\n"),
             "{out}"
         );
         assert!(
-            out.ends_with("+line 19\n[… 5 more new-file lines omitted]\n+throw new Error('bad')\n[… 4 more new-file lines omitted]\n[… omitted: 3 index and ---/+++ lines (the paths are on the diff --git line)]\n"),
+            out.ends_with("+line 14\n[… 5 more new-file lines omitted]\n+throw new Error('bad')\n[… 4 more new-file lines omitted]\n[… omitted: 3 index and ---/+++ lines (the paths are on the diff --git line)]\n"),
             "{out}"
         );
     }

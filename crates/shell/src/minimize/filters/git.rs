@@ -107,7 +107,11 @@ fn compact_headers(text: &str) -> String {
     let mut i = 0;
     while i < lines.len() {
         let Some((sha, rest)) = commit_line(lines[i]).filter(|_| !is_important(lines[i])) else {
-            out.line(lines[i]);
+            // The blank line before a commit header: the header's own line marks the start.
+            let next_is_commit = lines.get(i + 1).is_some_and(|l| commit_line(l).is_some());
+            if !(lines[i].is_empty() && next_is_commit) {
+                out.line(lines[i]);
+            }
             i += 1;
             continue;
         };
@@ -243,7 +247,7 @@ mod tests {
         assert_eq!(
             git(&git_args(&["log", "-n", "2"]), text).as_deref(),
             Some(
-                "[day, time zone and author shown only where they change]\ncommit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    fix the error path\n\n    body line\n\ncommit e55026ce · merge 1a2b 3c4d · 2026-11-22 10:00 · Bob\n    merge\n"
+                "[day, time zone and author shown only where they change]\ncommit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    fix the error path\n\n    body line\ncommit e55026ce · merge 1a2b 3c4d · 2026-11-22 10:00 · Bob\n    merge\n"
             )
         );
     }
