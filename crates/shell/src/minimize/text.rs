@@ -277,7 +277,10 @@ fn shortened_rule(line: &str) -> Option<String> {
     }
     let title = &body[lead * width..body.len() - trail * width];
     let tail = if trail > 0 { three.as_str() } else { "" };
-    Some(format!("{indent}{}{title}{tail}", &three[..width * lead.min(3)]))
+    Some(format!(
+        "{indent}{}{title}{tail}",
+        &three[..width * lead.min(3)]
+    ))
 }
 
 /// Whether `line` has the [`shape`] `key` (without building the line's own shape: this runs on

@@ -153,12 +153,7 @@ fn hunk(body: &[&str], file: &File, out: &mut Output, omitted: &mut Omitted) {
     }
     let changed = |i: usize| body.get(i).is_some_and(|l| !l.starts_with(' '));
     let keep: Vec<bool> = (0..body.len())
-        .map(|i| {
-            changed(i)
-                || changed(i + 1)
-                || (i > 0 && changed(i - 1))
-                || is_important(body[i])
-        })
+        .map(|i| changed(i) || changed(i + 1) || (i > 0 && changed(i - 1)) || is_important(body[i]))
         .collect();
     emit(body, &keep, out, |out, start, end, count| {
         let interior = start > 0 && end < body.len();
@@ -244,7 +239,9 @@ mod tests {
         }
         let out = compact(&diff);
         assert!(
-            out.starts_with("diff --git a/n.ts b/n.ts\nnew file mode 100644\n@@ -0,0 +1,25 @@\n+line 0\n"),
+            out.starts_with(
+                "diff --git a/n.ts b/n.ts\nnew file mode 100644\n@@ -0,0 +1,25 @@\n+line 0\n"
+            ),
             "{out}"
         );
         assert!(

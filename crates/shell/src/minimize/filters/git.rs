@@ -23,7 +23,6 @@ static STATUS_ENTRY: LazyLock<Regex> = pattern!(
 
 static STATUS_HINT: LazyLock<Regex> = pattern!(r#"^\s+\((use "git |commit or discard|use -u )"#);
 
-
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
@@ -53,7 +52,9 @@ pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
             compact_headers(&diff::compact(cleaned))
         }
         "log" | "show" | "diff" => squeeze(&diff::compact(cleaned), None),
-        "status" => group_status(&drop_lines(cleaned, "hint line", |l| STATUS_HINT.is_match(l))),
+        "status" => group_status(&drop_lines(cleaned, "hint line", |l| {
+            STATUS_HINT.is_match(l)
+        })),
         "push" | "pull" | "fetch" | "clone" => {
             drop_lines(cleaned, "transfer progress line", |l| TRANSFER.is_match(l))
         }
@@ -158,16 +159,17 @@ fn commit_line(line: &str) -> Option<(&str, &str)> {
         .bytes()
         .take_while(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
         .count();
-    (7..=64)
-        .contains(&len)
-        .then(|| rest.split_at(len))
+    (7..=64).contains(&len).then(|| rest.split_at(len))
 }
 
 /// `Author: Name <mail>`, `Date:   …` (and `--format=fuller`'s fields) as the field and its value,
 /// less a mail address.
 fn person_line(line: &str) -> Option<(&str, &str)> {
     let (field, value) = line.split_once(':')?;
-    if !matches!(field, "Author" | "Date" | "AuthorDate" | "Commit" | "CommitDate") {
+    if !matches!(
+        field,
+        "Author" | "Date" | "AuthorDate" | "Commit" | "CommitDate"
+    ) {
         return None;
     }
     let value = value.trim();
@@ -212,7 +214,8 @@ impl Previous {
             return date.to_string();
         };
         let month = MONTHS.iter().position(|m| *m == month);
-        let (Some(month), Some(minutes)) = (month, time.get(..5).filter(|_| time.len() == 8)) else {
+        let (Some(month), Some(minutes)) = (month, time.get(..5).filter(|_| time.len() == 8))
+        else {
             return date.to_string();
         };
         let day = format!("{year}-{:02}-{day:0>2}", month + 1);
@@ -262,12 +265,16 @@ mod tests {
         let many = "Changes not staged for commit:\n\tmodified:   a.txt\n\tmodified:   b.txt\n\tmodified:   c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tn1\n\tn2\n\tn3\n";
         assert_eq!(
             git(&git_args(&["status"]), many).as_deref(),
-            Some("Changes not staged for commit:\n\tmodified (3): a.txt b.txt c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tuntracked (3): n1 n2 n3\n")
+            Some(
+                "Changes not staged for commit:\n\tmodified (3): a.txt b.txt c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tuntracked (3): n1 n2 n3\n"
+            )
         );
         let diff = "diff --git a/x b/x\nindex 332d50b..0edbb0d 100644\n--- a/x\n+++ b/x\n";
         assert_eq!(
             git(&git_args(&["diff"]), diff).as_deref(),
-            Some("diff --git a/x b/x\n[… omitted: 3 index and ---/+++ lines (the paths are on the diff --git line)]\n")
+            Some(
+                "diff --git a/x b/x\n[… omitted: 3 index and ---/+++ lines (the paths are on the diff --git line)]\n"
+            )
         );
         let push = "Enumerating objects: 5, done.\nWriting objects: 100% (3/3), 300 bytes | 300.00 KiB/s, done.\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n";
         assert_eq!(

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 
 use crate::minimize::text::{Output, is_important};
 
-
 /// Fewer entries than this are shown as they are.
 const MIN_ENTRIES: usize = 20;
 /// More entries than this are shown by name only.
@@ -314,10 +313,17 @@ mod tests {
 
     #[test]
     fn long_entries_parse_by_hand() {
-        let device = long_entry("crw-rw-rw-  1 root root   1,   3 Nov 23 12:22 null").expect("device");
-        assert_eq!((device.kind, device.size, device.name), ("c", "1,   3", "null"));
+        let device =
+            long_entry("crw-rw-rw-  1 root root   1,   3 Nov 23 12:22 null").expect("device");
+        assert_eq!(
+            (device.kind, device.size, device.name),
+            ("c", "1,   3", "null")
+        );
         let spaced = long_entry("-rw-r--r--. 1 me me 10 Jan  4  2023  two words").expect("file");
-        assert_eq!((spaced.kind, spaced.size, spaced.name), ("-", "10", " two words"));
+        assert_eq!(
+            (spaced.kind, spaced.size, spaced.name),
+            ("-", "10", " two words")
+        );
         for line in [
             "-rw-r--r-- 1 me me 10 Jan 4 2023",
             "-rw-r--r-- x me me 10 Jan 4 2023 a",
