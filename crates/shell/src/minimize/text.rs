@@ -42,12 +42,17 @@ static KEYWORDS: LazyLock<Regex> = pattern!(KEYWORDS_PATTERN);
 
 static MARKERS: LazyLock<Regex> = pattern!(MARKERS_PATTERN);
 
-/// Either pattern: one scan that rules out the great majority of lines, which match neither.
-static EITHER: LazyLock<Regex> = pattern!(&format!("{MARKERS_PATTERN}|{KEYWORDS_PATTERN}"));
+/// A looser pattern than either of the two, matching every line one of them matches (keywords
+/// without their word boundaries or plural forms, markers reduced to a literal they contain): a
+/// single scan with a small, case-folded-ASCII automaton that rules out the great majority of
+/// lines, which match neither, at a fraction of the precise patterns' cost.
+static CANDIDATE: LazyLock<Regex> = pattern!(
+    r"(?i-u:error|fatal|fail|panic|warn|exception|traceback|abort|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out|not ok|err!|test result:)|-->|^[eE]|^\# |✗|×|✖|❌|\d (?i-u:passed|failed|skipped|pending|todo|test|error|warning)"
+);
 
 /// Whether `line` must survive minimization verbatim (see the module documentation).
 pub fn is_important(line: &str) -> bool {
-    if !EITHER.is_match(line) {
+    if !CANDIDATE.is_match(line) {
         return false;
     }
     if MARKERS.is_match(line) {
@@ -344,6 +349,36 @@ mod tests {
         ] {
             assert!(!is_important(line), "{line}");
         }
+    }
+
+    /// The candidate scan may only rule out lines the precise patterns would not take: checked
+    /// on every line of the recorded corpus and on the examples above.
+    #[test]
+    fn the_candidate_scan_misses_no_important_line() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/transcripts");
+        let mut lines: Vec<String> = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("corpus") {
+            let text = std::fs::read_to_string(entry.expect("entry").path()).expect("utf-8");
+            lines.extend(clean(&text).lines().map(str::to_string));
+        }
+        lines.extend(
+            ["٣ passed", "e\tx", "# TESTS 3", "Not OK 2", "3 Warnings", "x ✖ y"].map(String::from),
+        );
+        let precise = |line: &str| {
+            MARKERS.is_match(line)
+                || KEYWORDS
+                    .find_iter(line)
+                    .any(|found| !inside_a_name(line, found.start(), found.end()))
+        };
+        let mut important = 0;
+        for line in &lines {
+            if precise(line) {
+                important += 1;
+                assert!(CANDIDATE.is_match(line), "{line}");
+            }
+            assert_eq!(is_important(line), precise(line), "{line}");
+        }
+        assert!(important > 150, "{important}");
     }
 
     #[test]
