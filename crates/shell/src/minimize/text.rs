@@ -355,14 +355,25 @@ mod tests {
     /// on every line of the recorded corpus and on the examples above.
     #[test]
     fn the_candidate_scan_misses_no_important_line() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/transcripts");
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/transcripts"
+        );
         let mut lines: Vec<String> = Vec::new();
         for entry in std::fs::read_dir(dir).expect("corpus") {
             let text = std::fs::read_to_string(entry.expect("entry").path()).expect("utf-8");
             lines.extend(clean(&text).lines().map(str::to_string));
         }
         lines.extend(
-            ["٣ passed", "e\tx", "# TESTS 3", "Not OK 2", "3 Warnings", "x ✖ y"].map(String::from),
+            [
+                "٣ passed",
+                "e\tx",
+                "# TESTS 3",
+                "Not OK 2",
+                "3 Warnings",
+                "x ✖ y",
+            ]
+            .map(String::from),
         );
         let precise = |line: &str| {
             MARKERS.is_match(line)
