@@ -33,6 +33,12 @@ try {
     { name: 'cargo test', transcript: 'cargo-test-workspace', program: 'cargo', command: 'cargo test' },
     { name: 'git log', transcript: 'git-log', program: 'git', command: 'git log' },
     { name: 'ls -la', transcript: 'ls-la', program: 'ls', command: 'ls -la' },
+    {
+      name: 'vitest --reporter=verbose',
+      transcript: 'vitest-verbose-repo',
+      program: 'vitest',
+      command: 'vitest run --reporter=verbose',
+    },
   ]
   for (const c of cases) {
     const file = join(dir, `${c.transcript}.txt`)

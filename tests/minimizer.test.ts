@@ -45,8 +45,9 @@ describe('minimizer', () => {
     expect(result.minimized).toEqual({
       filter: 'git',
       text:
-        `commit ${shas[0].slice(0, 8)} · Ann · ${date}\n    second\n\n` +
-        `commit ${shas[1].slice(0, 8)} · Ann · ${date}\n    first\n`,
+        '[day, time zone and author shown only where they change]\n' +
+        `commit ${shas[0].slice(0, 8)} · 2026-01-05 10:00 +0000 · Ann\n    second\n` +
+        `commit ${shas[1].slice(0, 8)} · 10:00\n    first\n`,
       originalText: out.text,
       inputBytes: Buffer.byteLength(out.text),
       outputBytes: Buffer.byteLength(result.minimized!.text),

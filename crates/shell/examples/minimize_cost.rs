@@ -1,6 +1,7 @@
 //! The minimizer's own cost per call on 1 MB of recorded output, without the shell around it:
 //! `cargo run --release -p shellwright-shell --example minimize_cost`. (`bench/minimizer.bench.mjs`
-//! measures the cost through `Shell.run`.)
+//! measures the cost through `Shell.run`.) Arguments, if any, pick the cases whose name contains
+//! one of them (`-- vitest` to profile one filter).
 
 use std::time::Instant;
 
@@ -20,7 +21,11 @@ fn main() {
         "/../../tests/fixtures/transcripts"
     );
     let minimizer = Minimizer::new(MinimizerOptions::default()).expect("defaults");
+    let picked: Vec<String> = std::env::args().skip(1).collect();
     for (name, command) in CASES {
+        if !picked.is_empty() && !picked.iter().any(|p| name.contains(p.as_str())) {
+            continue;
+        }
         let text = std::fs::read_to_string(format!("{dir}/{name}.txt")).expect("transcript");
         let output = text.splitn(4, '\n').nth(3).unwrap_or("");
         let big = output.repeat((1 << 20) / output.len().max(1));

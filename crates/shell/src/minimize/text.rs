@@ -22,25 +22,39 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-static KEYWORDS: LazyLock<Regex> = pattern!(
-    r"(?i)\b(errors?|fatal|fail|fails|failed|failure|failures|failing|panic|panicked|warn|warning|warnings|exception|traceback|abort|aborted|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out)\b"
-);
+// Word boundaries are ASCII (`-u`): a Unicode `\b` keeps the regex engine off its DFA on any
+// line with a non-ASCII character (✓, ⎯, box drawing), which made such transcripts ten times
+// slower to check. The keywords are ASCII, so only what counts as a word's edge changes.
+const KEYWORDS_PATTERN: &str = r"(?i-u:\b(errors?|fatal|fail|fails|failed|failure|failures|failing|panic|panicked|warn|warning|warnings|exception|traceback|abort|aborted|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out)\b)";
 
-static MARKERS: LazyLock<Regex> = pattern!(
-    r"(?ix)
+const MARKERS_PATTERN: &str = r"(?ix:
         ^\s*-->\s                                   # rustc location
         | ^E\s                                      # pytest error line
         | [✗×✖❌]                                   # failure marks
-        | ^\s*not\ ok\b                             # TAP failure
-        | \bERR!
-        | (^|[\s(,|:])\d+\ (passed|failed|skipped|pending|todo|tests?|errors?|warnings?)\b
-        | \btest\ result:
+        | ^\s*not\ ok(?-u:\b)                       # TAP failure
+        | (?-u:\b)ERR!
+        | (^|[\s(,|:])\d+\ (passed|failed|skipped|pending|todo|tests?|errors?|warnings?)(?-u:\b)
+        | (?-u:\b)test\ result:
         | ^\#\ (tests|suites|pass|fail|cancelled|skipped|todo)\ \d
-        "
+        )";
+
+static KEYWORDS: LazyLock<Regex> = pattern!(KEYWORDS_PATTERN);
+
+static MARKERS: LazyLock<Regex> = pattern!(MARKERS_PATTERN);
+
+/// A looser pattern than either of the two, matching every line one of them matches (keywords
+/// without their word boundaries or plural forms, markers reduced to a literal they contain): a
+/// single scan with a small, case-folded-ASCII automaton that rules out the great majority of
+/// lines, which match neither, at a fraction of the precise patterns' cost.
+static CANDIDATE: LazyLock<Regex> = pattern!(
+    r"(?i-u:error|fatal|fail|panic|warn|exception|traceback|abort|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out|not ok|err!|test result:)|-->|^[eE]|^\# |✗|×|✖|❌|\d (?i-u:passed|failed|skipped|pending|todo|test|error|warning)"
 );
 
 /// Whether `line` must survive minimization verbatim (see the module documentation).
 pub fn is_important(line: &str) -> bool {
+    if !CANDIDATE.is_match(line) {
+        return false;
+    }
     if MARKERS.is_match(line) {
         return true;
     }
@@ -225,6 +239,69 @@ pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
     out.finish()
 }
 
+/// Characters that decorate rules and banners (`==== FAILURES ====`, `______ test_x ______`).
+const RULE_CHARS: &[char] = &['=', '_', '-', '─', '━', '⎯', '*', '#', '~'];
+
+/// Rules drawn with a run of ten or more of one [`RULE_CHARS`] character (or of that character
+/// and a space, `_ _ _ …`), alone or around a title, have each run cut to three characters: the title stays, the width goes. Important
+/// lines (a test summary inside a rule) are kept as they are.
+pub fn shorten_rules(text: &str) -> String {
+    let mut out = Output::default();
+    for line in text.lines() {
+        match shortened_rule(line).filter(|_| !is_important(line)) {
+            Some(short) => out.line(&short),
+            None => out.line(line),
+        }
+    }
+    out.finish()
+}
+
+fn shortened_rule(line: &str) -> Option<String> {
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    let mark = body.chars().next().filter(|c| RULE_CHARS.contains(c))?;
+    // pytest's `_ _ _ _ …` between a test and the frame it called.
+    let spaced = body.trim_end();
+    if spaced.len() >= 19
+        && spaced
+            .chars()
+            .enumerate()
+            .all(|(i, c)| if i % 2 == 0 { c == mark } else { c == ' ' })
+    {
+        return Some(format!("{indent}{mark} {mark} {mark}"));
+    }
+    let lead = body.chars().take_while(|&c| c == mark).count();
+    let trail = body.chars().rev().take_while(|&c| c == mark).count();
+    if lead.max(trail) < 10 {
+        return None;
+    }
+    let width = mark.len_utf8();
+    let three: String = std::iter::repeat_n(mark, 3).collect();
+    if lead * width == body.len() {
+        return Some(format!("{indent}{three}"));
+    }
+    let title = &body[lead * width..body.len() - trail * width];
+    let tail = if trail > 0 { three.as_str() } else { "" };
+    Some(format!(
+        "{indent}{}{title}{tail}",
+        &three[..width * lead.min(3)]
+    ))
+}
+
+/// Whether `line` has the [`shape`] `key` (without building the line's own shape: this runs on
+/// every line of a long run).
+fn same_shape(line: &str, (indent, word): &(usize, String)) -> bool {
+    let body = line.trim_start();
+    if line.len() - body.len() != *indent {
+        return false;
+    }
+    let first = body.split_whitespace().next().unwrap_or("");
+    let digits_as_hash = first
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '#' } else { c });
+    digits_as_hash.eq(word.chars())
+}
+
 /// How many lines from the start of `lines` share the first line's shape, none important.
 fn similar_run_length(lines: &[&str]) -> usize {
     let Some(first) = lines.first() else { return 0 };
@@ -234,7 +311,7 @@ fn similar_run_length(lines: &[&str]) -> usize {
     let key = shape(first);
     lines
         .iter()
-        .take_while(|l| !l.trim().is_empty() && !is_important(l) && shape(l) == key)
+        .take_while(|l| !l.trim().is_empty() && same_shape(l, &key) && !is_important(l))
         .count()
 }
 
@@ -274,6 +351,47 @@ mod tests {
         }
     }
 
+    /// The candidate scan may only rule out lines the precise patterns would not take: checked
+    /// on every line of the recorded corpus and on the examples above.
+    #[test]
+    fn the_candidate_scan_misses_no_important_line() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/transcripts"
+        );
+        let mut lines: Vec<String> = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("corpus") {
+            let text = std::fs::read_to_string(entry.expect("entry").path()).expect("utf-8");
+            lines.extend(clean(&text).lines().map(str::to_string));
+        }
+        lines.extend(
+            [
+                "٣ passed",
+                "e\tx",
+                "# TESTS 3",
+                "Not OK 2",
+                "3 Warnings",
+                "x ✖ y",
+            ]
+            .map(String::from),
+        );
+        let precise = |line: &str| {
+            MARKERS.is_match(line)
+                || KEYWORDS
+                    .find_iter(line)
+                    .any(|found| !inside_a_name(line, found.start(), found.end()))
+        };
+        let mut important = 0;
+        for line in &lines {
+            if precise(line) {
+                important += 1;
+                assert!(CANDIDATE.is_match(line), "{line}");
+            }
+            assert_eq!(is_important(line), precise(line), "{line}");
+        }
+        assert!(important > 150, "{important}");
+    }
+
     #[test]
     fn cleaning_strips_escapes_and_keeps_the_last_redraw() {
         let raw =
@@ -298,5 +416,23 @@ mod tests {
         assert_eq!(squeeze(&run, Some(10)), run);
         let with_error = "item 0\nitem 1\nitem error 2\nitem 3\n";
         assert_eq!(squeeze(with_error, Some(1)), with_error);
+    }
+
+    #[test]
+    fn rules_keep_their_title_not_their_width() {
+        let text = format!(
+            "{eq} test session starts {eq}\n{us} test_x {us}\n{dash}\n== short ==\n{eq} 2 failed in 0.1s {eq}\n{spaced}\n",
+            eq = "=".repeat(30),
+            us = "_".repeat(20),
+            dash = "-".repeat(40),
+            spaced = "_ ".repeat(20)
+        );
+        assert_eq!(
+            shorten_rules(&text),
+            format!(
+                "=== test session starts ===\n___ test_x ___\n---\n== short ==\n{eq} 2 failed in 0.1s {eq}\n_ _ _\n",
+                eq = "=".repeat(30)
+            )
+        );
     }
 }

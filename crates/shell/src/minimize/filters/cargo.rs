@@ -22,9 +22,14 @@ static FRAME: LazyLock<Regex> = pattern!(r"^\s+\d+: (\S.*)$");
 static FRAME_LOCATION: LazyLock<Regex> = pattern!(r"^\s+at (\S.*)$");
 
 pub fn cargo(cleaned: &str) -> String {
-    let without_status = drop_lines(cleaned, "cargo progress line", |line| STATUS.is_match(line));
+    // The cheap first test spares most lines the regex (a test run is mostly `test … ok`).
+    let without_status = drop_lines(cleaned, "cargo progress line", |line| {
+        line.trim_start()
+            .starts_with(|c: char| c.is_ascii_uppercase())
+            && STATUS.is_match(line)
+    });
     let without_passes = drop_lines(&without_status, "passing test", |line| {
-        PASSED_TEST.is_match(line)
+        line.starts_with("test ") && PASSED_TEST.is_match(line)
     });
     squeeze(&trim_backtraces(&without_passes), None)
 }

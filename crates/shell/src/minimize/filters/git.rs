@@ -1,13 +1,15 @@
-//! git: `log` and `show` headers become one line per commit (`commit 1a2b3c4d · Author · Date`,
-//! the message kept verbatim); diffs lose their `index` lines; `status` loses its `(use "git
-//! …")` hints; `push`, `pull`, `fetch` and `clone` lose their object-transfer progress. Custom
-//! formats (`--oneline`, `--format`, `--pretty`) are only squeezed.
+//! git: `log` and `show` headers become one line per commit (`commit 1a2b3c4d · 2026-11-23 14:47
+//! +0000 · Author`, the day, time zone and author shown only when they differ from the previous
+//! commit's, the message kept verbatim); diffs and `--stat` lines are compacted by [`super::diff`]; `status`
+//! loses its `(use "git …")` hints; `push`, `pull`, `fetch` and `clone` lose their
+//! object-transfer progress. Custom formats (`--oneline`, `--format`, `--pretty`) keep their
+//! lines and only get their diffs compacted.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{drop_lines, generic};
+use super::{diff, drop_lines, generic};
 use crate::minimize::command::Invocation;
 use crate::minimize::text::{Output, is_important, squeeze};
 
@@ -15,14 +17,15 @@ static TRANSFER: LazyLock<Regex> = pattern!(
     r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b"
 );
 
+static STATUS_ENTRY: LazyLock<Regex> = pattern!(
+    r"^(modified|deleted|new file|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them|unmerged):\s+(.*)$"
+);
+
 static STATUS_HINT: LazyLock<Regex> = pattern!(r#"^\s+\((use "git |commit or discard|use -u )"#);
 
-static DIFF_INDEX: LazyLock<Regex> = pattern!(r"^index [0-9a-f]+\.\.[0-9a-f]+( \d+)?$");
-
-static COMMIT: LazyLock<Regex> = pattern!(r"^commit ([0-9a-f]{7,64})(.*)$");
-
-static PERSON: LazyLock<Regex> =
-    pattern!(r"^(Author|Date|AuthorDate|Commit|CommitDate):\s+(.*?)(\s+<[^>]*>)?$");
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
 
 /// git's options that take a value before the subcommand.
 const GLOBAL_WITH_VALUE: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
@@ -46,13 +49,12 @@ pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
     });
     Some(match sub {
         "log" | "show" | "whatchanged" if !custom_format => {
-            let text = drop_lines(cleaned, "diff index line", |l| DIFF_INDEX.is_match(l));
-            compact_headers(&text)
+            compact_headers(&diff::compact(cleaned))
         }
-        "log" | "show" | "diff" => {
-            drop_lines(cleaned, "diff index line", |l| DIFF_INDEX.is_match(l))
-        }
-        "status" => drop_lines(cleaned, "hint line", |l| STATUS_HINT.is_match(l)),
+        "log" | "show" | "diff" => squeeze(&diff::compact(cleaned), None),
+        "status" => group_status(&drop_lines(cleaned, "hint line", |l| {
+            STATUS_HINT.is_match(l)
+        })),
         "push" | "pull" | "fetch" | "clone" => {
             drop_lines(cleaned, "transfer progress line", |l| TRANSFER.is_match(l))
         }
@@ -60,32 +62,79 @@ pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
     })
 }
 
-/// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <name> · <date>`.
-fn compact_headers(text: &str) -> String {
+/// `git status` entries, one tab-indented path a line (`\tmodified:   a.txt`, or a bare path
+/// for an untracked file): a run of three or more of one kind becomes one line,
+/// `\tmodified (12): a.txt b.txt …` (git quotes a path with spaces, so the list stays readable).
+fn group_status(text: &str) -> String {
+    let entry = |line: &str| -> Option<(String, String)> {
+        let body = line.strip_prefix('\t').filter(|_| !is_important(line))?;
+        Some(match STATUS_ENTRY.captures(body) {
+            Some(kind) => (kind[1].to_string(), kind[2].to_string()),
+            None if !body.contains(": ") => ("untracked".to_string(), body.to_string()),
+            None => return None,
+        })
+    };
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Output::default();
     let mut i = 0;
     while i < lines.len() {
-        let Some(commit) = COMMIT
-            .captures(lines[i])
-            .filter(|_| !is_important(lines[i]))
-        else {
+        let Some((kind, _)) = entry(lines[i]) else {
             out.line(lines[i]);
             i += 1;
             continue;
         };
-        let sha = &commit[1];
-        let mut header = format!("commit {}{}", &sha[..sha.len().min(8)], &commit[2]);
+        let run: Vec<String> = lines[i..]
+            .iter()
+            .map_while(|l| entry(l).filter(|(k, _)| *k == kind).map(|(_, path)| path))
+            .collect();
+        if run.len() < 3 {
+            out.line(lines[i]);
+            i += 1;
+            continue;
+        }
+        out.line(&format!("\t{kind} ({}): {}", run.len(), run.join(" ")));
+        i += run.len();
+    }
+    out.finish()
+}
+
+/// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <date> · <name>`; the
+/// day, the time zone and the name are left out where they repeat the previous commit's (a first
+/// line says so).
+fn compact_headers(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Output::default();
+    let mut previous = Previous::default();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some((sha, rest)) = commit_line(lines[i]).filter(|_| !is_important(lines[i])) else {
+            // The blank line before a commit header: the header's own line marks the start.
+            let next_is_commit = lines.get(i + 1).is_some_and(|l| commit_line(l).is_some());
+            if !(lines[i].is_empty() && next_is_commit) {
+                out.line(lines[i]);
+            }
+            i += 1;
+            continue;
+        };
+        let mut header = format!("commit {}{rest}", &sha[..sha.len().min(8)]);
+        let mut author = None;
         let mut j = i + 1;
         while let Some(line) = lines.get(j) {
             if let Some(merge) = line.strip_prefix("Merge: ") {
                 header.push_str(&format!(" · merge {merge}"));
-            } else if let Some(person) = PERSON.captures(line).filter(|_| !is_important(line)) {
-                header.push_str(&format!(" · {}", &person[2]));
+            } else if let Some((field, value)) = person_line(line).filter(|_| !is_important(line)) {
+                match field {
+                    "Author" => author = previous.unless_repeated(value, Field::Author),
+                    "Date" => header.push_str(&format!(" · {}", previous.date(value))),
+                    field => header.push_str(&format!(" · {field} {value}")),
+                }
             } else {
                 break;
             }
             j += 1;
+        }
+        if let Some(author) = author {
+            header.push_str(&format!(" · {author}"));
         }
         out.line(&header);
         if lines.get(j).is_some_and(|l| l.is_empty()) && j > i + 1 {
@@ -93,7 +142,95 @@ fn compact_headers(text: &str) -> String {
         }
         i = j;
     }
-    squeeze(&out.finish(), None)
+    let text = out.finish();
+    let text = if previous.elided {
+        format!("[day, time zone and author shown only where they change]\n{text}")
+    } else {
+        text
+    };
+    squeeze(&text, None)
+}
+
+/// `commit <sha>[ decorations]` as the hash and the rest of the line. (The header lines are
+/// read by hand: regex captures on every line cost more than the rest of the filter.)
+fn commit_line(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix("commit ")?;
+    let len = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+        .count();
+    (7..=64).contains(&len).then(|| rest.split_at(len))
+}
+
+/// `Author: Name <mail>`, `Date:   …` (and `--format=fuller`'s fields) as the field and its value,
+/// less a mail address.
+fn person_line(line: &str) -> Option<(&str, &str)> {
+    let (field, value) = line.split_once(':')?;
+    if !matches!(
+        field,
+        "Author" | "Date" | "AuthorDate" | "Commit" | "CommitDate"
+    ) {
+        return None;
+    }
+    let value = value.trim();
+    let without_mail = value
+        .strip_suffix('>')
+        .and_then(|v| v.rsplit_once(" <"))
+        .map_or(value, |(name, _)| name.trim_end());
+    (!value.is_empty()).then_some((field, without_mail))
+}
+
+#[derive(Clone, Copy)]
+enum Field {
+    Author,
+    Day,
+    Zone,
+}
+
+/// The previous commit's author, day and time zone, and whether one was left out.
+#[derive(Default)]
+struct Previous {
+    values: [String; 3],
+    elided: bool,
+}
+
+impl Previous {
+    /// `value`, or `None` if it is the previous commit's.
+    fn unless_repeated(&mut self, value: &str, field: Field) -> Option<String> {
+        let previous = &mut self.values[field as usize];
+        if previous == value {
+            self.elided = true;
+            return None;
+        }
+        *previous = value.to_string();
+        Some(value.to_string())
+    }
+
+    /// `Mon Nov 23 14:47:40 2026 +0000` as `2026-11-23 14:47 +0000`, less the day and the zone
+    /// where they repeat; any other format as it is.
+    fn date(&mut self, date: &str) -> String {
+        let parts: Vec<&str> = date.split(' ').filter(|p| !p.is_empty()).collect();
+        let [_weekday, month, day, time, year, zone] = parts[..] else {
+            return date.to_string();
+        };
+        let month = MONTHS.iter().position(|m| *m == month);
+        let (Some(month), Some(minutes)) = (month, time.get(..5).filter(|_| time.len() == 8))
+        else {
+            return date.to_string();
+        };
+        let day = format!("{year}-{:02}-{day:0>2}", month + 1);
+        let mut text = String::new();
+        if let Some(day) = self.unless_repeated(&day, Field::Day) {
+            text.push_str(&day);
+            text.push(' ');
+        }
+        text.push_str(minutes);
+        if let Some(zone) = self.unless_repeated(zone, Field::Zone) {
+            text.push(' ');
+            text.push_str(&zone);
+        }
+        text
+    }
 }
 
 #[cfg(test)]
@@ -113,7 +250,7 @@ mod tests {
         assert_eq!(
             git(&git_args(&["log", "-n", "2"]), text).as_deref(),
             Some(
-                "commit 077b84e3 · Ann Example · Mon Nov 23 12:22:23 2026 +0000\n    fix the error path\n\n    body line\n\ncommit e55026ce · merge 1a2b 3c4d · Bob · Sun Nov 22 10:00:00 2026 +0000\n    merge\n"
+                "[day, time zone and author shown only where they change]\ncommit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    fix the error path\n\n    body line\ncommit e55026ce · merge 1a2b 3c4d · 2026-11-22 10:00 · Bob\n    merge\n"
             )
         );
     }
@@ -125,10 +262,19 @@ mod tests {
             git(&git_args(&["-C", "repo", "status"]), status).as_deref(),
             Some("On branch main\nChanges not staged for commit:\n\tmodified:   a.txt\n")
         );
+        let many = "Changes not staged for commit:\n\tmodified:   a.txt\n\tmodified:   b.txt\n\tmodified:   c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tn1\n\tn2\n\tn3\n";
+        assert_eq!(
+            git(&git_args(&["status"]), many).as_deref(),
+            Some(
+                "Changes not staged for commit:\n\tmodified (3): a.txt b.txt c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tuntracked (3): n1 n2 n3\n"
+            )
+        );
         let diff = "diff --git a/x b/x\nindex 332d50b..0edbb0d 100644\n--- a/x\n+++ b/x\n";
         assert_eq!(
             git(&git_args(&["diff"]), diff).as_deref(),
-            Some("diff --git a/x b/x\n--- a/x\n+++ b/x\n")
+            Some(
+                "diff --git a/x b/x\n[… omitted: 3 index and ---/+++ lines (the paths are on the diff --git line)]\n"
+            )
         );
         let push = "Enumerating objects: 5, done.\nWriting objects: 100% (3/3), 300 bytes | 300.00 KiB/s, done.\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n";
         assert_eq!(

@@ -25,6 +25,10 @@ static SCRIPT_BANNER: LazyLock<Regex> = pattern!(r"^> \S");
 
 static PASSED: LazyLock<Regex> = pattern!(r"^\s*(✓|√|✔)\s|^\s*PASS\s+\S");
 
+/// A stack frame inside node itself (`at … (node:internal/…)`, or TAP's `Test.run (node:…)`).
+static NODE_INTERNAL_FRAME: LazyLock<Regex> =
+    pattern!(r"^\s+(at )?(async )?\S*\s*\(node:(internal/|async_hooks)[^)]*\)$");
+
 static SEPARATOR: LazyLock<Regex> = pattern!(r"^\s*⎯+(\[\d+/\d+\]⎯*)?\s*$");
 
 pub fn package_manager(subcommand: &str, cleaned: &str) -> Option<String> {
@@ -59,7 +63,9 @@ fn script_output(cleaned: &str) -> String {
 pub fn test_runner(cleaned: &str) -> String {
     let text = drop_lines(cleaned, "passing test", |line| PASSED.is_match(line));
     let text = drop_lines(&text, "separator line", |line| SEPARATOR.is_match(line));
-    squeeze(&text, None)
+    drop_lines(&text, "node internal stack frame", |line| {
+        NODE_INTERNAL_FRAME.is_match(line)
+    })
 }
 
 /// eslint's stylish output is already one line per problem: only repeats are collapsed.
@@ -92,7 +98,9 @@ pub fn node_test(cleaned: &str) -> String {
         i += 1;
     }
     out.omitted(passed, "passing test");
-    squeeze(&out.finish(), None)
+    drop_lines(&out.finish(), "node internal stack frame", |line| {
+        NODE_INTERNAL_FRAME.is_match(line)
+    })
 }
 
 /// The length of a passing test's TAP block at the start of `lines` (0 if there is none):

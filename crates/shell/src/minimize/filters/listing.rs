@@ -1,48 +1,237 @@
 //! Listings. `ls -l`: each entry becomes its name (with `/` for a directory, `-> target` for a
-//! link) and, for a file, its size; permissions, owners, link counts and dates go. `find`: paths
+//! link) and, for a file, its size; permissions, owners, link counts and dates go. A listing of
+//! more than [`LONG_LISTING`] entries keeps only the names, marked as `ls -F` does (`/`
+//! directory, `@` link), several to a line, under a count of each kind. `find`: paths
 //! are grouped under their directory, one line per directory, when there are many. `tree`: a long
 //! tree keeps its first 80 and last 10 lines (the count summary) around a count.
 //! A listing whose lines do not all have the expected shape is left unchanged.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use crate::minimize::text::{Output, is_important};
 
-static LONG_ENTRY: LazyLock<Regex> = pattern!(
-    r"^([-dlcbps])[-rwxsStT]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+([\d,]+(?:,\s*\d+)?)\s+\w{3}\s+\d{1,2}\s+[\d:]{4,5}\s(.*)$"
-);
-
 /// Fewer entries than this are shown as they are.
 const MIN_ENTRIES: usize = 20;
+/// More entries than this are shown by name only.
+const LONG_LISTING: usize = 200;
+/// Names are packed into lines of about this many bytes.
+const NAMES_WIDTH: usize = 100;
 const TREE_HEAD: usize = 80;
 const TREE_TAIL: usize = 10;
 
+/// One `ls -l` line's kind (`-`, `d`, `l`, …), size and name (with `-> target` for a link),
+/// and the line itself when it is important (a name like `test` after a year reads as a test
+/// count): such a line is kept verbatim.
+struct Entry<'a> {
+    kind: &'a str,
+    size: &'a str,
+    name: &'a str,
+    important: Option<&'a str>,
+}
+
 pub fn ls(cleaned: &str) -> Option<String> {
-    let mut out = Output::default();
-    let mut entries = 0;
+    let mut sections: Vec<(Option<&str>, Vec<Entry>)> = vec![(None, Vec::new())];
     for line in cleaned.lines() {
-        if let Some(entry) = LONG_ENTRY.captures(line).filter(|_| !is_important(line)) {
-            entries += 1;
-            let name = &entry[3];
-            match &entry[1] {
-                "d" => out.line(&format!("{name}/")),
-                "-" => out.line(&format!("{name} {}", &entry[2])),
-                _ => out.line(name),
+        match long_entry(line) {
+            Some(entry) => {
+                let section = sections.last_mut().expect("one section at least");
+                section.1.push(entry);
             }
-        } else if line.is_empty()
-            || line.starts_with("total ")
-            || line.ends_with(':')
-            || is_important(line)
-        {
-            out.line(line);
-        } else {
-            return None;
+            None if line.is_empty()
+                || line.starts_with("total ")
+                || line.ends_with(':')
+                || is_important(line) =>
+            {
+                sections.push((Some(line), Vec::new()));
+            }
+            None => return None,
         }
     }
-    (entries >= MIN_ENTRIES).then(|| out.finish())
+    let entries: usize = sections.iter().map(|s| s.1.len()).sum();
+    if entries < MIN_ENTRIES {
+        return None;
+    }
+    let mut out = Output::default();
+    for (line, entries) in &sections {
+        if let Some(line) = line {
+            out.line(line);
+        }
+        if entries.len() > LONG_LISTING {
+            names_only(entries, &mut out);
+        } else {
+            entries.iter().for_each(|e| out.line(&name_and_size(e)));
+        }
+    }
+    Some(out.finish())
+}
+
+/// Parses an `ls -l` line: `drwxr-xr-x 2 root root 4096 Nov 23 12:22 name` (a device has
+/// `major, minor` for a size; the time may be a year). By hand rather than by regex: a regex
+/// with captures costs several times more per line, and a listing is all such lines.
+fn long_entry(line: &str) -> Option<Entry<'_>> {
+    let mut fields = Fields { line, at: 0 };
+    let mode = fields.next()?;
+    let kind = mode.get(..1)?;
+    let valid_mode = "-dlcbps".contains(kind)
+        && mode.get(1..10)?.chars().all(|c| "-rwxsStT".contains(c))
+        && matches!(mode.get(10..), Some("" | "." | "+" | "@"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !valid_mode || !digits(fields.next()?) {
+        return None;
+    }
+    let (_owner, _group) = (fields.next()?, fields.next()?);
+    let size_start = fields.at;
+    let first = fields.next()?;
+    let size = match first.strip_suffix(',') {
+        // A device: `major, minor`.
+        Some(major) if digits(major) && digits(fields.next()?) => {
+            line[size_start..fields.at].trim_start()
+        }
+        None if first.split(',').all(digits) => first,
+        _ => return None,
+    };
+    let (month, day, time) = (fields.next()?, fields.next()?, fields.next()?);
+    let valid_date = month.len() == 3
+        && month.chars().all(char::is_alphabetic)
+        && day.len() <= 2
+        && digits(day)
+        && (4..=5).contains(&time.len())
+        && time.bytes().all(|b| b.is_ascii_digit() || b == b':');
+    // One whitespace character separates the date from the name, which may begin with spaces.
+    let name = line[fields.at..].strip_prefix([' ', '\t'])?;
+    (valid_date && !name.is_empty()).then(|| Entry {
+        kind,
+        size,
+        name,
+        important: is_important(line).then_some(line),
+    })
+}
+
+/// Whitespace-separated fields of a line, read left to right.
+struct Fields<'a> {
+    line: &'a str,
+    /// Where the next field's search starts (just past the previous field).
+    at: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = &self.line[self.at..];
+        let start = self.at + (rest.len() - rest.trim_start().len());
+        let len = self.line[start..]
+            .find(char::is_whitespace)
+            .unwrap_or(self.line.len() - start);
+        self.at = start + len;
+        (len > 0).then(|| &self.line[start..start + len])
+    }
+}
+
+fn name_and_size(entry: &Entry) -> String {
+    if let Some(line) = entry.important {
+        return line.to_string();
+    }
+    match entry.kind {
+        "d" => format!("{}/", entry.name),
+        "-" => format!("{} {}", entry.name, entry.size),
+        _ => entry.name.to_string(),
+    }
+}
+
+/// A count of each kind, then the names (`ls -F` marks, names sharing a prefix as
+/// `prefix{a,b,c}`), a line at a time.
+fn names_only(entries: &[Entry], out: &mut Output) {
+    let count = |kind: &str| entries.iter().filter(|e| e.kind == kind).count();
+    let (files, dirs, links) = (count("-"), count("d"), count("l"));
+    let other = entries.len() - files - dirs - links;
+    let mut summary = format!(
+        "[{} entries: {files} files, {dirs} directories (/), {links} symlinks (@)",
+        entries.len()
+    );
+    if other > 0 {
+        summary.push_str(&format!(", {other} other"));
+    }
+    summary.push_str(
+        "; sizes, owners, permissions, dates and link targets omitted; names sharing a prefix as prefix{a,b}]",
+    );
+    out.line(&summary);
+    let mut names = Vec::new();
+    for entry in entries {
+        if let Some(line) = entry.important {
+            pack(&brace_groups(&names), out);
+            names.clear();
+            out.line(line);
+            continue;
+        }
+        names.push(match entry.kind {
+            "d" => format!("{}/", entry.name),
+            "l" => format!("{}@", entry.name.split(" -> ").next().unwrap_or(entry.name)),
+            _ => entry.name.to_string(),
+        });
+    }
+    pack(&brace_groups(&names), out);
+}
+
+/// Names packed into lines of about [`NAMES_WIDTH`] bytes, one space apart (two if a name has a
+/// space in it).
+fn pack(tokens: &[String], out: &mut Output) {
+    let gap = if tokens.iter().any(|t| t.contains(' ')) {
+        "  "
+    } else {
+        " "
+    };
+    let mut row = String::new();
+    for token in tokens {
+        if !row.is_empty() && row.len() + gap.len() + token.len() > NAMES_WIDTH {
+            out.line(&row);
+            row.clear();
+        }
+        if !row.is_empty() {
+            row.push_str(gap);
+        }
+        row.push_str(token);
+    }
+    if !row.is_empty() {
+        out.line(&row);
+    }
+}
+
+/// Runs of three or more consecutive names (two, if the prefix is six bytes or more) that share
+/// a prefix ending in `-`, `_` or `.` become one `prefix{rest,rest,…}` (the prefix that saves
+/// most); other names stay as they are.
+fn brace_groups(names: &[String]) -> Vec<String> {
+    let groupable = |name: &str| !name.contains([',', '{', '}', ' ']);
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < names.len() {
+        let name = names[i].as_str();
+        let mut best: Option<(usize, usize)> = None;
+        if groupable(name) {
+            for (at, _) in name.match_indices(['-', '_', '.']) {
+                let prefix = &name[..=at];
+                let run = names[i..]
+                    .iter()
+                    .take_while(|n| groupable(n) && n.len() > prefix.len() && n.starts_with(prefix))
+                    .count();
+                let saved = |(len, run): (usize, usize)| (run - 1) * len;
+                let worth_it = run >= 3 || (run == 2 && prefix.len() >= 6);
+                if worth_it && best.is_none_or(|b| saved((prefix.len(), run)) > saved(b)) {
+                    best = Some((prefix.len(), run));
+                }
+            }
+        }
+        match best {
+            Some((len, run)) => {
+                let rests: Vec<&str> = names[i..i + run].iter().map(|n| &n[len..]).collect();
+                tokens.push(format!("{}{{{}}}", &name[..len], rests.join(",")));
+                i += run;
+            }
+            None => {
+                tokens.push(name.to_string());
+                i += 1;
+            }
+        }
+    }
+    tokens
 }
 
 pub fn find(cleaned: &str) -> Option<String> {
@@ -120,6 +309,64 @@ mod tests {
         );
         assert_eq!(ls("a\nb\n"), None);
         assert_eq!(ls(&text.replace("total 12", "something else")), None);
+    }
+
+    #[test]
+    fn long_entries_parse_by_hand() {
+        let device =
+            long_entry("crw-rw-rw-  1 root root   1,   3 Nov 23 12:22 null").expect("device");
+        assert_eq!(
+            (device.kind, device.size, device.name),
+            ("c", "1,   3", "null")
+        );
+        let spaced = long_entry("-rw-r--r--. 1 me me 10 Jan  4  2023  two words").expect("file");
+        assert_eq!(
+            (spaced.kind, spaced.size, spaced.name),
+            ("-", "10", " two words")
+        );
+        for line in [
+            "-rw-r--r-- 1 me me 10 Jan 4 2023",
+            "-rw-r--r-- x me me 10 Jan 4 2023 a",
+            "-rw-r--r-- 1 me me 1x Jan 4 2023 a",
+            "-rw-r--r-- 1 me me 10 January 4 2023 a",
+            "?rw-r--r-- 1 me me 10 Jan 4 2023 a",
+        ] {
+            assert!(long_entry(line).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn listings_over_the_limit_keep_names_only() {
+        let mut text = String::from("total 9\n");
+        for name in ["apt", "apt-cache", "apt-get", "apt-key", "bash"] {
+            text.push_str(&format!(
+                "-rwxr-xr-x  1 root root   1200 Sep 20  2022 {name}\n"
+            ));
+        }
+        text.push_str("lrwxrwxrwx  1 root root      6 Jan  8  2023 cpp -> cpp-12\n");
+        text.push_str("drwxr-xr-x  2 root root   4096 Jan  8  2023 lib\n");
+        text.push_str("-rwxr-xr-x  1 root root  60304 Sep 20  2022 test\n");
+        for i in 0..LONG_LISTING {
+            text.push_str(&format!(
+                "-rwxr-xr-x  1 root root   1200 Sep 20  2022 x-{i:03}\n"
+            ));
+        }
+        let out = ls(&text).expect("a long listing");
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("total 9"));
+        assert_eq!(
+            lines.next(),
+            Some(
+                "[208 entries: 206 files, 1 directories (/), 1 symlinks (@); sizes, owners, permissions, dates and link targets omitted; names sharing a prefix as prefix{a,b}]"
+            )
+        );
+        assert_eq!(lines.next(), Some("apt apt-{cache,get,key} bash cpp@ lib/"));
+        // A year then `test` reads as a test count: the entry is kept as it is.
+        assert_eq!(
+            lines.next(),
+            Some("-rwxr-xr-x  1 root root  60304 Sep 20  2022 test")
+        );
+        assert!(lines.next().is_some_and(|l| l.starts_with("x-{000,001,")));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 mod build;
 mod cargo;
+mod diff;
 mod git;
 mod go;
 mod js;
@@ -11,7 +12,7 @@ mod listing;
 mod python;
 
 use super::command::Invocation;
-use super::text::squeeze;
+use super::text::{shorten_rules, squeeze};
 
 /// Programs whose output is a file's content the agent asked for: never rewritten.
 const PRINTS_FILES: &[&str] = &[
@@ -57,7 +58,13 @@ pub fn run(invocation: Option<&Invocation>, cleaned: &str) -> Option<(String, St
         "tree" => ("tree", listing::tree(cleaned)),
         _ => ("generic", Some(generic(cleaned))),
     };
-    Some((name.to_string(), text?))
+    let text = text?;
+    // A diff's or a listing's lines are content, not decoration.
+    let text = match name {
+        "git" | "ls" | "find" | "tree" => text,
+        _ => shorten_rules(&text),
+    };
+    Some((name.to_string(), text))
 }
 
 /// The fallback for any other program: repeats and long runs of same-shaped lines collapsed.
