@@ -16,13 +16,16 @@ function persistentBash() {
   bash.stdout.setEncoding('utf8')
   let buffer = ''
   let waiting = null
+  // The marker line counts only once it is whole: a read that ends inside it must not leave it in
+  // the buffer, where it would end the next command at once.
+  const marker = /__SW_END__\d+\n/
   bash.stdout.on('data', (chunk) => {
     buffer += chunk
-    const end = buffer.indexOf('__SW_END__')
-    if (end >= 0 && waiting) {
+    const end = buffer.match(marker)
+    if (end && waiting) {
       const done = waiting
       waiting = null
-      buffer = buffer.slice(buffer.indexOf('\n', end) + 1)
+      buffer = buffer.slice(end.index + end[0].length)
       done()
     }
   })

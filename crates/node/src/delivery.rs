@@ -35,7 +35,12 @@ use crate::options::type_error;
 /// The user's callback; only its raw value is used, to call it with exceptions caught.
 type UserCallback = FunctionRef<String, Unknown<'static>>;
 /// Calls carry no data: the chunk is whatever text is pending when the call reaches JS.
-type ChunkTsfn = ThreadsafeFunction<(), (), String, napi::Status, false>;
+type ChunkTsfn = ThreadsafeFunction<(), (), (), napi::Status, false>;
+
+/// The most UTF-8 bytes passed to the callback in one string. Pending text can grow to megabytes
+/// while the JS thread is busy; handed over whole, each string would be allocated in V8's
+/// large-object space, which costs more than the extra calls (Node's own streams read 64 KiB).
+const MAX_JS_CHUNK: usize = 64 << 10;
 
 #[derive(Default)]
 struct Shared {
@@ -102,12 +107,17 @@ impl ChunkSink {
             ValueType::Function => {
                 // SAFETY: checked to be a function.
                 let callback: Function<String, Unknown<'static>> = unsafe { value.cast()? };
-                let deliver = deliver_function(env, callback.create_ref()?, &throws, stop)?;
                 let shared = Arc::new(Shared::default());
-                let source = Arc::clone(&shared);
+                let deliver = deliver_function(
+                    env,
+                    callback.create_ref()?,
+                    Arc::clone(&shared),
+                    &throws,
+                    stop,
+                )?;
                 let tsfn = deliver
                     .build_threadsafe_function::<()>()
-                    .build_callback(move |_ctx| Ok(source.take()))?;
+                    .build_callback(|_ctx| Ok(()))?;
                 Ok((
                     Self {
                         tsfn: Some(Arc::new(tsfn)),
@@ -230,27 +240,50 @@ impl ThrownValue {
     }
 }
 
-/// The JS function the threadsafe function calls: it calls `callback` with the chunk and catches
-/// what it throws. After a throw it delivers nothing more.
+/// The JS function the threadsafe function calls: it takes the pending text and calls `callback`
+/// with it, in pieces of at most [`MAX_JS_CHUNK`] bytes cut between characters, catching what it
+/// throws. After a throw it delivers nothing more.
 fn deliver_function<'env>(
     env: &'env Env,
     callback: UserCallback,
+    shared: Arc<Shared>,
     throws: &ChunkThrows,
     stop: &CancelToken,
-) -> Result<Function<'env, String, ()>> {
+) -> Result<Function<'env, (), ()>> {
     let throws = throws.clone();
     let stop = stop.clone();
     env.create_function_from_closure("deliverChunk", move |ctx| {
-        if throws.has_thrown() {
-            return Ok(());
-        }
-        let chunk: Unknown = ctx.get(0)?;
+        let text = shared.take();
         let callback = callback.borrow_back(ctx.env)?;
-        if let Some(thrown) = call_catching(ctx.env, callback.raw(), chunk) {
-            throws.record(ctx.env, thrown)?;
-            stop.cancel(CancelReason::Aborted);
+        for piece in pieces(&text, MAX_JS_CHUNK) {
+            if throws.has_thrown() {
+                break;
+            }
+            let chunk = ctx.env.create_string(piece)?.to_unknown();
+            if let Some(thrown) = call_catching(ctx.env, callback.raw(), chunk) {
+                throws.record(ctx.env, thrown)?;
+                stop.cancel(CancelReason::Aborted);
+            }
         }
         Ok(())
+    })
+}
+
+/// `text` cut into pieces of at most `max` bytes (at least 4), each ending on a character
+/// boundary.
+fn pieces(text: &str, max: usize) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = rest.len().min(max);
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece)
     })
 }
 

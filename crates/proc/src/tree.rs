@@ -194,18 +194,41 @@ mod platform {
     }
 
     /// Each thread lists the children it forked (proc(5), `/proc/<pid>/task/<tid>/children`).
+    /// Every run of the in-process shell reads these, one file per host thread: each is read
+    /// into one reused buffer with plain `read`s (`read_to_string` would `statx` and `lseek` each
+    /// file first, to size a buffer for a file that reports no size).
     pub fn host_children() -> Vec<u32> {
+        use std::io::Read;
+
         let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
             return Vec::new();
         };
-        tasks
-            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
-            .flat_map(|list| {
-                list.split_whitespace()
-                    .filter_map(|pid| pid.parse().ok())
-                    .collect::<Vec<u32>>()
-            })
-            .collect()
+        let mut children = Vec::new();
+        let mut list = Vec::new();
+        for task in tasks.flatten() {
+            list.clear();
+            let Ok(mut file) = std::fs::File::open(task.path().join("children")) else {
+                continue;
+            };
+            let mut chunk = [0u8; 1024];
+            // Not `read_to_end`: `File`'s sizes its buffer with a `statx` and an `lseek` first.
+            loop {
+                match file.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => list.extend_from_slice(&chunk[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => {
+                        list.clear();
+                        break;
+                    }
+                }
+            }
+            let pids = list
+                .split(u8::is_ascii_whitespace)
+                .filter_map(|pid| std::str::from_utf8(pid).ok()?.parse::<u32>().ok());
+            children.extend(pids);
+        }
+        children
     }
 
     /// Signals through a pidfd when the kernel has them: once the pidfd is open and the start time

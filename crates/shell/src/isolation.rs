@@ -1,12 +1,14 @@
 //! The thread a run executes on, which keeps process-wide state of the host out of the shell's
 //! reach.
 //!
-//! Each run is driven on a thread of its own rather than on a runtime worker, for two reasons:
+//! Each run is driven on a thread outside the runtime's workers — the session thread itself,
+//! which [`adopt_session_thread`] prepares once, so that a run costs no thread of its own — for
+//! two reasons:
 //!
 //! - **umask.** On Linux the umask lives in the thread's filesystem context, which threads share
-//!   unless one calls `unshare(CLONE_FS)`. The run thread does so, then installs the session's
-//!   umask: files the shell creates (redirections) and processes it spawns see the session's
-//!   umask, and the host's never changes.
+//!   unless one calls `unshare(CLONE_FS)`. The session thread does so once, and each run
+//!   installs the session's umask: files the shell creates (redirections) and processes it
+//!   spawns see the session's umask, and the host's never changes.
 //! - **Tasks brush spawns while a builtin blocks.** brush starts the producer of a process
 //!   substitution with `tokio::spawn` and reads it with a blocking `read`. Spawned from a worker,
 //!   the producer lands in that worker's private next-task slot, which no other worker may steal,
@@ -23,6 +25,17 @@ thread_local! {
     static PRIVATE_UMASK: Cell<bool> = const { Cell::new(false) };
     /// True on a thread that has detached its filesystem context from the host's.
     static UNSHARED: Cell<bool> = const { Cell::new(false) };
+    /// True on a session thread whose filesystem context is private: runs are driven on it.
+    static SESSION_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes the current thread — a session's own, which drives its runtime with `block_on` and so is
+/// no worker — the thread its runs execute on: its filesystem context is detached from the
+/// host's once, here, instead of on a new thread per run. Returns whether it could be.
+pub(crate) fn adopt_session_thread() -> bool {
+    let private = unshare_fs();
+    SESSION_THREAD.with(|flag| flag.set(private));
+    private
 }
 
 /// Whether the current thread owns its umask, so that setting it cannot reach the host.
@@ -54,9 +67,10 @@ pub(crate) fn set_private_umask(mask: u32) -> bool {
     true
 }
 
-/// Drives `future` to completion on a new thread with a private filesystem context whose umask
-/// is `umask`. On a current-thread runtime (unit tests) the future simply runs in place.
-/// Fails only when no thread can be created.
+/// Drives `future` to completion with a private filesystem context whose umask is `umask`: in
+/// place on a session thread ([`adopt_session_thread`]), else on a new thread. On a
+/// current-thread runtime (unit tests) the future simply runs in place. Fails only when no thread
+/// can be created.
 pub(crate) async fn run_isolated<F>(umask: u32, future: F) -> std::io::Result<F::Output>
 where
     F: Future + Send,
@@ -64,6 +78,12 @@ where
 {
     let handle = Handle::current();
     if handle.runtime_flavor() == RuntimeFlavor::CurrentThread {
+        return Ok(future.await);
+    }
+    if SESSION_THREAD.with(Cell::get) {
+        // The umask is the run's only while it runs: what the session thread does between runs
+        // (sourcing the snapshot, tearing down) keeps treating `umask` as it did before.
+        let _private = PrivateUmask::enter(umask);
         return Ok(future.await);
     }
     tokio::task::block_in_place(|| {
@@ -83,6 +103,23 @@ where
             })
         })
     })
+}
+
+/// The run's umask installed on a session thread, and `umask` allowed to change it, until drop.
+struct PrivateUmask;
+
+impl PrivateUmask {
+    fn enter(umask: u32) -> Self {
+        PRIVATE_UMASK.with(|flag| flag.set(true));
+        set_private_umask(umask);
+        Self
+    }
+}
+
+impl Drop for PrivateUmask {
+    fn drop(&mut self) {
+        PRIVATE_UMASK.with(|flag| flag.set(false));
+    }
 }
 
 /// Gives the current thread a private filesystem context with `umask` installed.

@@ -8,11 +8,11 @@
 //! runtime thread could deadlock behind them.
 
 use std::io::{PipeReader, PipeWriter, Read};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use shellwright_io::{PollFd, Utf8Decoder, WakeReceiver, Waker, poll, set_pipe_capacity};
+use shellwright_io::{PollFd, Utf8Decoder, poll, set_pipe_capacity};
 use tokio::sync::oneshot;
 
 /// How long the pipe may stay silent after the foreground command ended.
@@ -34,7 +34,8 @@ pub type StartHandler = Box<dyn FnOnce(&std::path::Path) + Send>;
 
 /// The reading side of one run, served by its session's [`OutputPump`].
 pub struct OutputReader {
-    wake: Option<Waker>,
+    /// The write end of the run's end pipe: closing it says that the foreground command ended.
+    ended: Option<OwnedFd>,
     done: oneshot::Receiver<()>,
 }
 
@@ -42,8 +43,8 @@ impl OutputReader {
     /// Tells the reader that the foreground command ended (start draining) and waits until it has
     /// read and delivered everything it is going to.
     pub async fn finish(mut self) {
-        // Dropping the waker is the signal (a reader whose run was dropped sees it too).
-        drop(self.wake.take());
+        // Closing the end pipe is the signal (a reader whose run was dropped sees it too).
+        drop(self.ended.take());
         let _ = (&mut self.done).await;
     }
 }
@@ -51,7 +52,9 @@ impl OutputReader {
 /// One run's pipes and where its output goes.
 struct ReadJob {
     data: PipeReader,
-    wake: WakeReceiver,
+    /// Hangs up when the foreground command ended. A plain pipe, used only for its hang-up: it
+    /// needs none of a wake pipe's non-blocking set-up.
+    ended: OwnedFd,
     on_chunk: ChunkHandler,
     done: oneshot::Sender<()>,
 }
@@ -71,7 +74,7 @@ impl OutputPump {
                 let mut buf = vec![0u8; READ_BUFFER];
                 // Ends when the session drops the pump (the sender).
                 for job in queue {
-                    read_until_drained(&job.data, &job.wake, job.on_chunk, &mut buf);
+                    read_until_drained(&job.data, &job.ended, job.on_chunk, &mut buf);
                     let _ = job.done.send(());
                 }
             })?;
@@ -83,20 +86,20 @@ impl OutputPump {
     pub fn begin(&self, on_chunk: ChunkHandler) -> std::io::Result<(OutputReader, PipeWriter)> {
         let (data, data_tx) = shellwright_io::pipe()?;
         let (data, data_tx) = (PipeReader::from(data), PipeWriter::from(data_tx));
-        let (wake_tx, wake) = shellwright_io::wake_pipe()?;
+        let (ended, ended_tx) = shellwright_io::pipe()?;
         set_pipe_capacity(data_tx.as_fd(), PIPE_CAPACITY);
         let (done, done_rx) = oneshot::channel();
         self.jobs
             .send(ReadJob {
                 data,
-                wake,
+                ended,
                 on_chunk,
                 done,
             })
             .map_err(|_| std::io::Error::other("the output thread has stopped"))?;
         Ok((
             OutputReader {
-                wake: Some(wake_tx),
+                ended: Some(ended_tx),
                 done: done_rx,
             },
             data_tx,
@@ -106,7 +109,7 @@ impl OutputPump {
 
 fn read_until_drained(
     mut data: &PipeReader,
-    wake: &WakeReceiver,
+    ended: &OwnedFd,
     mut on_chunk: ChunkHandler,
     buf: &mut [u8],
 ) {
@@ -124,10 +127,10 @@ fn read_until_drained(
                 }
             }
         };
-        // Once draining, the wake pipe has said all it will: only the data pipe is watched.
+        // Once draining, the end pipe has said all it will: only the data pipe is watched.
         let mut fds = [
             PollFd::readable(Some(data.as_fd())),
-            PollFd::readable(draining_since.is_none().then(|| wake.as_fd())),
+            PollFd::readable(draining_since.is_none().then(|| ended.as_fd())),
         ];
         if poll(&mut fds, timeout).is_err() {
             break;

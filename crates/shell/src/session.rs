@@ -143,6 +143,9 @@ pub(crate) struct Session {
     hooks: HooksGuard,
     state: StateGuard,
     output: OutputPump,
+    /// `/dev/null`, opened once: each run's stdio is a duplicate of it, which is cheaper than
+    /// opening the device four times per run.
+    null: OpenFile,
     /// `executeShell`: the session ends with its one command (and runs its EXIT trap then).
     one_shot: bool,
     stopped: StoppedRuns,
@@ -196,11 +199,13 @@ impl Session {
         let state = StateGuard::register(hooks.id(), isolation::host_umask());
         let output = OutputPump::start()
             .map_err(|e| ShellError::Init(format!("cannot start the output thread: {e}")))?;
+        let null = openfiles::null().map_err(|e| ShellError::Init(format!("/dev/null: {e}")))?;
         let mut session = Self {
             shell,
             hooks,
             state,
             output,
+            null,
             one_shot: false,
             stopped,
             covered: Vec::new(),
@@ -545,7 +550,7 @@ impl Session {
     fn attach_stdio(&mut self, output: std::io::PipeWriter) -> Result<(), ShellError> {
         let fail =
             |e: &dyn std::fmt::Display| ShellError::Execution(format!("cannot set up stdio: {e}"));
-        let stdin = openfiles::null().map_err(|e| fail(&e))?;
+        let stdin = self.null.try_clone().map_err(|e| fail(&e))?;
         let stderr = OpenFile::PipeWriter(output.try_clone().map_err(|e| fail(&e))?);
         let files = self.shell.open_files_mut();
         files.set_fd(OpenFiles::STDIN_FD, stdin);
@@ -561,7 +566,7 @@ impl Session {
             OpenFiles::STDOUT_FD,
             OpenFiles::STDERR_FD,
         ] {
-            let _ = match openfiles::null() {
+            let _ = match self.null.try_clone() {
                 Ok(null) => self.shell.open_files_mut().set_fd(fd, null),
                 Err(_) => self.shell.open_files_mut().remove_fd(fd),
             };

@@ -29,6 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ShellError;
 use crate::hooks;
+use crate::isolation;
 use crate::output::{ChunkHandler, StartHandler};
 use crate::session::{CreateStopped, RunOutcome, RunRequest, Session, SessionOptions, StoppedRuns};
 
@@ -150,6 +151,9 @@ fn serve(
             return;
         }
     };
+    // After the runtime's workers were started: they keep sharing the host's context, as they did
+    // when each run had a thread of its own.
+    isolation::adopt_session_thread();
     let mut ready = Some(ready);
     let stopped = StoppedRuns::default();
     let ended = runtime.block_on(async {
