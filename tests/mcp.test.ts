@@ -323,7 +323,7 @@ describe('shellwright mcp --minimize', () => {
     const own = await connect('--minimize')
     try {
       expect(await ok(own, 'shell_run', { command: `git -C '${repo}' log` })).toBe(
-        `commit ${sha.slice(0, 8)} · Ann · ${date}\n    first\n[exit code 0]`,
+        `commit ${sha.slice(0, 8)} · 2026-01-05 10:00 +0000 · Ann\n    first\n[exit code 0]`,
       )
     } finally {
       await own.client.close()
