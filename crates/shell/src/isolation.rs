@@ -14,6 +14,9 @@
 //!   the producer lands in that worker's private next-task slot, which no other worker may steal,
 //!   and the blocked reader never lets it run. Spawned from a thread outside the runtime, it goes
 //!   to the shared queue and any worker runs it.
+//!
+//! It also keeps the host's SIGTSTP disposition, which brush's job-control listener would
+//! otherwise take over ([`keep_host_sigtstp`]).
 
 use std::cell::Cell;
 use std::future::Future;
@@ -150,4 +153,33 @@ fn unshare_fs() -> bool {
         }
         unshared.get()
     })
+}
+
+/// Keeps the host's disposition of SIGTSTP (Ctrl+Z) as it was.
+///
+/// brush-core waits for every external command with a Tokio listener for SIGTSTP, so that an
+/// interactive bash notices Ctrl+Z. Tokio installs its handler process-wide on first use and never
+/// removes it: from then on the host would catch SIGTSTP instead of being suspended, and a Ctrl+Z
+/// meant for the host would read as the running command having stopped. So before any session
+/// runs, one listener is registered here and the host's disposition put back; Tokio installs its
+/// handler only once, so the listeners brush creates later never fire. Must run inside a runtime.
+pub(crate) fn keep_host_sigtstp() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            // SAFETY: sigaction with a null new action only reads the current one into `previous`,
+            // and writing back exactly what was read restores it.
+            unsafe {
+                let mut previous: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(libc::SIGTSTP, std::ptr::null(), &mut previous) != 0 {
+                    return;
+                }
+                if signal(SignalKind::from_raw(libc::SIGTSTP)).is_ok() {
+                    libc::sigaction(libc::SIGTSTP, &previous, std::ptr::null_mut());
+                }
+            }
+        }
+    });
 }

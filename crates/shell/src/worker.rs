@@ -154,6 +154,10 @@ fn serve(
     // After the runtime's workers were started: they keep sharing the host's context, as they did
     // when each run had a thread of its own.
     isolation::adopt_session_thread();
+    {
+        let _context = runtime.enter();
+        isolation::keep_host_sigtstp();
+    }
     let mut ready = Some(ready);
     let stopped = StoppedRuns::default();
     let ended = runtime.block_on(async {
