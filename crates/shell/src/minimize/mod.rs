@@ -162,8 +162,7 @@ fn unless_it_panics<T>(rewrite: impl FnOnce() -> Option<T>) -> Option<T> {
 
 /// Whether every important line of `cleaned` appears verbatim (up to trailing blanks) in `text`.
 pub fn keeps_important_lines(cleaned: &str, text: &str) -> bool {
-    let mut missing: HashSet<&str> = cleaned
-        .lines()
+    let mut missing: HashSet<&str> = possibly_dropped(cleaned, text)
         .filter(|line| text::is_important(line))
         .map(str::trim_end)
         .collect();
@@ -178,6 +177,25 @@ pub fn keeps_important_lines(cleaned: &str, text: &str) -> bool {
         }
     }
     missing.is_empty()
+}
+
+/// The lines of `cleaned` not seen kept in `text`, found by walking both in step: filters keep
+/// lines in order and put a note or a rewritten line in place of what they leave out, so a line
+/// equal to the next kept line (or to the one after it, past such a note) is in `text` and needs
+/// no important-line test. Any other line is returned, so a line that is kept out of step is
+/// only tested needlessly, never skipped.
+fn possibly_dropped<'a>(cleaned: &'a str, text: &'a str) -> impl Iterator<Item = &'a str> {
+    let kept: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let mut next = 0;
+    cleaned.lines().filter(move |line| {
+        let line = line.trim_end();
+        match kept.get(next..).unwrap_or_default() {
+            [first, ..] if *first == line => next += 1,
+            [_, second, ..] if *second == line => next += 2,
+            _ => return true,
+        }
+        false
+    })
 }
 
 #[cfg(test)]
