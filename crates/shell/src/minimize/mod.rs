@@ -185,14 +185,16 @@ pub fn keeps_important_lines(cleaned: &str, text: &str) -> bool {
 /// no important-line test. Any other line is returned, so a line that is kept out of step is
 /// only tested needlessly, never skipped.
 fn possibly_dropped<'a>(cleaned: &'a str, text: &'a str) -> impl Iterator<Item = &'a str> {
-    let kept: Vec<&str> = text.lines().map(str::trim_end).collect();
-    let mut next = 0;
+    let mut kept = text.lines().map(str::trim_end);
+    let mut ahead = (kept.next(), kept.next());
     cleaned.lines().filter(move |line| {
-        let line = line.trim_end();
-        match kept.get(next..).unwrap_or_default() {
-            [first, ..] if *first == line => next += 1,
-            [_, second, ..] if *second == line => next += 2,
-            _ => return true,
+        let line = Some(line.trim_end());
+        if ahead.0 == line {
+            ahead = (ahead.1, kept.next());
+        } else if ahead.1 == line {
+            ahead = (kept.next(), kept.next());
+        } else {
+            return true;
         }
         false
     })
