@@ -121,6 +121,27 @@ fn a_filter_losing_an_important_line_leaves_the_output_unchanged() {
     assert!(!keeps_important_lines(cleaned, "warning: x (×2)\n"));
 }
 
+/// The safety net skips the lines it sees kept in step; every other line is still tested, and
+/// a line kept out of order still counts as kept.
+#[test]
+fn the_safety_net_tests_every_line_it_does_not_see_kept() {
+    let cleaned = "a\nerror: one\nb\nc\nd\nerror: two\ne\n";
+    let note = "[… 3 similar lines omitted]";
+    assert!(keeps_important_lines(
+        cleaned,
+        &format!("a\nerror: one\n{note}\nerror: two\ne\n")
+    ));
+    assert!(!keeps_important_lines(cleaned, &format!("a\n{note}\ne\n")));
+    assert!(!keeps_important_lines(
+        cleaned,
+        &format!("a\nerror: one\n{note}\n{note}\n{note}\ne\n")
+    ));
+    assert!(keeps_important_lines(
+        cleaned,
+        "error: two\ne\nx\ny\nerror: one\n"
+    ));
+}
+
 #[test]
 fn a_panicking_filter_leaves_the_output_unchanged() {
     let hook = std::panic::take_hook();
