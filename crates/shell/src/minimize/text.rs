@@ -158,14 +158,17 @@ fn escape_end(bytes: &[u8], start: usize) -> usize {
 }
 
 /// A line's "kind" for run collapsing: its indentation and first word, digits ignored.
-pub fn shape(line: &str) -> (usize, String) {
+fn shape(line: &str) -> (usize, String) {
     let indent = line.len() - line.trim_start().len();
+    (indent, first_word_shape(line).collect())
+}
+
+/// `line`'s first word with each ASCII digit read as `#`.
+fn first_word_shape(line: &str) -> impl Iterator<Item = char> + '_ {
     let first = line.split_whitespace().next().unwrap_or("");
-    let word = first
+    first
         .chars()
         .map(|c| if c.is_ascii_digit() { '#' } else { c })
-        .collect();
-    (indent, word)
 }
 
 /// Builds a filter's output: kept lines, and notes that say what was left out.
@@ -295,11 +298,7 @@ fn same_shape(line: &str, (indent, word): &(usize, String)) -> bool {
     if line.len() - body.len() != *indent {
         return false;
     }
-    let first = body.split_whitespace().next().unwrap_or("");
-    let digits_as_hash = first
-        .chars()
-        .map(|c| if c.is_ascii_digit() { '#' } else { c });
-    digits_as_hash.eq(word.chars())
+    first_word_shape(body).eq(word.chars())
 }
 
 /// How many lines from the start of `lines` share the first line's shape, none important.
