@@ -186,14 +186,19 @@ impl Output {
     /// A note standing for `count` omitted things, `what` being one of them (`passing test`).
     pub fn omitted(&mut self, count: usize, what: &str) {
         if count > 0 {
-            let s = if count == 1 { "" } else { "s" };
-            self.line(&format!("[… {count} {what}{s} omitted]"));
+            self.line(&omitted_note(count, what));
         }
     }
 
     pub fn finish(self) -> String {
         self.text
     }
+}
+
+/// The note standing for `count` omitted things, `what` being one of them: `[… 3 passing tests omitted]`.
+pub fn omitted_note(count: usize, what: &str) -> String {
+    let s = if count == 1 { "" } else { "s" };
+    format!("[… {count} {what}{s} omitted]")
 }
 
 /// The generic squeeze: blank-line runs become one blank line, a line repeated consecutively
