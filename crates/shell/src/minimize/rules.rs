@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use serde::Deserialize;
 
-use super::text::{Output, clean};
+use super::text::{Output, clean, omitted_note};
 
 /// Why a rules file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -203,9 +203,7 @@ impl Rule {
             });
             out.push(lines[i].to_string());
             if run > 1 {
-                let mut note = Output::default();
-                note.omitted(run - 1, "similar line");
-                out.push(note.finish().trim_end().to_string());
+                out.push(omitted_note(run - 1, "similar line"));
             }
             i += run;
         }

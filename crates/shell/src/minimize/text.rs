@@ -158,14 +158,17 @@ fn escape_end(bytes: &[u8], start: usize) -> usize {
 }
 
 /// A line's "kind" for run collapsing: its indentation and first word, digits ignored.
-pub fn shape(line: &str) -> (usize, String) {
+fn shape(line: &str) -> (usize, String) {
     let indent = line.len() - line.trim_start().len();
+    (indent, first_word_shape(line).collect())
+}
+
+/// `line`'s first word with each ASCII digit read as `#`.
+fn first_word_shape(line: &str) -> impl Iterator<Item = char> + '_ {
     let first = line.split_whitespace().next().unwrap_or("");
-    let word = first
+    first
         .chars()
         .map(|c| if c.is_ascii_digit() { '#' } else { c })
-        .collect();
-    (indent, word)
 }
 
 /// Builds a filter's output: kept lines, and notes that say what was left out.
@@ -183,14 +186,19 @@ impl Output {
     /// A note standing for `count` omitted things, `what` being one of them (`passing test`).
     pub fn omitted(&mut self, count: usize, what: &str) {
         if count > 0 {
-            let s = if count == 1 { "" } else { "s" };
-            self.line(&format!("[… {count} {what}{s} omitted]"));
+            self.line(&omitted_note(count, what));
         }
     }
 
     pub fn finish(self) -> String {
         self.text
     }
+}
+
+/// The note standing for `count` omitted things, `what` being one of them: `[… 3 passing tests omitted]`.
+pub fn omitted_note(count: usize, what: &str) -> String {
+    let s = if count == 1 { "" } else { "s" };
+    format!("[… {count} {what}{s} omitted]")
 }
 
 /// The generic squeeze: blank-line runs become one blank line, a line repeated consecutively
@@ -295,11 +303,7 @@ fn same_shape(line: &str, (indent, word): &(usize, String)) -> bool {
     if line.len() - body.len() != *indent {
         return false;
     }
-    let first = body.split_whitespace().next().unwrap_or("");
-    let digits_as_hash = first
-        .chars()
-        .map(|c| if c.is_ascii_digit() { '#' } else { c });
-    digits_as_hash.eq(word.chars())
+    first_word_shape(body).eq(word.chars())
 }
 
 /// How many lines from the start of `lines` share the first line's shape, none important.

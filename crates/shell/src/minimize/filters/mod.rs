@@ -12,7 +12,7 @@ mod listing;
 mod python;
 
 use super::command::Invocation;
-use super::text::{shorten_rules, squeeze};
+use super::text::{Output, is_important, shorten_rules, squeeze};
 
 /// Programs whose output is a file's content the agent asked for: never rewritten.
 const PRINTS_FILES: &[&str] = &[
@@ -76,15 +76,15 @@ pub fn generic(cleaned: &str) -> String {
 /// with a count note naming `what` (a lone line goes without a note: the note would be longer);
 /// then the generic squeeze of exact repeats.
 pub fn drop_lines(cleaned: &str, what: &str, drop: impl Fn(&str) -> bool) -> String {
-    let mut out = super::text::Output::default();
+    let mut out = Output::default();
     let mut dropped = 0;
-    let note = |out: &mut super::text::Output, dropped: usize| {
+    let note = |out: &mut Output, dropped: usize| {
         if dropped > 1 {
             out.omitted(dropped, what);
         }
     };
     for line in cleaned.lines() {
-        if drop(line) && !super::text::is_important(line) {
+        if drop(line) && !is_important(line) {
             dropped += 1;
             continue;
         }
