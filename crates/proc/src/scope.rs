@@ -148,8 +148,8 @@ impl RunScope {
             // *before* the environment: read after, a child that exec'd in between would pair
             // the host's environment (no tag) with its new image and pass for an untagged child
             // of this run — another run's `sleep`, killed as this run's.
-            let host_children = matches!(roots, RunRoots::HostChildren);
-            if host_children && p.ppid == Some(host) && probe.runs_host_image(p.pid()) {
+            let host_child = matches!(roots, RunRoots::HostChildren) && p.ppid == Some(host);
+            if host_child && probe.runs_host_image(p.pid()) {
                 continue;
             }
             // Mid-exec the kernel has switched to the new image before it lays out the new
@@ -160,7 +160,6 @@ impl RunScope {
             // mid-exit would pass for `env -i` — another run's `sleep`, killed as this run's.
             // Such a child is left for a later round (a process that cleared its environment
             // still has arguments).
-            let host_child = host_children && p.ppid == Some(host);
             if host_child && !probe.has_arguments(p.pid()) {
                 continue;
             }
@@ -169,7 +168,7 @@ impl RunScope {
                 continue;
             }
             let is_root = match roots {
-                RunRoots::HostChildren => p.ppid == Some(host) && tag.is_none(),
+                RunRoots::HostChildren => host_child && tag.is_none(),
                 RunRoots::Child(child) => p.id == child,
             };
             match tag {

@@ -211,7 +211,7 @@ mod platform {
                 continue;
             };
             let mut chunk = [0u8; 1024];
-            // Not `read_to_end`: `File`'s sizes its buffer with a `statx` and an `lseek` first.
+            // Not `read_to_end`: for a `File` it sizes its buffer with a `statx` and an `lseek`.
             loop {
                 match file.read(&mut chunk) {
                     Ok(0) => break,

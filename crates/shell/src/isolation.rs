@@ -65,9 +65,15 @@ pub(crate) fn set_private_umask(mask: u32) -> bool {
     if !umask_is_private() {
         return false;
     }
+    install_umask(mask);
+    true
+}
+
+/// Sets the umask of the current thread, whose filesystem context its caller has made its own
+/// ([`unshare_fs`]), so that it cannot reach the host's.
+fn install_umask(mask: u32) {
     // SAFETY: umask(2) cannot fail; on this thread it only touches the thread's own context.
     unsafe { libc::umask(mask as libc::mode_t) };
-    true
 }
 
 /// Drives `future` to completion with a private filesystem context whose umask is `umask`: in
@@ -138,8 +144,7 @@ fn enter_private_fs(umask: u32) {
 /// with the umask in place.
 pub(crate) fn enter_stage_fs(umask: u32) {
     if unshare_fs() {
-        // SAFETY: umask(2) cannot fail; the thread's filesystem context is its own.
-        unsafe { libc::umask(umask as libc::mode_t) };
+        install_umask(umask);
     }
 }
 
