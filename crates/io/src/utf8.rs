@@ -1,4 +1,6 @@
-//! Incremental UTF-8 decoding of a byte stream that arrives in arbitrary pieces.
+//! UTF-8 text handling: incremental decoding of a byte stream that arrives in arbitrary pieces, and
+//! cutting text into bounded pieces on character boundaries ([`pieces`]).
+//!
 //!
 //! A sequence split across reads is joined; each maximal invalid subpart becomes one U+FFFD (the
 //! rule of [`String::from_utf8_lossy`], Unicode §3.9); nothing is dropped. Only the (at most three)
@@ -101,6 +103,25 @@ impl Utf8Decoder {
     }
 }
 
+/// `text` cut into pieces of at most `max` bytes, each ending on a character boundary. A `max`
+/// below 4 (the longest UTF-8 sequence) is taken as 4, so every piece holds at least one character.
+pub fn pieces(text: &str, max: usize) -> impl Iterator<Item = &str> {
+    let max = max.max(4);
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = rest.len().min(max);
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +207,15 @@ mod tests {
         assert_eq!(decoder.decode(b"ok\xe2\x82"), "ok");
         assert_eq!(decoder.finish(), "\u{fffd}");
         assert_eq!(decoder.finish(), "");
+    }
+
+    #[test]
+    fn pieces_end_on_character_boundaries_and_cover_the_text() {
+        let text = "ab€dé😀xyz";
+        let cut: Vec<&str> = super::pieces(text, 4).collect();
+        assert_eq!(cut, ["ab", "€d", "é", "😀", "xyz"]);
+        assert_eq!(super::pieces(text, 0).collect::<String>(), text);
+        assert_eq!(super::pieces("", 4).count(), 0);
+        assert_eq!(super::pieces(text, 1 << 16).collect::<Vec<_>>(), [text]);
     }
 }

@@ -255,7 +255,7 @@ fn deliver_function<'env>(
     env.create_function_from_closure("deliverChunk", move |ctx| {
         let text = shared.take();
         let callback = callback.borrow_back(ctx.env)?;
-        for piece in pieces(&text, MAX_JS_CHUNK) {
+        for piece in shellwright_io::utf8::pieces(&text, MAX_JS_CHUNK) {
             if throws.has_thrown() {
                 break;
             }
@@ -266,24 +266,6 @@ fn deliver_function<'env>(
             }
         }
         Ok(())
-    })
-}
-
-/// `text` cut into pieces of at most `max` bytes (at least 4), each ending on a character
-/// boundary.
-fn pieces(text: &str, max: usize) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let mut end = rest.len().min(max);
-        while !rest.is_char_boundary(end) {
-            end -= 1;
-        }
-        let (piece, tail) = rest.split_at(end);
-        rest = tail;
-        Some(piece)
     })
 }
 
