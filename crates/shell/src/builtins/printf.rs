@@ -259,6 +259,7 @@ fn check_arguments(
     if kinds.is_empty() {
         return false;
     }
+    let prefix = error_prefix(shell);
     let mut invalid = false;
     // The format is reused while arguments remain, as bash does.
     for (arg, kind) in args.iter_mut().zip(kinds.iter().cycle()) {
@@ -267,7 +268,6 @@ fn check_arguments(
         }
         let text = arg.to_string();
         let (value, complaint) = read_number(&text, *kind);
-        let prefix = error_prefix(shell);
         match complaint {
             Some(Complaint::Invalid) => {
                 invalid = true;

@@ -12,7 +12,7 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::error_prefix;
+use super::{error_prefix, operands};
 
 pub(super) fn run(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
@@ -20,10 +20,8 @@ pub(super) fn run(
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
         let prefix = error_prefix(ctx.shell);
-        if let Some(bad) = args
-            .iter()
-            .skip(1)
-            .map(ToString::to_string)
+        if let Some(bad) = operands(&args)
+            .into_iter()
             .find(|arg| arg != "-f" && arg != "--")
         {
             let _ = writeln!(ctx.stderr(), "{prefix}suspend: {bad}: invalid option");
