@@ -441,6 +441,9 @@ fn follow(session: &PtySession) -> (Viewer, std::thread::JoinHandle<Replay>) {
     (viewer, handle)
 }
 
+/// Viewers attached (at random moments) before the stream is allowed to end.
+const ENOUGH_VIEWERS: usize = 60;
+
 #[test]
 fn viewers_of_a_real_pseudo_terminal_streaming_at_full_speed() {
     let mut rng = Rng(0x5eed);
@@ -448,13 +451,19 @@ fn viewers_of_a_real_pseudo_terminal_streaming_at_full_speed() {
     std::fs::create_dir_all(&dir).expect("dir");
     let file = dir.join("workload");
     let mut stream = workload(&mut rng, 4000);
-    // Repeated so the stream lasts while viewers come and go; each round leaves the normal screen.
+    // Each round leaves the normal screen; rounds repeat until the test has attached enough
+    // viewers and says so with `done` (a fast machine would otherwise finish the stream first).
     stream.extend_from_slice(b"\x1b[?1049l\x1b[r");
-    std::fs::write(&file, stream.repeat(20)).expect("workload");
+    std::fs::write(&file, stream.repeat(5)).expect("workload");
+    let done = dir.join("done");
     let session = PtySession::new();
     let command = PtyCommand {
         size: TermSize::clamped(COLS.into(), ROWS.into()),
-        ..PtyCommand::new(format!("cat '{}'", file.display()))
+        ..PtyCommand::new(format!(
+            "while :; do cat '{}'; [ -e '{}' ] && break; done",
+            file.display(),
+            done.display()
+        ))
     };
     let runtime = runtime();
     let (run, guard) = session
@@ -476,7 +485,11 @@ fn viewers_of_a_real_pseudo_terminal_streaming_at_full_speed() {
             followers[index].2 = true;
         }
         std::thread::sleep(Duration::from_micros(200 + rng.below(1000) as u64));
+        if followers.len() == ENOUGH_VIEWERS {
+            std::fs::write(&done, "").expect("done");
+        }
     }
+    std::fs::write(&done, "").expect("done");
     let exit = runtime
         .block_on(async { tokio::time::timeout(Duration::from_secs(30), run).await })
         .expect("the run ends within 30 s")
