@@ -15,8 +15,10 @@
 //! That holds for raw-mode output too (bare line feeds, which keep the column): the cursor's
 //! column at the cut is worked out by arithmetic ([`TextColumn`]).
 //!
-//! What is parsed goes through [`PrintRuns`], which writes runs of characters one cell wide into the
-//! grid a row-slice at a time instead of one `input` call per character.
+//! What is parsed goes around `vte`'s byte-at-a-time parser where it can ([`direct`]: text, C0
+//! controls and the common control sequences, each handed to the emulator as the parser would),
+//! and through [`PrintRuns`], which writes runs of characters one cell wide into the grid a
+//! row-slice at a time instead of one `input` call per character.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,6 +31,7 @@ use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{NamedColor, Processor, Rgb, Timeout};
 
+use super::direct::{self, Step};
 use super::print_runs::PrintRuns;
 
 /// Captures the title events of the engine (its own title field is private).
@@ -97,6 +100,64 @@ pub(crate) struct Engine {
     print_run: Vec<char>,
     /// Whether the parser may be inside a sequence (plain text is then no text at all).
     open_sequence: OpenSequence,
+    /// Off only in tests, to compare against giving every byte to the parser.
+    direct: bool,
+    /// The last character printed without the parser since it last ran (it repeats the last
+    /// character it printed for REP, so it must learn of this one before it next runs).
+    unseen_print: Option<char>,
+}
+
+/// The parser with what is known of its state, for feeding it the pieces [`direct`] leaves.
+struct Parser<'a> {
+    processor: &'a mut Processor<NoSyncUpdates>,
+    /// Continuation bytes still missing from a UTF-8 character the parser is inside.
+    utf8_needed: &'a mut usize,
+    open_sequence: &'a mut OpenSequence,
+    unseen_print: &'a mut Option<char>,
+}
+
+/// A handler that does nothing: printing to it teaches the parser its last character.
+struct Unseen;
+
+impl alacritty_terminal::vte::ansi::Handler for Unseen {}
+
+impl Parser<'_> {
+    /// Whether the parser is in its ground state with no partial character (so [`direct`] may
+    /// go around it).
+    fn at_rest(&self) -> bool {
+        *self.utf8_needed == 0 && self.open_sequence.is_empty()
+    }
+
+    fn feed(&mut self, handler: &mut PrintRuns<'_, TitleListener>, mut bytes: &[u8]) {
+        if let Some(c) = self.unseen_print.take() {
+            self.processor
+                .advance(&mut Unseen, c.encode_utf8(&mut [0; 4]).as_bytes());
+        }
+        self.open_sequence.follow(bytes);
+        // vte 0.15 drops the byte after a UTF-8 character completed across two `advance` calls
+        // when the new call also ends inside a character ("é" split as C3 | A9 20 E6 loses the
+        // space). Feeding the completing continuation bytes on their own keeps its buffer exact.
+        if *self.utf8_needed > 0 {
+            let take = bytes
+                .iter()
+                .take(*self.utf8_needed)
+                .take_while(|&&b| is_continuation(b))
+                .count();
+            if take > 0 {
+                self.processor.advance(handler, &bytes[..take]);
+            }
+            *self.utf8_needed = if take == bytes.len() {
+                *self.utf8_needed - take
+            } else {
+                0
+            };
+            bytes = &bytes[take..];
+        }
+        if !bytes.is_empty() {
+            self.processor.advance(handler, bytes);
+            *self.utf8_needed = incomplete_utf8(bytes);
+        }
+    }
 }
 
 /// Plain text not yet parsed. Plain text cannot change modes, colours, the pen or the title, only
@@ -352,6 +413,8 @@ impl Engine {
             defer_plain_text: true,
             print_run: Vec::new(),
             open_sequence: OpenSequence::default(),
+            direct: true,
+            unseen_print: None,
         }
     }
 
@@ -369,6 +432,12 @@ impl Engine {
     pub(crate) fn parse_every_byte(&mut self) {
         self.settle();
         self.defer_plain_text = false;
+    }
+
+    /// Gives every byte to the parser (nothing goes around it through [`direct`]).
+    #[cfg(test)]
+    pub(crate) fn parse_through_parser(&mut self) {
+        self.direct = false;
     }
 
     /// Tells the engine whether a scroll region is set (plain text is only deferred without one).
@@ -435,7 +504,7 @@ impl Engine {
         ((0..col).map(|c| row[Column(c)].c).collect(), after_blank)
     }
 
-    pub(crate) fn advance(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn advance(&mut self, bytes: &[u8]) {
         if self.may_defer(bytes) {
             let keep_lines = self.scrollback + 2 * self.term.screen_lines() + 1;
             if self.backlog.is_empty() {
@@ -447,37 +516,45 @@ impl Engine {
             return;
         }
         self.settle();
-        // vte 0.15 drops the byte after a UTF-8 character completed across two `advance` calls when
-        // the new call also ends inside a character ("é" split as C3 | A9 20 E6 loses the space).
-        // Feeding the completing continuation bytes on their own keeps its buffer exact.
-        if self.utf8_needed > 0 {
-            let take = bytes
-                .iter()
-                .take(self.utf8_needed)
-                .take_while(|&&b| is_continuation(b))
-                .count();
-            if take > 0 {
-                self.parse(&bytes[..take]);
-            }
-            self.utf8_needed = if take == bytes.len() {
-                self.utf8_needed - take
-            } else {
-                0
-            };
-            bytes = &bytes[take..];
-        }
-        if !bytes.is_empty() {
-            self.parse(bytes);
-            self.utf8_needed = incomplete_utf8(bytes);
-        }
+        self.parse(bytes);
     }
 
-    /// Runs the parser over `bytes`, with runs of printable ASCII written in one step.
+    /// Runs `bytes` through the emulator: the common elements directly ([`direct`]), the rest
+    /// through the parser, with runs of printable characters written in one step.
     fn parse(&mut self, bytes: &[u8]) {
+        let mut parser = Parser {
+            processor: &mut self.processor,
+            utf8_needed: &mut self.utf8_needed,
+            open_sequence: &mut self.open_sequence,
+            unseen_print: &mut self.unseen_print,
+        };
         let mut handler = PrintRuns::new(&mut self.term, &mut self.print_run);
-        self.processor.advance(&mut handler, bytes);
+        if !self.direct {
+            parser.feed(&mut handler, bytes);
+            handler.flush();
+            return;
+        }
+        let mut at = 0;
+        while at < bytes.len() {
+            let rest = &bytes[at..];
+            let len = if parser.at_rest() {
+                match direct::step(rest, &mut handler) {
+                    Step::Handled(len, printed) => {
+                        *parser.unseen_print = printed.or(*parser.unseen_print);
+                        at += len;
+                        continue;
+                    }
+                    Step::Parser(len) => len,
+                }
+            } else {
+                // Inside a sequence or a character: an ESC starts a new sequence whatever the
+                // parser's state, so everything before the next one is the parser's.
+                memchr::memchr(0x1b, &rest[1..]).map_or(rest.len(), |offset| offset + 1)
+            };
+            parser.feed(&mut handler, &rest[..len]);
+            at += len;
+        }
         handler.flush();
-        self.open_sequence.follow(bytes);
     }
 
     pub(crate) fn resize(&mut self, cols: u16, rows: u16) {

@@ -14,6 +14,7 @@
 mod actions;
 mod bounds;
 mod commands;
+mod direct;
 mod engine;
 mod modes;
 mod print_runs;

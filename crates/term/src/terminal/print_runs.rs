@@ -45,16 +45,21 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
             return;
         }
         let run = std::mem::take(self.run);
-        if self.writes_plainly() {
-            self.write(&run);
-        } else {
-            for &c in &run {
-                self.term.input(c);
-            }
-        }
+        self.print(&run);
         // Hand the allocation back (cleared) for the next run.
         *self.run = run;
         self.run.clear();
+    }
+
+    /// Prints characters one cell wide, in one step when they land in cells as themselves.
+    fn print<C: Copy + Into<char>>(&mut self, run: &[C]) {
+        if self.writes_plainly() {
+            self.write(run);
+        } else {
+            for &c in run {
+                self.term.input(c.into());
+            }
+        }
     }
 
     /// Whether the run lands in cells as itself: no insert mode, and every charset the program
@@ -73,7 +78,7 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
             .all(|index| charsets[index] == StandardCharset::Ascii)
     }
 
-    fn write(&mut self, mut run: &[char]) {
+    fn write<C: Copy + Into<char>>(&mut self, mut run: &[C]) {
         let cols = self.term.columns();
         // `input` (taken below for a cell it must handle) leaves the template as it found it.
         let template = self.term.grid().cursor.template.clone();
@@ -90,7 +95,7 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
             let written = write_cells(cells, run, &template);
             if written == 0 {
                 // Wrapping or a wide character to clear: the emulator's own path.
-                self.term.input(first);
+                self.term.input(first.into());
                 run = &run[1..];
                 continue;
             }
@@ -109,23 +114,38 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
 /// Writes `run` into `cells` with the pen of `template`, as the emulator writes a character at the
 /// cursor, up to the first cell that holds a wide character or its spacer (clearing those takes
 /// the emulator's own path). Returns how many cells were written.
-fn write_cells(cells: &mut [Cell], run: &[char], template: &Cell) -> usize {
+fn write_cells<C: Copy + Into<char>>(cells: &mut [Cell], run: &[C], template: &Cell) -> usize {
     let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
     let mut written = 0;
     for (cell, &c) in cells.iter_mut().zip(run) {
         if cell.flags.intersects(special) {
             break;
         }
-        *cell = Cell {
-            c,
-            fg: template.fg,
-            bg: template.bg,
-            flags: template.flags,
-            extra: template.extra.clone(),
-        };
+        cell.c = c.into();
+        cell.fg = template.fg;
+        cell.bg = template.bg;
+        cell.flags = template.flags;
+        // Most cells and pens have no extra; skip the reference counting then.
+        if cell.extra.is_some() || template.extra.is_some() {
+            cell.extra.clone_from(&template.extra);
+        }
         written += 1;
     }
     written
+}
+
+/// Printing a run of printable ASCII in one call (the parser's path prints one character at a
+/// time).
+pub(crate) trait PrintAscii {
+    /// Prints `text`, every byte of which is printable ASCII (0x20–0x7e).
+    fn print_ascii(&mut self, text: &[u8]);
+}
+
+impl<L: EventListener> PrintAscii for PrintRuns<'_, L> {
+    fn print_ascii(&mut self, text: &[u8]) {
+        self.flush();
+        self.print(text);
+    }
 }
 
 /// Forwards each `Handler` method to the emulator after writing out the pending run, so every
