@@ -58,23 +58,22 @@ pub(crate) fn takes_count(final_byte: u8) -> bool {
 /// screen, or `None` to pass it unchanged. REP is handled by [`bound_repeat`].
 pub(crate) fn bound_counts(params: &[u8], final_byte: u8, cols: u16, rows: u16) -> Option<Vec<u8>> {
     let bounds = param_bounds(final_byte)?;
-    let mut values = Vec::with_capacity(bounds.len());
-    let mut changed = false;
-    for (field, &height) in fields(params).zip(bounds) {
+    let bounded = |(field, &height): (&[u8], &bool)| {
         let limit = if height { rows } else { cols };
         let value = terminal_param(leading(field));
-        changed |= value.is_some_and(|v| v > limit) || leading(field).len() != field.len();
-        values.push(value.map(|v| v.min(limit)));
-    }
-    if !changed {
+        let changed = value.is_some_and(|v| v > limit) || leading(field).len() != field.len();
+        (value.map(|v| v.min(limit)), changed)
+    };
+    // Nearly every sequence is within bounds: find out before building anything.
+    if !fields(params).zip(bounds).any(|field| bounded(field).1) {
         return None;
     }
     let mut out = b"\x1b[".to_vec();
-    for (i, value) in values.iter().enumerate() {
+    for (i, field) in fields(params).zip(bounds).enumerate() {
         if i > 0 {
             out.push(b';');
         }
-        if let Some(value) = value {
+        if let (Some(value), _) = bounded(field) {
             let _ = write!(ByteWriter(&mut out), "{value}");
         }
     }

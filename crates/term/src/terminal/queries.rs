@@ -86,6 +86,10 @@ pub(crate) fn classify(sequence: &Sequence<'_>) -> Option<Query> {
             final_byte,
             ..
         } => {
+            // Most sequences are not queries; the final byte tells without reading parameters.
+            if !matches!(final_byte, b'c' | b'n' | b'q' | b'p' | b'u' | b't') {
+                return None;
+            }
             let param = single_param(params)?;
             match (private, intermediate, final_byte, param) {
                 (0, 0, b'c', None | Some(0)) => Some(Query::PrimaryAttributes),

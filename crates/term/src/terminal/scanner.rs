@@ -176,7 +176,14 @@ impl Scanner {
             if self.state == State::Ground {
                 let start = *pos;
                 match memchr::memchr(ESC, &input[start..]) {
-                    Some(0) => {}
+                    Some(0) => {
+                        if let Some((sequence, len)) = whole_csi(&input[start..]) {
+                            self.origin = Origin::Here(start);
+                            self.seq_len = len;
+                            *pos = start + len;
+                            return Some(Event::Sequence(sequence));
+                        }
+                    }
                     Some(offset) => {
                         *pos = start + offset;
                         return Some(Event::Text(&input[start..*pos]));
@@ -447,6 +454,35 @@ impl Scanner {
     }
 }
 
+/// The common form of CSI read in one step when it lies whole at the start of `input`: `ESC [`, an
+/// optional private marker, at most [`CSI_PARAMS_LIMIT`] parameter bytes and a final byte. Returns
+/// the sequence [`Scanner::step`] would make of it byte by byte, and its length.
+fn whole_csi(input: &[u8]) -> Option<(Sequence<'_>, usize)> {
+    let body = input.strip_prefix(b"\x1b[")?;
+    let private = match body.first() {
+        Some(&marker @ 0x3c..=0x3f) => marker,
+        _ => 0,
+    };
+    let params_start = usize::from(private != 0);
+    let params_len = body[params_start..]
+        .iter()
+        .take(CSI_PARAMS_LIMIT + 1)
+        .position(|b| !(b'0'..=b';').contains(b))?;
+    let final_at = params_start + params_len;
+    let final_byte = *body.get(final_at)?;
+    if params_len > CSI_PARAMS_LIMIT || !(0x40..=0x7e).contains(&final_byte) {
+        return None;
+    }
+    let sequence = Sequence::Csi {
+        private,
+        params: &body[params_start..final_at],
+        intermediate: 0,
+        final_byte,
+        overflowed: false,
+    };
+    Some((sequence, 2 + final_at + 1))
+}
+
 #[derive(Debug, PartialEq, Eq)]
 enum Step {
     Continue,
@@ -598,8 +634,24 @@ mod tests {
         out
     }
 
-    /// The sequences of `input` with every byte of a sequence through [`Scanner::step`].
-    fn sequences_by_step(input: &[u8]) -> Vec<String> {
+    /// The sequences of `input` scanned in one feed, each with where it started and its length.
+    fn placed_sequences(input: &[u8]) -> Vec<String> {
+        let mut scanner = Scanner::default();
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while let Some(event) = scanner.next(input, &mut pos) {
+            if let Event::Sequence(sequence) = event {
+                let sequence = format!("{sequence:?}");
+                let placed = (scanner.origin(), scanner.sequence_len(), scanner.in_sequence());
+                out.push(format!("{sequence} {placed:?}"));
+            }
+        }
+        out
+    }
+
+    /// The sequences of `input` with every byte of a sequence through [`Scanner::step`], with
+    /// where each started and its length when `placed`.
+    fn sequences_by_step(input: &[u8], placed: bool) -> Vec<String> {
         let mut scanner = Scanner::default();
         let mut out = Vec::new();
         for (index, &byte) in input.iter().enumerate() {
@@ -607,30 +659,39 @@ mod tests {
                 continue;
             }
             if scanner.step(byte, index) == Step::Done {
-                out.push(format!("{:?}", scanner.sequence()));
+                let sequence = format!("{:?}", scanner.sequence());
+                if placed {
+                    let placed = (scanner.origin(), scanner.sequence_len(), scanner.in_sequence());
+                    out.push(format!("{sequence} {placed:?}"));
+                } else {
+                    out.push(sequence);
+                }
             }
         }
         out
     }
 
     proptest::proptest! {
-        /// CSI parameters taken in bulk make the sequences taking them one byte at a time makes,
-        /// overlong and malformed ones included, however the input is cut.
+        /// CSI parameters taken in bulk, and whole sequences read in one step, make the sequences
+        /// taking them one byte at a time makes (with the same start and length), overlong and
+        /// malformed ones included, however the input is cut.
         #[test]
         fn bulk_csi_parameters_scan_as_single_bytes_do(
             pieces in proptest::collection::vec(
                 proptest::prop_oneof![
                     "\\x1b\\[[?>]?[0-9;:]{0,70}[ !]?[0-9;]{0,3}[@-~]",
-                    "[\\x1b\\[0-9;:?< $mHa\\x07\\x18\\]P\\\\]{1,12}",
+                    "[\\x1b\\[0-9;:?< $mHa\\x07\\x18\\x7f\\]P\\\\]{1,12}",
+                    "\\x1b\\[[?]?[0-9;]{0,3}[\\x07\\x18\\x1b\\x7f\\u{80}-\\u{ff}]",
                 ],
                 0..20,
             ),
             cut in 1usize..16,
         ) {
             let input = pieces.concat().into_bytes();
-            let expected = sequences_by_step(&input);
+            let expected = sequences_by_step(&input, false);
             proptest::prop_assert_eq!(sequences([&input[..]]), expected.clone());
             proptest::prop_assert_eq!(sequences(input.chunks(cut)), expected);
+            proptest::prop_assert_eq!(placed_sequences(&input), sequences_by_step(&input, true));
         }
     }
 }
