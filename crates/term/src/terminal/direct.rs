@@ -38,10 +38,7 @@ pub(super) enum Step {
 pub(super) fn step<H: Handler + PrintAscii>(bytes: &[u8], handler: &mut H) -> Step {
     match bytes[0] {
         b' '..=b'~' => {
-            let len = bytes
-                .iter()
-                .position(|b| !(b' '..=b'~').contains(b))
-                .unwrap_or(bytes.len());
+            let len = printable_len(bytes);
             handler.print_ascii(&bytes[..len]);
             Step::Handled(len, Some(char::from(bytes[len - 1])))
         }
@@ -57,6 +54,31 @@ pub(super) fn step<H: Handler + PrintAscii>(bytes: &[u8], handler: &mut H) -> St
         }
         _ => text(bytes, handler),
     }
+}
+
+/// The length of the run of printable ASCII (0x20–0x7e) that `bytes` starts with, eight bytes
+/// at a time while they all are (bit tricks after Anderson's "Bit Twiddling Hacks": a byte below
+/// 0x20 borrows into its top bit, one above 0x7e carries into it or has it set already).
+fn printable_len(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const TOPS: u64 = 0x8080_8080_8080_8080;
+    let mut len = 0;
+    for word in bytes.chunks_exact(8) {
+        let mut array = [0; 8];
+        array.copy_from_slice(word);
+        let word = u64::from_le_bytes(array);
+        let below = word.wrapping_sub(0x20 * ONES) & !word;
+        let above = word.wrapping_add(ONES) | word;
+        if (below | above) & TOPS != 0 {
+            break;
+        }
+        len += 8;
+    }
+    let rest = &bytes[len..];
+    len + rest
+        .iter()
+        .position(|b| !(b' '..=b'~').contains(b))
+        .unwrap_or(rest.len())
 }
 
 /// A run of bytes outside ASCII: printed when it is whole UTF-8 without C1 controls (which the
@@ -526,6 +548,30 @@ mod tests {
             1 => bytes("\x1b]0;other\x1b\\"),
             1 => bytes("\x1bP+q544e\x1b\\"),
         ]
+    }
+
+    proptest! {
+        /// Eight bytes at a time finds the end of printable ASCII where one at a time does.
+        #[test]
+        fn printable_runs_end_where_bytes_say(bytes in prop::collection::vec(any::<u8>(), 0..40)) {
+            let by_byte = bytes
+                .iter()
+                .position(|b| !(b' '..=b'~').contains(b))
+                .unwrap_or(bytes.len());
+            prop_assert_eq!(super::printable_len(&bytes), by_byte);
+        }
+
+        #[test]
+        fn printable_runs_of_mostly_text(
+            text in "[ -~]{0,30}",
+            stop in prop::sample::select(vec![0u8, 0x1f, 0x7f, 0x80, 0xff, 0x1b, b'\n']),
+            tail in "[ -~]{0,10}",
+        ) {
+            let mut bytes = text.clone().into_bytes();
+            bytes.push(stop);
+            bytes.extend_from_slice(tail.as_bytes());
+            prop_assert_eq!(super::printable_len(&bytes), text.len());
+        }
     }
 
     proptest! {

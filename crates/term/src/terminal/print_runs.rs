@@ -111,6 +111,45 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
     }
 }
 
+impl<L: EventListener> PrintRuns<'_, L> {
+    /// Writes a character two cells wide as the emulator does (the character, then a spacer) when
+    /// it fits on the cursor's row over cells holding no wide character or spacer; false (having
+    /// written nothing) otherwise.
+    fn write_wide(&mut self, c: char) -> bool {
+        let cols = self.term.columns();
+        let grid = self.term.grid_mut();
+        let cursor = &grid.cursor;
+        let (line, column) = (cursor.point.line, cursor.point.column.0);
+        if cursor.input_needs_wrap || column + 1 >= cols {
+            return false;
+        }
+        let template = cursor.template.clone();
+        let cells = &mut grid[line][Column(column)..Column(column + 2)];
+        let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
+        if cells.iter().any(|cell| cell.flags.intersects(special)) {
+            return false;
+        }
+        for (cell, (c, flag)) in cells
+            .iter_mut()
+            .zip([(c, Flags::WIDE_CHAR), (' ', Flags::WIDE_CHAR_SPACER)])
+        {
+            *cell = Cell {
+                c,
+                flags: template.flags | flag,
+                ..template.clone()
+            };
+        }
+        let cursor = &mut grid.cursor;
+        if column + 2 < cols {
+            cursor.point.column = Column(column + 2);
+        } else {
+            cursor.point.column = Column(column + 1);
+            cursor.input_needs_wrap = true;
+        }
+        true
+    }
+}
+
 /// Writes `run` into `cells` with the pen of `template`, as the emulator writes a character at the
 /// cursor, up to the first cell that holds a wide character or its spacer (clearing those takes
 /// the emulator's own path). Returns how many cells were written.
@@ -143,8 +182,12 @@ pub(crate) trait PrintAscii {
 
 impl<L: EventListener> PrintAscii for PrintRuns<'_, L> {
     fn print_ascii(&mut self, text: &[u8]) {
-        self.flush();
-        self.print(text);
+        if self.run.is_empty() {
+            self.print(text);
+        } else {
+            // Joined to the pending run: one write instead of two.
+            self.run.extend(text.iter().map(|&b| char::from(b)));
+        }
     }
 }
 
@@ -166,11 +209,22 @@ impl<L: EventListener> Handler for PrintRuns<'_, L> {
     #[inline]
     fn input(&mut self, c: char) {
         // The emulator writes a character one column wide as it writes printable ASCII.
-        if matches!(c, ' '..='~') || (!c.is_ascii() && c.width() == Some(1)) {
+        if matches!(c, ' '..='~') {
             self.run.push(c);
-        } else {
-            self.flush();
-            self.term.input(c);
+            return;
+        }
+        match c.width() {
+            Some(1) if !c.is_ascii() => self.run.push(c),
+            Some(2) => {
+                self.flush();
+                if !(self.writes_plainly() && self.write_wide(c)) {
+                    self.term.input(c);
+                }
+            }
+            _ => {
+                self.flush();
+                self.term.input(c);
+            }
         }
     }
 
@@ -301,6 +355,9 @@ mod tests {
                 prop_oneof![
                     "[a-z ~!]{1,14}",
                     Just("日".to_string()),
+                    Just("🙂本".to_string()),
+                    Just("\x1b[8G".to_string()),
+                    Just("\x1b[9G".to_string()),
                     Just("e\u{301}".to_string()),
                     Just("→λé".to_string()),
                     Just("\x7f".to_string()),

@@ -642,7 +642,11 @@ mod tests {
         while let Some(event) = scanner.next(input, &mut pos) {
             if let Event::Sequence(sequence) = event {
                 let sequence = format!("{sequence:?}");
-                let placed = (scanner.origin(), scanner.sequence_len(), scanner.in_sequence());
+                let placed = (
+                    scanner.origin(),
+                    scanner.sequence_len(),
+                    scanner.in_sequence(),
+                );
                 out.push(format!("{sequence} {placed:?}"));
             }
         }
@@ -661,7 +665,11 @@ mod tests {
             if scanner.step(byte, index) == Step::Done {
                 let sequence = format!("{:?}", scanner.sequence());
                 if placed {
-                    let placed = (scanner.origin(), scanner.sequence_len(), scanner.in_sequence());
+                    let placed = (
+                        scanner.origin(),
+                        scanner.sequence_len(),
+                        scanner.in_sequence(),
+                    );
                     out.push(format!("{sequence} {placed:?}"));
                 } else {
                     out.push(sequence);
