@@ -8,8 +8,9 @@
 //! zero parameter taking the function's default, at most 32 parameters), the same mapping of
 //! parameters to handler calls, the same characters printed. What it does not read exactly as the
 //! parser does (sub-parameters, intermediates, other private markers, overlong parameter lists,
-//! other functions, other escapes, malformed UTF-8, C1 controls) it leaves to the parser, sized so
-//! that the parser ends the piece where it started: in the ground state.
+//! other functions, other escapes, malformed UTF-8, C1 controls) it leaves to the parser: a whole
+//! CSI, a run of text, or the bytes up to the next ESC (where the parser starts a new sequence
+//! whatever its state; the engine follows whether it is back in its ground state).
 
 use alacritty_terminal::vte::ansi::{
     Attr, CharsetIndex, ClearMode, Color, Handler, LineClearMode, Mode, NamedColor, NamedMode,
@@ -81,25 +82,52 @@ fn printable_len(bytes: &[u8]) -> usize {
         .unwrap_or(rest.len())
 }
 
-/// A run of bytes outside ASCII: printed when it is whole UTF-8 without C1 controls (which the
-/// parser executes rather than prints), else left to the parser.
+/// Characters outside ASCII, printed while they are whole UTF-8 and not C1 controls (which the
+/// parser executes rather than prints); from the first that is not, the parser's.
 fn text<H: Handler>(bytes: &[u8], handler: &mut H) -> Step {
-    let len = bytes
+    let mut at = 0;
+    let mut last = None;
+    while at < bytes.len() && !bytes[at].is_ascii() {
+        match decode(&bytes[at..]) {
+            Some((c, len)) if !('\u{80}'..='\u{9f}').contains(&c) => {
+                handler.input(c);
+                last = Some(c);
+                at += len;
+            }
+            _ => break,
+        }
+    }
+    if at > 0 {
+        return Step::Handled(at, last);
+    }
+    let run = bytes
         .iter()
         .position(|b| b.is_ascii())
         .unwrap_or(bytes.len());
-    let Ok(text) = std::str::from_utf8(&bytes[..len]) else {
-        return Step::Parser(len);
+    Step::Parser(run)
+}
+
+/// The character that `bytes` starts with as UTF-8 (RFC 3629: no overlong forms, surrogates or
+/// values past U+10FFFF) and its length; `None` when it is not one or is cut short.
+fn decode(bytes: &[u8]) -> Option<(char, usize)> {
+    let (len, least) = match *bytes.first()? {
+        0xc2..=0xdf => (2, 0x80),
+        0xe0..=0xef => (3, 0x800),
+        0xf0..=0xf4 => (4, 0x1_0000),
+        _ => return None,
     };
-    if text.chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c)) {
-        return Step::Parser(len);
+    let encoded = bytes.get(..len)?;
+    let mut value = u32::from(encoded[0]) & (0x7f >> len);
+    for &byte in &encoded[1..] {
+        if byte & 0xc0 != 0x80 {
+            return None;
+        }
+        value = value << 6 | u32::from(byte & 0x3f);
     }
-    let mut last = None;
-    for c in text.chars() {
-        handler.input(c);
-        last = Some(c);
+    if value < least {
+        return None;
     }
-    Step::Handled(len, last)
+    char::from_u32(value).map(|c| (c, len))
 }
 
 /// A C0 control, as the parser executes it.
@@ -530,6 +558,12 @@ mod tests {
             1 => Just(b"\xc2\x9b".to_vec()),
             1 => Just(b"\x9b".to_vec()),
             1 => Just(b"\xff".to_vec()),
+            1 => Just(b"\xc0\x80".to_vec()),
+            1 => Just(b"\xe0\x80\xaf".to_vec()),
+            1 => Just(b"\xed\xa0\x80".to_vec()),
+            1 => Just(b"\xf4\x90\x80\x80".to_vec()),
+            1 => Just(b"\xf5\x80".to_vec()),
+            1 => Just("\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}".as_bytes().to_vec()),
             1 => bytes("\x18"),
             1 => bytes("\x1a"),
             1 => bytes("\x1b"),
@@ -559,6 +593,22 @@ mod tests {
                 .position(|b| !(b' '..=b'~').contains(b))
                 .unwrap_or(bytes.len());
             prop_assert_eq!(super::printable_len(&bytes), by_byte);
+        }
+
+        /// Decoding one character agrees with the standard library's UTF-8 validation.
+        #[test]
+        fn characters_decode_as_the_standard_library_does(
+            bytes in prop::collection::vec(
+                prop_oneof![any::<u8>(), 0x80u8..0xc0, 0xc0u8..0xf8],
+                1..6,
+            ),
+        ) {
+            let standard = bytes.utf8_chunks().next().and_then(|chunk| {
+                let c = chunk.valid().chars().next()?;
+                Some((c, c.len_utf8()))
+            });
+            let expected = standard.filter(|_| !bytes[0].is_ascii());
+            prop_assert_eq!(super::decode(&bytes), expected);
         }
 
         #[test]
