@@ -41,6 +41,16 @@ pub(super) enum Action {
 /// Decides what to do about a sequence (queries only count when they are answered); `size` is
 /// the screen's (cols, rows).
 pub(super) fn action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, u16)) -> Action {
+    if let Sequence::Csi {
+        private: 0,
+        intermediate: 0,
+        final_byte: b'm',
+        ..
+    } = sequence
+    {
+        // SGR, most of what programs send, is neither a query nor a count.
+        return Action::Nothing;
+    }
     if answer_queries && let Some(query) = classify(sequence) {
         return Action::Answer(query);
     }
