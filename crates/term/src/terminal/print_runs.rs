@@ -40,10 +40,15 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
     }
 
     /// Writes the pending run into the grid.
+    #[inline]
     pub(crate) fn flush(&mut self) {
-        if self.run.is_empty() {
-            return;
+        // Called before every other handler call, nearly always with nothing pending.
+        if !self.run.is_empty() {
+            self.write_pending();
         }
+    }
+
+    fn write_pending(&mut self) {
         let run = std::mem::take(self.run);
         self.print(&run);
         // Hand the allocation back (cleared) for the next run.
