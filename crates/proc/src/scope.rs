@@ -24,7 +24,8 @@ use std::time::Duration;
 use crate::cancel::CancelToken;
 use crate::stop::{StopTargets, stop};
 use crate::tree::{
-    ProcessId, ProcessInfo, ProcessTable, host_children, now_as_start_time, platform_environ,
+    PidCursor, ProcessId, ProcessInfo, ProcessTable, host_children, now_as_start_time, pid_cursor,
+    platform_environ,
 };
 
 /// The environment variable that carries a run's tag.
@@ -34,6 +35,12 @@ pub const RUN_TAG_VARIABLE: &str = "SHELLWRIGHT_RUN";
 const STOP_ROUNDS: usize = 5;
 /// How long SIGKILL gets in each round.
 const KILL_WAIT: Duration = Duration::from_secs(2);
+/// How far the pid allocator must be from its wrap-around, on both sides, for pids to tell which
+/// of the processes started in the run's first clock tick came before it: the kernel would have
+/// to hand out this many pids within that one tick (10 ms) — 100,000 processes or threads a
+/// second — to fool the comparison. Small, because a busy machine with the common `pid_max` of
+/// 32768 wraps around every few minutes, and near the wrap each run lists the host's children.
+const PID_WRAP_MARGIN: u32 = 1024;
 
 /// The tags of this host's runs that have begun and not yet been dropped.
 static LIVE_TAGS: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
@@ -60,9 +67,50 @@ pub struct RunScope {
     tag: String,
     /// Processes that started before this are never the run's.
     began: u64,
-    /// The host's children when the run began: start times are coarse (clock ticks), so one
-    /// started in the same tick as the run would otherwise look like the run's.
-    children_before: HashSet<u32>,
+    /// Which processes of the tick `began` existed before the run.
+    before: BeforeRun,
+}
+
+/// Start times are coarse (clock ticks), so a process started in the same tick as the run, just
+/// before it, would look like the run's: this tells the two apart.
+#[derive(Debug)]
+enum BeforeRun {
+    /// The last pid the kernel had handed out when the run began, far from the allocator's
+    /// wrap-around ([`PID_WRAP_MARGIN`]): pids are handed out in increasing order, so every
+    /// process of that tick with a pid up to this one started before the run, every other one
+    /// after. Two small file reads.
+    PidsUpTo(u32),
+    /// Near the wrap-around, or where the allocator cannot be read: the host's children when the
+    /// run began (only a host child can be taken for the run's without carrying its tag). One
+    /// file per host thread.
+    HostChildren(HashSet<u32>),
+}
+
+impl BeforeRun {
+    /// Read when the run begins, *after* its start tick: a process whose pid is handed out in
+    /// between is not the run's either.
+    fn now() -> Self {
+        Self::choose(pid_cursor(), || host_children().into_iter().collect())
+    }
+
+    fn choose(cursor: Option<PidCursor>, host_children: impl FnOnce() -> HashSet<u32>) -> Self {
+        match cursor {
+            Some(PidCursor { last, max })
+                if last >= PID_WRAP_MARGIN && last.saturating_add(PID_WRAP_MARGIN) < max =>
+            {
+                Self::PidsUpTo(last)
+            }
+            _ => Self::HostChildren(host_children()),
+        }
+    }
+
+    /// Whether `process`, started in the run's first tick, was there before the run.
+    fn contains(&self, process: &ProcessInfo) -> bool {
+        match self {
+            Self::PidsUpTo(last) => process.pid() <= *last,
+            Self::HostChildren(children) => children.contains(&process.pid()),
+        }
+    }
 }
 
 impl Default for RunScope {
@@ -85,7 +133,7 @@ impl RunScope {
         Self {
             tag,
             began,
-            children_before: host_children().into_iter().collect(),
+            before: BeforeRun::now(),
         }
     }
 
@@ -230,8 +278,7 @@ impl RunScope {
 impl RunScope {
     fn existed_before(&self, process: &ProcessInfo) -> bool {
         process.id.start_time < self.began
-            || (process.id.start_time == self.began
-                && self.children_before.contains(&process.pid()))
+            || (process.id.start_time == self.began && self.before.contains(process))
     }
 }
 
@@ -392,7 +439,7 @@ mod tests {
         let scope = RunScope {
             tag: "run-under-test".into(),
             began: 100,
-            children_before: HashSet::from([9]),
+            before: BeforeRun::HostChildren(HashSet::from([9])),
         };
         let ours = Some("run-under-test");
         let rows = [
@@ -457,12 +504,74 @@ mod tests {
     }
 
     #[test]
+    fn in_the_runs_first_tick_pids_tell_earlier_processes_from_the_runs() {
+        let host = std::process::id();
+        let scope = |before| RunScope {
+            tag: "first-tick".into(),
+            began: 100,
+            before,
+        };
+        // Untagged host children, all started in the run's first tick: 30 before the run, 40 and
+        // 41 (its child) during it.
+        let rows = [
+            row(30, host, 100, None),
+            row(40, host, 100, None),
+            row(41, 40, 100, None),
+        ];
+        let by_pid = scope(BeforeRun::PidsUpTo(35));
+        assert_eq!(find(&by_pid, RunRoots::HostChildren, &rows), vec![40, 41]);
+        // The same verdict from the host's children listed when the run began.
+        let by_list = scope(BeforeRun::HostChildren(HashSet::from([30])));
+        assert_eq!(find(&by_list, RunRoots::HostChildren, &rows), vec![40, 41]);
+        // A later tick is the run's whatever the pid (the allocator may have wrapped since).
+        let later = [row(30, host, 101, None)];
+        assert_eq!(find(&by_pid, RunRoots::HostChildren, &later), vec![30]);
+    }
+
+    #[test]
+    fn pids_are_compared_only_far_from_the_allocators_wrap_around() {
+        let listed = || HashSet::from([7]);
+        let at = |last, max| BeforeRun::choose(Some(PidCursor { last, max }), listed);
+        let is_pids = |b: &BeforeRun, upto: u32| matches!(b, BeforeRun::PidsUpTo(l) if *l == upto);
+        let is_listed = |b: &BeforeRun| matches!(b, BeforeRun::HostChildren(c) if *c == listed());
+        assert!(is_pids(&at(20_000, 4_194_304), 20_000));
+        assert!(is_pids(&at(PID_WRAP_MARGIN, 32_768), PID_WRAP_MARGIN));
+        assert!(is_pids(
+            &at(32_768 - PID_WRAP_MARGIN - 1, 32_768),
+            32_768 - PID_WRAP_MARGIN - 1
+        ));
+        // Just after a wrap, an earlier process of the tick may hold a high pid; just before one,
+        // the run's next process may get a low pid: the host's children are listed instead.
+        assert!(is_listed(&at(PID_WRAP_MARGIN - 1, 32_768)));
+        assert!(is_listed(&at(32_768 - PID_WRAP_MARGIN, 32_768)));
+        assert!(is_listed(&at(300, 1_000)));
+        assert!(is_listed(&BeforeRun::choose(None, listed)));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_pid_allocator_hands_out_increasing_pids() {
+        let cursor = pid_cursor().expect("ns_last_pid and pid_max are readable");
+        assert!(cursor.last < cursor.max);
+        // A process started now gets a pid past the cursor, unless the allocator wrapped.
+        let mut child = std::process::Command::new("true").spawn().expect("spawn");
+        let pid = child.id();
+        child.wait().expect("reap");
+        let after = pid_cursor().expect("readable");
+        assert!(
+            pid > cursor.last || after.last < cursor.last,
+            "{pid} after {cursor:?}"
+        );
+        assert!(after.last >= pid || after.last < cursor.last);
+    }
+
+    #[test]
     fn the_host_group_and_session_are_never_expanded() {
         let host = std::process::id();
         let scope = RunScope {
             tag: "host-group".into(),
             began: 100,
-            children_before: HashSet::new(),
+            before: BeforeRun::HostChildren(HashSet::new()),
         };
         // A tagged process that leads the host's group and session (as far as the table says)
         // must not pull in the rest of them.

@@ -127,6 +127,22 @@ pub(crate) fn host_children() -> Vec<u32> {
     platform::host_children()
 }
 
+/// Where the kernel's pid allocator stands: it hands out pids in increasing order, from just
+/// after `last` up to below `max`, then wraps around to low pids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PidCursor {
+    /// The last pid handed out in our pid namespace.
+    pub last: u32,
+    /// One past the largest pid the kernel hands out (`pid_max`).
+    pub max: u32,
+}
+
+/// The pid allocator's position now (Linux: `/proc/sys/kernel/ns_last_pid` and `pid_max`);
+/// `None` where the platform does not show it.
+pub(crate) fn pid_cursor() -> Option<PidCursor> {
+    platform::pid_cursor()
+}
+
 /// The process's initial environment, NUL-separated; `None` when it cannot be read.
 pub(crate) fn platform_environ(pid: u32) -> Option<Vec<u8>> {
     platform::environ(pid)
@@ -191,6 +207,21 @@ mod platform {
 
     pub fn environ(pid: u32) -> Option<Vec<u8>> {
         std::fs::read(format!("/proc/{pid}/environ")).ok()
+    }
+
+    pub fn pid_cursor() -> Option<super::PidCursor> {
+        Some(super::PidCursor {
+            last: read_number("/proc/sys/kernel/ns_last_pid")?,
+            max: read_number("/proc/sys/kernel/pid_max")?,
+        })
+    }
+
+    /// A sysctl file holding one number, read in one `read` (it is a few bytes long).
+    fn read_number(path: &str) -> Option<u32> {
+        use std::io::Read;
+        let mut text = [0u8; 32];
+        let n = std::fs::File::open(path).ok()?.read(&mut text).ok()?;
+        std::str::from_utf8(&text[..n]).ok()?.trim().parse().ok()
     }
 
     /// Each thread lists the children it forked (proc(5), `/proc/<pid>/task/<tid>/children`).
@@ -318,6 +349,10 @@ mod platform {
             ProcessRefreshKind::nothing(),
         );
         sys.process(pid).map(|p| info(&pid, p))
+    }
+
+    pub fn pid_cursor() -> Option<super::PidCursor> {
+        None
     }
 
     pub fn environ(_pid: u32) -> Option<Vec<u8>> {
