@@ -408,8 +408,8 @@ impl Session {
 
     /// Runs `program` (from [`inline_program`](Self::inline_program)) on the calling thread, by
     /// the steps of [`run`](Self::run) — cwd, `on_start`, the run's environment and tag, the
-    /// DEBUG hook, `bash -c` mode — but with its transcript collected in memory and passed to
-    /// `on_chunk` in one piece when it ends. Nothing it runs can wait, so it takes microseconds;
+    /// DEBUG hook, `bash -c` mode — but with its transcript (stdout and stderr) collected in
+    /// memory and passed to `on_chunk` in one piece when it ends. Nothing it runs can wait, so it takes microseconds;
     /// nothing can cancel it either (its caller's thread is busy running it). Should a run end
     /// the session all the same, the outcome says so and the caller drops the session.
     pub fn run_inline(
@@ -423,7 +423,7 @@ impl Session {
         // It starts no process, so it needs no scope to find them by: only its tag.
         self.enter_command_scope(&request.env, &processless_run_tag())?;
         let transcript = Transcript::default();
-        self.attach_stdio(OpenFile::Stream(Box::new(transcript.clone())))?;
+        let idle_stdio = self.lend_stdio(&transcript);
         let params = self.shell.default_exec_params();
         self.hooks.begin_run(request.cancel.clone());
         let limit = self.hooks.watch_limits();
@@ -459,7 +459,7 @@ impl Session {
         if matches!(&outcome, Ok(o) if o.keep_session) {
             self.leave_command_scope();
         }
-        self.detach_stdio();
+        self.restore_stdio(idle_stdio);
         let mut decoder = Utf8Decoder::new();
         let mut text = decoder.decode(&transcript.take_written());
         text.push_str(&decoder.finish());
@@ -674,6 +674,26 @@ impl Session {
         files.set_fd(OpenFiles::STDOUT_FD, output);
         files.set_fd(OpenFiles::STDERR_FD, stderr);
         Ok(())
+    }
+
+    /// Makes `transcript` the session's stdout and stderr for a run in place; returns what they
+    /// were. Between runs all three are /dev/null already ([`detach_stdio`](Self::detach_stdio)),
+    /// so stdin stays as it is and nothing needs duplicating.
+    fn lend_stdio(&mut self, transcript: &Transcript) -> [Option<OpenFile>; 2] {
+        let files = self.shell.open_files_mut();
+        [OpenFiles::STDOUT_FD, OpenFiles::STDERR_FD]
+            .map(|fd| files.set_fd(fd, OpenFile::Stream(Box::new(transcript.clone()))))
+    }
+
+    /// Puts back the stdout and stderr [`lend_stdio`](Self::lend_stdio) replaced.
+    fn restore_stdio(&mut self, idle: [Option<OpenFile>; 2]) {
+        let files = self.shell.open_files_mut();
+        for (fd, file) in [OpenFiles::STDOUT_FD, OpenFiles::STDERR_FD].into_iter().zip(idle) {
+            let _ = match file {
+                Some(file) => files.set_fd(fd, file),
+                None => files.remove_fd(fd),
+            };
+        }
     }
 
     /// Between runs the session's stdio is /dev/null, so the transcript's pipe can reach EOF.
