@@ -89,15 +89,14 @@ pub fn settled<'env, V: ToNapiValue + 'static>(
         drop(callback);
         match thrown {
             // SAFETY: `deferred` is settled exactly once, here, on the JS thread.
-            Some(thrown) => check_status!(unsafe {
-                sys::napi_reject_deferred(ctx.env.raw(), deferred, thrown)
-            }),
+            Some(thrown) => {
+                check_status!(unsafe { sys::napi_reject_deferred(ctx.env.raw(), deferred, thrown) })
+            }
             None => settle_deferred(ctx.env, deferred, settlement),
         }
     })?;
-    let queue: Function<Function<(), ()>, Unknown> = env
-        .get_global()?
-        .get_named_property("queueMicrotask")?;
+    let queue: Function<Function<(), ()>, Unknown> =
+        env.get_global()?.get_named_property("queueMicrotask")?;
     queue.call(deliver)?;
     Ok(PromiseRaw::new(env.raw(), promise))
 }

@@ -200,11 +200,7 @@ impl Shell {
     /// Runs `args` on this thread when nothing is pending and the shell takes it (see
     /// [`PersistentShell::try_run_inline`]); an already-aborted signal or a timeout under a
     /// second leave it to the queued path, which reports them as it always does.
-    fn run_in_place<'env>(
-        &self,
-        env: &'env Env,
-        mut args: RunArgs<'env>,
-    ) -> Result<InPlace<'env>> {
+    fn run_in_place<'env>(&self, env: &'env Env, mut args: RunArgs<'env>) -> Result<InPlace<'env>> {
         let quick_enough = args.request.timeout.is_none_or(|t| t >= INLINE_MIN_TIMEOUT);
         let aborted = match &args.signal {
             Some(signal) => crate::abort::is_aborted(signal)?,

@@ -72,10 +72,11 @@ fn simple_builtin(pipeline: &ast::Pipeline) -> Option<String> {
         }
     }
     // Assignments alone (`X=1`) have no name: they are run as the builtin `:` would be.
-    let name = command.word_or_name.as_ref().map_or(":", |w| w.value.as_str());
-    INLINE_BUILTINS
-        .contains(&name)
-        .then(|| name.to_string())
+    let name = command
+        .word_or_name
+        .as_ref()
+        .map_or(":", |w| w.value.as_str());
+    INLINE_BUILTINS.contains(&name).then(|| name.to_string())
 }
 
 /// Whether the text is free of everything that could run other code, wait, touch the filesystem
@@ -109,7 +110,9 @@ impl Transcript {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -177,9 +180,12 @@ mod tests {
 
     fn names(command: &str) -> Option<Vec<String>> {
         inline_program(command, |text| {
-            Parser::new(std::io::BufReader::new(text.as_bytes()), &ParserOptions::default())
-                .parse_program()
-                .ok()
+            Parser::new(
+                std::io::BufReader::new(text.as_bytes()),
+                &ParserOptions::default(),
+            )
+            .parse_program()
+            .ok()
         })
         .map(|(_, names)| names)
     }
@@ -189,10 +195,21 @@ mod tests {
         assert_eq!(names("echo hi"), Some(vec!["echo".to_string()]));
         assert_eq!(
             names("cd /tmp && pwd || echo \"no $HOME\"; X=1; ! false"),
-            Some(vec!["cd", "pwd", "echo", ":", "false"].into_iter().map(String::from).collect())
+            Some(
+                vec!["cd", "pwd", "echo", ":", "false"]
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            )
         );
-        assert_eq!(names("echo $? ${X:-y} ~ ~/a"), Some(vec!["echo".to_string()]));
-        assert_eq!(names("[ -n \"$X\" ] && export X"), Some(vec!["[".into(), "export".into()]));
+        assert_eq!(
+            names("echo $? ${X:-y} ~ ~/a"),
+            Some(vec!["echo".to_string()])
+        );
+        assert_eq!(
+            names("[ -n \"$X\" ] && export X"),
+            Some(vec!["[".into(), "export".into()])
+        );
     }
 
     #[test]

@@ -395,9 +395,8 @@ impl Session {
             return None;
         }
         let parser_options = self.shell.parser_options();
-        let (program, names) = inline::inline_program(command, |text| {
-            parse(text.to_owned(), &parser_options).ok()
-        })?;
+        let (program, names) =
+            inline::inline_program(command, |text| parse(text.to_owned(), &parser_options).ok())?;
         let shadowed = |name: &String| {
             self.shell.aliases().contains_key(name)
                 || self.shell.funcs().get(name).is_some()
@@ -428,12 +427,8 @@ impl Session {
         self.hooks.begin_run(request.cancel.clone());
         let limit = self.hooks.watch_limits();
         let _reserve = limits::InlineReserve::enter();
-        let ended = inline::block_on(self.execute_parsed(
-            Ok(program),
-            &params,
-            &request.cancel,
-            &limit,
-        ));
+        let ended =
+            inline::block_on(self.execute_parsed(Ok(program), &params, &request.cancel, &limit));
         self.hooks.end_run();
         let outcome = match ended {
             Ended::Finished(Ok(result)) => Ok(RunOutcome {
@@ -688,7 +683,10 @@ impl Session {
     /// Puts back the stdout and stderr [`lend_stdio`](Self::lend_stdio) replaced.
     fn restore_stdio(&mut self, idle: [Option<OpenFile>; 2]) {
         let files = self.shell.open_files_mut();
-        for (fd, file) in [OpenFiles::STDOUT_FD, OpenFiles::STDERR_FD].into_iter().zip(idle) {
+        for (fd, file) in [OpenFiles::STDOUT_FD, OpenFiles::STDERR_FD]
+            .into_iter()
+            .zip(idle)
+        {
             let _ = match file {
                 Some(file) => files.set_fd(fd, file),
                 None => files.remove_fd(fd),

@@ -99,7 +99,9 @@ impl SessionThread {
             .name("shellwright-session".into())
             .stack_size(STACK_SIZE)
             .spawn(move || {
-                serve(&options, &cancel, one_shot, ready_tx, queue, closed_tx, served)
+                serve(
+                    &options, &cancel, one_shot, ready_tx, queue, closed_tx, served,
+                )
             })
             .map_err(|e| ShellError::Init(format!("cannot start the session thread: {e}")))?;
         match ready.await {
@@ -236,7 +238,10 @@ fn serve(
 }
 
 enum Answer {
-    Start(oneshot::Sender<Result<Handle, CreateStopped>>, CreateStopped),
+    Start(
+        oneshot::Sender<Result<Handle, CreateStopped>>,
+        CreateStopped,
+    ),
     Run(Reply, Result<RunOutcome, ShellError>),
 }
 

@@ -238,22 +238,43 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
     assert_eq!(text, "/tmp\n");
     // An external command sees what the runs in place did.
     let (result, text) = run(&shell, "/bin/pwd; echo $INLINE").await;
-    assert_eq!((result.expect("run").exit_code, text.as_str()), (Some(0), "/tmp\n1\n"));
+    assert_eq!(
+        (result.expect("run").exit_code, text.as_str()),
+        (Some(0), "/tmp\n1\n")
+    );
 
-    for queued in ["ls /", "echo hi | cat", "echo hi >/dev/null", "sleep 0", "f() { :; }"] {
+    for queued in [
+        "ls /",
+        "echo hi | cat",
+        "echo hi >/dev/null",
+        "sleep 0",
+        "f() { :; }",
+    ] {
         assert!(run_inline(&shell, queued).is_none(), "{queued}");
     }
-    run(&shell, "echo() { printf 'fn:%s\\n' \"$1\"; }").await.0.expect("run");
-    assert!(run_inline(&shell, "echo hi").is_none(), "a function shadows the builtin");
+    run(&shell, "echo() { printf 'fn:%s\\n' \"$1\"; }")
+        .await
+        .0
+        .expect("run");
+    assert!(
+        run_inline(&shell, "echo hi").is_none(),
+        "a function shadows the builtin"
+    );
 
     let commands: Vec<_> = shell
         .history_entries()
         .into_iter()
         .map(|e| (e.command, e.result.and_then(|r| r.exit_code)))
         .collect();
-    assert_eq!(commands[1..4].to_vec(), vec![
-        ("cd /tmp && echo \"$PWD\"; INLINE=1; false".to_string(), Some(1)),
-        ("cd /nope; echo $? $INLINE".to_string(), Some(0)),
-        ("cd /tmp && echo \"$PWD\"".to_string(), Some(0)),
-    ]);
+    assert_eq!(
+        commands[1..4].to_vec(),
+        vec![
+            (
+                "cd /tmp && echo \"$PWD\"; INLINE=1; false".to_string(),
+                Some(1)
+            ),
+            ("cd /nope; echo $? $INLINE".to_string(), Some(0)),
+            ("cd /tmp && echo \"$PWD\"".to_string(), Some(0)),
+        ]
+    );
 }

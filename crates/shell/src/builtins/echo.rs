@@ -99,7 +99,8 @@ mod tests {
 
     #[tokio::test]
     async fn prints_what_the_stock_echo_prints() {
-        let script = r#"echo hi; echo; echo "a  b" c ''; echo -n x; echo -e 'y\tz'; echo -- -; echo -x a"#;
+        let script =
+            r#"echo hi; echo; echo "a  b" c ''; echo -n x; echo -e 'y\tz'; echo -- -; echo -x a"#;
         let (stock, ours) = both(script).await;
         assert_eq!(ours, stock);
         assert_eq!(ours, "hi\n\na  b c \nxy\tz\n-- -\n-x a\n");
