@@ -35,10 +35,7 @@ impl AbortWatch {
         let Some(signal) = signal else {
             return Ok(None);
         };
-        if signal
-            .get_named_property::<Unknown>("aborted")?
-            .coerce_to_bool()?
-        {
+        if is_aborted(signal)? {
             token.cancel(CancelReason::Aborted);
             return Ok(Some(Self {
                 signal: signal.create_ref()?,
@@ -94,6 +91,13 @@ impl AbortWatch {
         remove.apply(signal, FnArgs::from(("abort", listener)))?;
         Ok(())
     }
+}
+
+/// Whether `signal` is aborted already (its `aborted` getter's own exception propagates).
+pub fn is_aborted(signal: &Object) -> Result<bool> {
+    signal
+        .get_named_property::<Unknown>("aborted")?
+        .coerce_to_bool()
 }
 
 /// Drops the exception a failed call into JS left pending, if any.

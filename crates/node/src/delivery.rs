@@ -99,14 +99,9 @@ impl ChunkSink {
         stop: &CancelToken,
     ) -> Result<(Self, ChunkThrows)> {
         let throws = ChunkThrows::default();
-        let Some(value) = value else {
-            return Ok((Self::silent(), throws));
-        };
-        match value.get_type()? {
-            ValueType::Undefined | ValueType::Null => Ok((Self::silent(), throws)),
-            ValueType::Function => {
-                // SAFETY: checked to be a function.
-                let callback: Function<String, Unknown<'static>> = unsafe { value.cast()? };
+        match callback_arg(env, value, name)? {
+            None => Ok((Self::silent(), throws)),
+            Some(callback) => {
                 let shared = Arc::new(Shared::default());
                 let deliver = deliver_function(
                     env,
@@ -126,7 +121,6 @@ impl ChunkSink {
                     throws,
                 ))
             }
-            _ => Err(type_error(env, format!("{name} must be a function"))),
         }
     }
 
@@ -240,6 +234,40 @@ impl ThrownValue {
     }
 }
 
+/// An optional callback argument named `name`: undefined/null give `None`; anything but a
+/// function is a `TypeError` naming the argument.
+pub fn callback_arg<'env>(
+    env: &Env,
+    value: Option<Unknown<'env>>,
+    name: &str,
+) -> Result<Option<Function<'env, String, Unknown<'static>>>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match value.get_type()? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        // SAFETY: checked to be a function.
+        ValueType::Function => Ok(Some(unsafe { value.cast()? })),
+        _ => Err(type_error(env, format!("{name} must be a function"))),
+    }
+}
+
+/// Calls `callback` with `text`, in pieces of at most [`MAX_JS_CHUNK`] bytes cut between
+/// characters, until one call throws; returns what it threw.
+pub fn deliver_text(
+    env: &Env,
+    callback: sys::napi_value,
+    text: &str,
+) -> Result<Option<sys::napi_value>> {
+    for piece in shellwright_io::utf8::pieces(text, MAX_JS_CHUNK) {
+        let chunk = env.create_string(piece)?.to_unknown();
+        if let Some(thrown) = call_catching(env, callback, chunk) {
+            return Ok(Some(thrown));
+        }
+    }
+    Ok(None)
+}
+
 /// The JS function the threadsafe function calls: it takes the pending text and calls `callback`
 /// with it, in pieces of at most [`MAX_JS_CHUNK`] bytes cut between characters, catching what it
 /// throws. After a throw it delivers nothing more.
@@ -254,16 +282,13 @@ fn deliver_function<'env>(
     let stop = stop.clone();
     env.create_function_from_closure("deliverChunk", move |ctx| {
         let text = shared.take();
+        if throws.has_thrown() {
+            return Ok(());
+        }
         let callback = callback.borrow_back(ctx.env)?;
-        for piece in shellwright_io::utf8::pieces(&text, MAX_JS_CHUNK) {
-            if throws.has_thrown() {
-                break;
-            }
-            let chunk = ctx.env.create_string(piece)?.to_unknown();
-            if let Some(thrown) = call_catching(ctx.env, callback.raw(), chunk) {
-                throws.record(ctx.env, thrown)?;
-                stop.cancel(CancelReason::Aborted);
-            }
+        if let Some(thrown) = deliver_text(ctx.env, callback.raw(), &text)? {
+            throws.record(ctx.env, thrown)?;
+            stop.cancel(CancelReason::Aborted);
         }
         Ok(())
     })

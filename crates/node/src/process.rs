@@ -110,6 +110,7 @@ impl Process {
         let scope = CallScope {
             watch: AbortWatch::attach(env, signal.as_ref(), &cancel)?,
             throws: None,
+            in_flight: None,
         };
         let process = self.inner.clone();
         let work = async move { process.terminate(options, &cancel).await };
@@ -135,6 +136,7 @@ impl Process {
         let scope = CallScope {
             watch: AbortWatch::attach(env, signal.as_ref(), &cancel)?,
             throws: None,
+            in_flight: None,
         };
         let process = self.inner.clone();
         let work = async move { process.wait_for_exit(timeout, &cancel).await };

@@ -110,6 +110,7 @@ impl PtySession {
         let scope = CallScope {
             watch,
             throws: Some(throws),
+            in_flight: None,
         };
         spawn_settled(env, scope, work, move |exit| {
             // The session is idle again once the result is on its way to JS.
@@ -203,6 +204,7 @@ impl PtySession {
         let scope = CallScope {
             watch: AbortWatch::attach(env, signal.as_ref(), &cancel)?,
             throws: None,
+            in_flight: None,
         };
         spawn_settled(env, scope, work, move |record| {
             record

@@ -13,10 +13,18 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use napi::bindgen_prelude::{Env, PromiseRaw, Result, ToNapiValue};
+use std::cell::RefCell;
+use std::ptr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use napi::bindgen_prelude::{
+    Env, Function, JsObjectValue, JsValue, PromiseRaw, Result, ToNapiValue, Unknown,
+};
+use napi::{check_status, sys};
 
 use crate::abort::AbortWatch;
-use crate::delivery::ChunkThrows;
+use crate::delivery::{ChunkThrows, deliver_text};
 use crate::error::{JsFailure, Settlement};
 
 /// The JS-side handles of one call, released when it settles.
@@ -24,6 +32,87 @@ use crate::error::{JsFailure, Settlement};
 pub struct CallScope {
     pub watch: Option<AbortWatch>,
     pub throws: Option<ChunkThrows>,
+    pub in_flight: Option<InFlight>,
+}
+
+/// How many of an object's calls have not settled yet (counted and settled on the JS thread).
+#[derive(Clone, Default)]
+pub struct Unsettled(Arc<AtomicUsize>);
+
+impl Unsettled {
+    pub fn none(&self) -> bool {
+        self.0.load(Ordering::Acquire) == 0
+    }
+
+    /// Counts one more call, until the returned handle is dropped (when the call settles).
+    pub fn enter(&self) -> InFlight {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        InFlight(Arc::clone(&self.0))
+    }
+}
+
+/// One unsettled call of an [`Unsettled`] count.
+pub struct InFlight(Arc<AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A promise for work that is already done: settled with `settlement`, after `text` was passed
+/// to `callback` (when there is both), in a microtask — so the callback is never called from
+/// inside the call that made the promise, and always before the promise settles. A throw from
+/// the callback rejects the promise with the value thrown.
+pub fn settled<'env, V: ToNapiValue + 'static>(
+    env: &'env Env,
+    callback: Option<Function<'env, String, Unknown<'static>>>,
+    text: String,
+    settlement: Settlement<V>,
+) -> Result<PromiseRaw<'env, Settlement<V>>> {
+    let mut deferred = ptr::null_mut();
+    let mut promise = ptr::null_mut();
+    // SAFETY: a Node-API call on the live environment with valid out-pointers.
+    check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
+    let Some(callback) = callback.filter(|_| !text.is_empty()) else {
+        settle_deferred(env, deferred, settlement)?;
+        return Ok(PromiseRaw::new(env.raw(), promise));
+    };
+    let callback = callback.create_ref()?;
+    let pending = RefCell::new(Some((callback, text, settlement)));
+    let deliver = env.create_function_from_closure("deliverChunk", move |ctx| {
+        let Some((callback, text, settlement)) = pending.borrow_mut().take() else {
+            return Ok(());
+        };
+        let function = callback.borrow_back(ctx.env)?;
+        let thrown = deliver_text(ctx.env, function.raw(), &text)?;
+        drop(callback);
+        match thrown {
+            // SAFETY: `deferred` is settled exactly once, here, on the JS thread.
+            Some(thrown) => {
+                check_status!(unsafe { sys::napi_reject_deferred(ctx.env.raw(), deferred, thrown) })
+            }
+            None => settle_deferred(ctx.env, deferred, settlement),
+        }
+    })?;
+    let queue: Function<Function<(), ()>, Unknown> =
+        env.get_global()?.get_named_property("queueMicrotask")?;
+    queue.call(deliver)?;
+    Ok(PromiseRaw::new(env.raw(), promise))
+}
+
+/// Settles `deferred` with `settlement` (a failure converts to a rejected promise, which the
+/// deferred then follows).
+fn settle_deferred<V: ToNapiValue>(
+    env: &Env,
+    deferred: sys::napi_deferred,
+    settlement: Settlement<V>,
+) -> Result<()> {
+    // SAFETY: the settlement converts in the live environment; `deferred` is settled only here.
+    unsafe {
+        let value = Settlement::to_napi_value(env.raw(), settlement)?;
+        check_status!(sys::napi_resolve_deferred(env.raw(), deferred, value))
+    }
 }
 
 /// Runs `work` and settles the returned promise with `finish(output)` (see the module doc).

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{Env, PromiseRaw, Result, This, Unknown};
+use napi::bindgen_prelude::{Env, Object, PromiseRaw, Result, This, Unknown};
 use napi_derive::napi;
 use shellwright_proc::CancelToken;
 use shellwright_shell::history::DEFAULT_HISTORY_LIMIT;
@@ -14,10 +14,10 @@ use shellwright_shell::{
 };
 
 use crate::abort::AbortWatch;
-use crate::delivery::ChunkSink;
+use crate::delivery::{ChunkSink, callback_arg};
 use crate::error::{JsFailure, Settlement};
 use crate::options::OptionReader;
-use crate::settle::{CallScope, spawn_settled};
+use crate::settle::{CallScope, Unsettled, settled, spawn_settled};
 
 /// How a run ended.
 #[napi(object, object_from_js = false)]
@@ -120,6 +120,9 @@ const MAX_HISTORY_LIMIT: i64 = 1_000_000;
 pub struct Shell {
     inner: PersistentShell,
     minimizer: Option<Arc<Minimizer>>,
+    /// Runs whose promise has not settled: a run is done in place only when there are none, so
+    /// its output cannot overtake theirs.
+    unsettled: Unsettled,
 }
 
 impl Shell {
@@ -145,6 +148,7 @@ impl Shell {
         Ok(Self {
             inner: PersistentShell::with_history_limit(session, limit),
             minimizer: minimizer_option(&reader)?,
+            unsettled: Unsettled::default(),
         })
     }
 
@@ -166,6 +170,11 @@ impl Shell {
 
     /// Runs a command in the session, streaming its output to `onChunk`.
     /// A throw from `onChunk` stops the run, and the promise rejects with the thrown value.
+    ///
+    /// A command made only of builtins that cannot wait or start anything (`echo`, `cd`, `pwd`,
+    /// `export`, `test`, assignments …, joined by `;`, `&&`, `||`), run while no other run is
+    /// pending, takes microseconds: it is run at once, and `onChunk` gets its output in one
+    /// piece, in a microtask before the promise settles.
     #[napi(
         catch_unwind,
         ts_args_type = "options: ShellRunOptions, onChunk?: (chunk: string) => void",
@@ -178,8 +187,57 @@ impl Shell {
         on_chunk: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Settlement<ShellResult>>> {
         let reader = OptionReader::new(env, Some(options), "options", false)?;
-        let call = RunCall::prepare(env, &reader, on_chunk, self.minimizer.clone())?;
+        let args = RunArgs::read(env, &reader, on_chunk, self.minimizer.clone())?;
+        let args = match self.run_in_place(env, args)? {
+            InPlace::Done(promise) => return Ok(promise),
+            InPlace::Declined(args) => args,
+        };
+        let mut call = args.prepare(env)?;
+        call.scope.in_flight = Some(self.unsettled.enter());
         call.spawn(env, |request, sink| self.inner.run(request, sink))
+    }
+
+    /// Runs `args` on this thread when nothing is pending and the shell takes it (see
+    /// [`PersistentShell::try_run_inline`]); an already-aborted signal or a timeout under a
+    /// second leave it to the queued path, which reports them as it always does.
+    fn run_in_place<'env>(&self, env: &'env Env, mut args: RunArgs<'env>) -> Result<InPlace<'env>> {
+        let quick_enough = args.request.timeout.is_none_or(|t| t >= INLINE_MIN_TIMEOUT);
+        let aborted = match &args.signal {
+            Some(signal) => crate::abort::is_aborted(signal)?,
+            None => false,
+        };
+        if !self.unsettled.none() || !quick_enough || aborted {
+            return Ok(InPlace::Declined(args));
+        }
+        let output = Arc::new(std::sync::Mutex::new(String::new()));
+        let collected = Arc::clone(&output);
+        let capture = args.minimizing.as_ref().map(|m| Arc::clone(&m.capture));
+        let on_chunk = Box::new(move |chunk: String| {
+            if let Some(capture) = &capture {
+                capture.push(&chunk);
+            }
+            if let Ok(mut output) = collected.lock() {
+                output.push_str(&chunk);
+            }
+        });
+        let request = std::mem::take(&mut args.request);
+        let outcome = match self.inner.try_run_inline(request, on_chunk) {
+            Ok(outcome) => outcome,
+            Err(request) => {
+                args.request = request;
+                return Ok(InPlace::Declined(args));
+            }
+        };
+        let settlement = match outcome {
+            Ok(result) => {
+                let minimized = args.minimizing.as_ref().and_then(|m| m.finish(&result));
+                Settlement::Value(ShellResult::new(result, minimized))
+            }
+            Err(error) => Settlement::Failed(shell_failure(error)),
+        };
+        let text = std::mem::take(&mut *output.lock().unwrap_or_else(|p| p.into_inner()));
+        let callback = callback_arg(env, args.on_chunk, "onChunk")?;
+        settled(env, callback, text, settlement).map(InPlace::Done)
     }
 
     /// Cancels the running command (resolves once it has ended; at once when idle).
@@ -205,7 +263,7 @@ pub fn execute_shell<'env>(
     let reader = OptionReader::new(env, Some(options), "options", false)?;
     let session = session_options(&reader)?;
     let minimizer = minimizer_option(&reader)?;
-    let call = RunCall::prepare(env, &reader, on_chunk, minimizer)?;
+    let call = RunArgs::read(env, &reader, on_chunk, minimizer)?.prepare(env)?;
     call.spawn(env, move |request, sink| {
         shellwright_shell::execute_once(session, request, sink)
     })
@@ -275,7 +333,72 @@ impl Minimizing {
     }
 }
 
-/// Everything a run needs from the JS side, read and validated before anything runs.
+/// A timeout shorter than this sends a run down the queued path even when it could be done in
+/// place: there a timer can stop it, while a run in place is over before any timer could fire.
+const INLINE_MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether a run was done in place.
+enum InPlace<'env> {
+    Done(PromiseRaw<'env, Settlement<ShellResult>>),
+    Declined(RunArgs<'env>),
+}
+
+/// A run's arguments, read and validated before anything runs.
+struct RunArgs<'env> {
+    request: RunRequest,
+    signal: Option<Object<'env>>,
+    on_chunk: Option<Unknown<'env>>,
+    minimizing: Option<Minimizing>,
+}
+
+impl<'env> RunArgs<'env> {
+    fn read(
+        env: &Env,
+        reader: &OptionReader<'_, 'env>,
+        on_chunk: Option<Unknown<'env>>,
+        minimizer: Option<Arc<Minimizer>>,
+    ) -> Result<Self> {
+        let request = RunRequest {
+            command: reader.required_string("command")?,
+            cwd: reader.string("cwd")?.map(PathBuf::from),
+            env: reader.string_record("env")?.unwrap_or_default(),
+            timeout: reader.duration_ms("timeoutMs")?,
+            cancel: CancelToken::new(),
+        };
+        let signal = reader.signal("signal")?;
+        callback_arg(env, on_chunk, "onChunk")?;
+        let minimizing = minimizer.map(|minimizer| Minimizing {
+            capture: Arc::new(minimizer.capture()),
+            command: request.command.clone(),
+            minimizer,
+        });
+        Ok(Self {
+            request,
+            signal,
+            on_chunk,
+            minimizing,
+        })
+    }
+
+    /// Ties the run to JS: the chunk sink and the signal's listener.
+    fn prepare(self, env: &Env) -> Result<RunCall> {
+        let cancel = &self.request.cancel;
+        let (sink, throws) = ChunkSink::from_arg(env, self.on_chunk, "onChunk", cancel)?;
+        let watch = AbortWatch::attach(env, self.signal.as_ref(), cancel)?;
+        Ok(RunCall {
+            request: self.request,
+            sink,
+            scope: CallScope {
+                watch,
+                throws: Some(throws),
+                in_flight: None,
+            },
+            minimizing: self.minimizing,
+        })
+    }
+}
+
+/// Everything a run needs from the JS side, ready to start.
 struct RunCall {
     request: RunRequest,
     sink: ChunkSink,
@@ -284,39 +407,6 @@ struct RunCall {
 }
 
 impl RunCall {
-    fn prepare(
-        env: &Env,
-        reader: &OptionReader,
-        on_chunk: Option<Unknown>,
-        minimizer: Option<Arc<Minimizer>>,
-    ) -> Result<Self> {
-        let cancel = CancelToken::new();
-        let request = RunRequest {
-            command: reader.required_string("command")?,
-            cwd: reader.string("cwd")?.map(PathBuf::from),
-            env: reader.string_record("env")?.unwrap_or_default(),
-            timeout: reader.duration_ms("timeoutMs")?,
-            cancel: cancel.clone(),
-        };
-        let signal = reader.signal("signal")?;
-        let (sink, throws) = ChunkSink::from_arg(env, on_chunk, "onChunk", &cancel)?;
-        let watch = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
-        let minimizing = minimizer.map(|minimizer| Minimizing {
-            capture: Arc::new(minimizer.capture()),
-            command: request.command.clone(),
-            minimizer,
-        });
-        Ok(Self {
-            request,
-            sink,
-            scope: CallScope {
-                watch,
-                throws: Some(throws),
-            },
-            minimizing,
-        })
-    }
-
     /// Starts the run (`run` is called at once) on the runtime; the promise settles after every
     /// chunk reached `onChunk`.
     fn spawn<'env, F, Fut>(

@@ -22,7 +22,7 @@ mod tree;
 
 pub use cancel::{CancelReason, CancelToken, TimeoutGuard};
 pub use process::{Cancelled, Process, ProcessStatus, TerminateOptions};
-pub use scope::{RUN_TAG_VARIABLE, RunRoots, RunScope};
+pub use scope::{RUN_TAG_VARIABLE, RunRoots, RunScope, processless_run_tag};
 pub use signal::{signal_group, signal_name};
 pub use stop::{StopTargets, stop};
 pub use tree::{

@@ -51,6 +51,22 @@ fn live_tags() -> std::sync::MutexGuard<'static, HashSet<String>> {
         .unwrap_or_else(|poison| poison.into_inner())
 }
 
+/// A fresh tag, `<host pid>-<n>`: each run's, unique within the host.
+fn next_tag() -> String {
+    static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT_RUN.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The tag of a run that cannot start any process (a builtin-only run done in place): from the
+/// same series as [`RunScope::begin`]'s, without the scope, which only serves to find processes.
+pub fn processless_run_tag() -> String {
+    next_tag()
+}
+
 /// Where a run's processes start, besides the processes carrying its tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunRoots {
@@ -122,12 +138,7 @@ impl Default for RunScope {
 impl RunScope {
     /// A new run with a fresh tag (`<host pid>-<n>`), beginning now.
     pub fn begin() -> Self {
-        static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
-        let tag = format!(
-            "{}-{}",
-            std::process::id(),
-            NEXT_RUN.fetch_add(1, Ordering::Relaxed)
-        );
+        let tag = next_tag();
         live_tags().insert(tag.clone());
         let began = now_as_start_time();
         Self {

@@ -33,6 +33,22 @@ async fn main() {
         );
     }
 
+    for command in [":", "echo hi"] {
+        let start = Instant::now();
+        for _ in 0..CALLS {
+            let request = RunRequest {
+                command: command.into(),
+                ..Default::default()
+            };
+            let ran = shell.try_run_inline(request, Box::new(|_| {}));
+            assert!(ran.is_ok(), "{command:?} must run in place");
+        }
+        println!(
+            "PersistentShell::try_run_inline({command:?}): {:.1} us",
+            per_call_us(start)
+        );
+    }
+
     let pump = OutputPump::start().expect("output thread");
     let start = Instant::now();
     for _ in 0..CALLS {

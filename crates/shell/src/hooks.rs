@@ -118,6 +118,11 @@ impl HooksGuard {
         with_session(self.id, |s| s.run_token = None);
     }
 
+    /// Whether the user has set a DEBUG trap of their own (our hook runs it before each command).
+    pub fn has_user_debug_trap(&self) -> bool {
+        with_session(self.id, |s| s.user_debug_trap.is_some()).unwrap_or(false)
+    }
+
     /// A token the hooks cancel when a command passes a nesting limit; [`take_exceeded`] then
     /// says which.
     ///

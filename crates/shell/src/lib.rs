@@ -28,6 +28,7 @@ pub mod fixups;
 mod flags;
 pub mod history;
 pub mod hooks;
+mod inline;
 mod isolation;
 pub mod limits;
 pub mod minimize;

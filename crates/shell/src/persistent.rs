@@ -112,6 +112,58 @@ impl PersistentShell {
         }
     }
 
+    /// Runs `request` at once, on the calling thread, when nothing is queued or running and the
+    /// command is made only of builtins that cannot block or start anything (see the `inline`
+    /// module): its output reaches `on_chunk` in one piece before this returns, and it is recorded
+    /// in the history as any run is. Gives the request back, with nothing run, otherwise — then
+    /// [`run`](Self::run) it. A session must exist already (the first run creates it).
+    pub fn try_run_inline(
+        &self,
+        request: RunRequest,
+        on_chunk: ChunkHandler,
+    ) -> Result<Result<RunResult, ShellError>, RunRequest> {
+        if request.cancel.is_cancelled() || !self.is_idle() {
+            return Err(request);
+        }
+        let Ok(mut slot) = self.inner.session.try_lock() else {
+            return Err(request);
+        };
+        let Some(session) = slot.as_ref() else {
+            return Err(request);
+        };
+        let history = &self.inner.history;
+        let outcome = session.try_run_inline(&request, || {
+            let (on_start, on_chunk) = recorded(history, &request.command, on_chunk);
+            (Some(on_start), on_chunk)
+        });
+        let Some(outcome) = outcome else {
+            return Err(request);
+        };
+        history.finish(outcome.as_ref().ok().map(|o| o.result));
+        if !keeps_session(&outcome) {
+            // Dropping the handle ends the session on its own thread.
+            *slot = None;
+        }
+        Ok(outcome.map(|o| o.result))
+    }
+
+    /// Whether every run queued so far has finished (then the queue is left empty: a receiver
+    /// that has seen its end may not be awaited again).
+    fn is_idle(&self) -> bool {
+        let mut tail = lock(&self.inner.queue_tail);
+        let idle = match tail.as_mut() {
+            None => true,
+            Some(previous) => matches!(
+                previous.try_recv(),
+                Err(oneshot::error::TryRecvError::Closed)
+            ),
+        };
+        if idle {
+            *tail = None;
+        }
+        idle
+    }
+
     /// Cancels the running command, if any, and waits until it has ended.
     pub async fn abort(&self) {
         if let Some(mut finished) = self.interrupt() {

@@ -11,18 +11,21 @@ use std::time::Duration;
 use brush_core::env::EnvironmentScope;
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
 use brush_core::parser::{ParseError, ast};
+use brush_core::traps::TrapSignal;
 use brush_core::variables::ShellValueUnsetType;
 use brush_core::{
     ErrorKind, ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProfileLoadBehavior,
     RcLoadBehavior, Shell, ShellValue, ShellVariable, SourceInfo,
 };
 use brush_parser::{Parser, ParserOptions};
-use shellwright_proc::{CancelReason, CancelToken, RunScope};
+use shellwright_io::Utf8Decoder;
+use shellwright_proc::{CancelReason, CancelToken, RunScope, processless_run_tag};
 
 use crate::builtins::{self, StateGuard};
 use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
+use crate::inline::{self, Transcript};
 use crate::isolation;
 use crate::limits::{self, LimitExceeded};
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
@@ -304,28 +307,14 @@ impl Session {
                 keep_session: true,
             });
         }
-        if let Some(cwd) = &request.cwd {
-            self.shell
-                .set_working_dir(cwd)
-                .map_err(|e| ShellError::Cwd(format!("{}: {e}", cwd.display())))?;
-            if self.one_shot {
-                // `executeShell` starts *in* cwd, as `bash -c` does: no previous directory.
-                let _ = self
-                    .shell
-                    .env_mut()
-                    .set_global("OLDPWD", starting_oldpwd(None, cwd));
-            }
-        }
-        if let Some(on_start) = on_start {
-            on_start(self.shell.working_dir());
-        }
+        self.enter_cwd(request, on_start)?;
         let scope = RunScope::begin();
         self.enter_command_scope(&request.env, scope.tag())?;
         let (reader, writer) = self
             .output
             .begin(on_chunk)
             .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
-        self.attach_stdio(writer)?;
+        self.attach_stdio(OpenFile::PipeWriter(writer))?;
         let params = self.shell.default_exec_params();
 
         self.hooks.begin_run(request.cancel.clone());
@@ -387,6 +376,118 @@ impl Session {
         outcome
     }
 
+    /// The program of `command` when this session may run it in place ([`inline`]): it qualifies
+    /// by its text and shape, and nothing of the user's would run or print in its stead — no
+    /// alias or function shadows its builtins, no DEBUG or ERR trap is set, and neither `set -e`
+    /// nor `-u` (which can end the session) nor `-x` or `-v` (which write traces) is on. The
+    /// calling thread must have [`limits::INLINE_STACK_NEEDED`] of stack left.
+    pub fn inline_program(&self, command: &str) -> Option<ast::Program> {
+        let options = self.shell.options();
+        if self.one_shot
+            || options.exit_on_nonzero_command_exit
+            || options.treat_unset_variables_as_error
+            || options.print_commands_and_arguments
+            || options.print_shell_input_lines
+            || self.hooks.has_user_debug_trap()
+            || self.shell.traps().handles(TrapSignal::Err)
+            || limits::remaining_stack().is_none_or(|left| left < limits::INLINE_STACK_NEEDED)
+        {
+            return None;
+        }
+        let parser_options = self.shell.parser_options();
+        let (program, names) =
+            inline::inline_program(command, |text| parse(text.to_owned(), &parser_options).ok())?;
+        let shadowed = |name: &String| {
+            self.shell.aliases().contains_key(name)
+                || self.shell.funcs().get(name).is_some()
+                || self.shell.builtins().get(name).is_none_or(|b| b.disabled)
+        };
+        (!names.iter().any(shadowed)).then_some(program)
+    }
+
+    /// Runs `program` (from [`inline_program`](Self::inline_program)) on the calling thread, by
+    /// the steps of [`run`](Self::run) — cwd, `on_start`, the run's environment and tag, the
+    /// DEBUG hook, `bash -c` mode — but with its transcript (stdout and stderr) collected in
+    /// memory and passed to `on_chunk` in one piece when it ends. Nothing it runs can wait, so it takes microseconds;
+    /// nothing can cancel it either (its caller's thread is busy running it). Should a run end
+    /// the session all the same, the outcome says so and the caller drops the session.
+    pub fn run_inline(
+        &mut self,
+        program: ast::Program,
+        request: &RunRequest,
+        on_start: Option<StartHandler>,
+        mut on_chunk: ChunkHandler,
+    ) -> Result<RunOutcome, ShellError> {
+        self.enter_cwd(request, on_start)?;
+        // It starts no process, so it needs no scope to find them by: only its tag.
+        self.enter_command_scope(&request.env, &processless_run_tag())?;
+        let transcript = Transcript::default();
+        let idle_stdio = self.lend_stdio(&transcript);
+        let params = self.shell.default_exec_params();
+        self.hooks.begin_run(request.cancel.clone());
+        let limit = self.hooks.watch_limits();
+        let _reserve = limits::InlineReserve::enter();
+        let ended =
+            inline::block_on(self.execute_parsed(Ok(program), &params, &request.cancel, &limit));
+        self.hooks.end_run();
+        let outcome = match ended {
+            Ended::Finished(Ok(result)) => Ok(RunOutcome {
+                result: RunResult::finished(i32::from(u8::from(result.exit_code))),
+                keep_session: matches!(result.next_control_flow, ExecutionControlFlow::Normal),
+            }),
+            Ended::Finished(Err(error)) => Err(error),
+            Ended::Refused(code) => Ok(RunOutcome {
+                result: RunResult::finished(code),
+                keep_session: true,
+            }),
+            Ended::Cancelled(reason) => Ok(RunOutcome {
+                result: RunResult::stopped(reason),
+                keep_session: false,
+            }),
+            Ended::Limit => Ok(RunOutcome {
+                result: RunResult::finished(
+                    self.hooks.take_exceeded().map_or(1, |e| e.exit_code()),
+                ),
+                keep_session: false,
+            }),
+        };
+        if matches!(&outcome, Ok(o) if o.keep_session) {
+            self.leave_command_scope();
+        }
+        self.restore_stdio(idle_stdio);
+        let mut decoder = Utf8Decoder::new();
+        let mut text = decoder.decode(&transcript.take_written());
+        text.push_str(&decoder.finish());
+        if !text.is_empty() {
+            on_chunk(text);
+        }
+        outcome
+    }
+
+    /// Makes the request's `cwd` current and tells `on_start` where the run starts.
+    fn enter_cwd(
+        &mut self,
+        request: &RunRequest,
+        on_start: Option<StartHandler>,
+    ) -> Result<(), ShellError> {
+        if let Some(cwd) = &request.cwd {
+            self.shell
+                .set_working_dir(cwd)
+                .map_err(|e| ShellError::Cwd(format!("{}: {e}", cwd.display())))?;
+            if self.one_shot {
+                // `executeShell` starts *in* cwd, as `bash -c` does: no previous directory.
+                let _ = self
+                    .shell
+                    .env_mut()
+                    .set_global("OLDPWD", starting_oldpwd(None, cwd));
+            }
+        }
+        if let Some(on_start) = on_start {
+            on_start(self.shell.working_dir());
+        }
+        Ok(())
+    }
+
     /// The session is being torn down after a cancellation: its EXIT trap gets a short while.
     async fn exit_trap_after_cancel(&mut self) {
         if !self
@@ -443,6 +544,17 @@ impl Session {
                 },
             }
         };
+        self.execute_parsed(parsed, params, cancel, limit).await
+    }
+
+    /// Runs a parsed command (see [`execute`](Self::execute)).
+    async fn execute_parsed(
+        &mut self,
+        parsed: Result<ast::Program, ParseError>,
+        params: &ExecutionParameters,
+        cancel: &CancelToken,
+        limit: &CancelToken,
+    ) -> Ended {
         let parsed = parsed.map(|mut program| {
             stages::run_concurrently(&mut program, self.hooks.id());
             program
@@ -547,16 +659,39 @@ impl Session {
     /// replace them and everything that writes to the shell's defaults (traps, completion
     /// functions) writes to the transcript — never to the host's stdout or stderr. Other fds a
     /// script opened with `exec` stay open across runs, as in one long bash session.
-    fn attach_stdio(&mut self, output: std::io::PipeWriter) -> Result<(), ShellError> {
+    fn attach_stdio(&mut self, output: OpenFile) -> Result<(), ShellError> {
         let fail =
             |e: &dyn std::fmt::Display| ShellError::Execution(format!("cannot set up stdio: {e}"));
         let stdin = self.null.try_clone().map_err(|e| fail(&e))?;
-        let stderr = OpenFile::PipeWriter(output.try_clone().map_err(|e| fail(&e))?);
+        let stderr = output.try_clone().map_err(|e| fail(&e))?;
         let files = self.shell.open_files_mut();
         files.set_fd(OpenFiles::STDIN_FD, stdin);
-        files.set_fd(OpenFiles::STDOUT_FD, OpenFile::PipeWriter(output));
+        files.set_fd(OpenFiles::STDOUT_FD, output);
         files.set_fd(OpenFiles::STDERR_FD, stderr);
         Ok(())
+    }
+
+    /// Makes `transcript` the session's stdout and stderr for a run in place; returns what they
+    /// were. Between runs all three are /dev/null already ([`detach_stdio`](Self::detach_stdio)),
+    /// so stdin stays as it is and nothing needs duplicating.
+    fn lend_stdio(&mut self, transcript: &Transcript) -> [Option<OpenFile>; 2] {
+        let files = self.shell.open_files_mut();
+        [OpenFiles::STDOUT_FD, OpenFiles::STDERR_FD]
+            .map(|fd| files.set_fd(fd, OpenFile::Stream(Box::new(transcript.clone()))))
+    }
+
+    /// Puts back the stdout and stderr [`lend_stdio`](Self::lend_stdio) replaced.
+    fn restore_stdio(&mut self, idle: [Option<OpenFile>; 2]) {
+        let files = self.shell.open_files_mut();
+        for (fd, file) in [OpenFiles::STDOUT_FD, OpenFiles::STDERR_FD]
+            .into_iter()
+            .zip(idle)
+        {
+            let _ = match file {
+                Some(file) => files.set_fd(fd, file),
+                None => files.remove_fd(fd),
+            };
+        }
     }
 
     /// Between runs the session's stdio is /dev/null, so the transcript's pipe can reach EOF.

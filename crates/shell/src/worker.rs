@@ -22,9 +22,11 @@
 //! [`limits`]: crate::limits
 //! [`nesting`]: crate::nesting
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use shellwright_proc::{CancelReason, CancelToken, RunScope};
+use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ShellError;
@@ -56,10 +58,17 @@ struct Job {
     reply: Reply,
 }
 
+/// The session, shared between its thread, which holds it for each queued run, and whoever runs
+/// a command in place ([`SessionThread::try_run_inline`]) while it is idle.
+type SharedSession = Arc<tokio::sync::Mutex<Option<Session>>>;
+
 /// A handle to a session running on its own thread; dropping it ends the session.
 pub(crate) struct SessionThread {
     jobs: mpsc::UnboundedSender<Job>,
     closed: oneshot::Receiver<()>,
+    session: SharedSession,
+    /// The session's runtime, entered by runs done in place (brush may look for it).
+    runtime: Handle,
 }
 
 /// Whether a session outlives a run that ended this way: not after `exit`, an error or a
@@ -84,13 +93,24 @@ impl SessionThread {
         let (closed_tx, closed) = oneshot::channel();
         let options = options.clone();
         let cancel = cancel.clone();
+        let session = SharedSession::default();
+        let served = Arc::clone(&session);
         std::thread::Builder::new()
             .name("shellwright-session".into())
             .stack_size(STACK_SIZE)
-            .spawn(move || serve(&options, &cancel, one_shot, ready_tx, queue, closed_tx))
+            .spawn(move || {
+                serve(
+                    &options, &cancel, one_shot, ready_tx, queue, closed_tx, served,
+                )
+            })
             .map_err(|e| ShellError::Init(format!("cannot start the session thread: {e}")))?;
         match ready.await {
-            Ok(Ok(())) => Ok(Ok(Self { jobs, closed })),
+            Ok(Ok(runtime)) => Ok(Ok(Self {
+                jobs,
+                closed,
+                session,
+                runtime,
+            })),
             Ok(Err(CreateStopped::Cancelled(reason))) => Ok(Err(reason)),
             Ok(Err(CreateStopped::Failed(error))) => Err(error),
             Err(_) => Err(ShellError::Init("the session thread ended".into())),
@@ -119,9 +139,26 @@ impl SessionThread {
             .map_err(|_| ShellError::Execution("the session ended during the run".into()))?
     }
 
+    /// Runs `request` on the calling thread when the session is idle and the command qualifies
+    /// ([`Session::inline_program`]), with the handlers `handlers` makes; `None` (and nothing made
+    /// or run) otherwise. The caller
+    /// must drop this handle when the outcome does not keep the session ([`keeps_session`]).
+    pub fn try_run_inline(
+        &self,
+        request: &RunRequest,
+        handlers: impl FnOnce() -> (Option<StartHandler>, ChunkHandler),
+    ) -> Option<Result<RunOutcome, ShellError>> {
+        let mut slot = self.session.try_lock().ok()?;
+        let session = slot.as_mut()?;
+        let program = session.inline_program(&request.command)?;
+        let _runtime = self.runtime.enter();
+        let (on_start, on_chunk) = handlers();
+        Some(session.run_inline(program, request, on_start, on_chunk))
+    }
+
     /// Ends the session and waits until everything it ran in-process has stopped.
     pub async fn close(self) {
-        let Self { jobs, closed } = self;
+        let Self { jobs, closed, .. } = self;
         drop(jobs);
         let _ = closed.await;
     }
@@ -133,9 +170,10 @@ fn serve(
     options: &SessionOptions,
     cancel: &CancelToken,
     one_shot: bool,
-    ready: oneshot::Sender<Result<(), CreateStopped>>,
+    ready: oneshot::Sender<Result<Handle, CreateStopped>>,
     mut queue: mpsc::UnboundedReceiver<Job>,
     closed: oneshot::Sender<()>,
+    shared: SharedSession,
 ) {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)
@@ -165,15 +203,19 @@ fn serve(
         if one_shot {
             session.end_after_run();
         }
+        *shared.lock().await = Some(session);
         if let Some(ready) = ready.take() {
-            let _ = ready.send(Ok(()));
+            let _ = ready.send(Ok(Handle::current()));
         }
-        Ok(serve_runs(session, &mut queue).await)
+        let last_run = serve_runs(&shared, &mut queue).await;
+        Ok((shared.lock().await.take(), last_run))
     });
     // Whoever is waiting to hear how things ended is answered after the shutdown.
     let answer = match ended {
         Ok((session, last_run)) => {
-            session.stop();
+            if let Some(session) = &session {
+                session.stop();
+            }
             // brush's jobs hold Tokio handles: drop them inside the runtime.
             let _context = runtime.enter();
             drop(session);
@@ -196,7 +238,10 @@ fn serve(
 }
 
 enum Answer {
-    Start(oneshot::Sender<Result<(), CreateStopped>>, CreateStopped),
+    Start(
+        oneshot::Sender<Result<Handle, CreateStopped>>,
+        CreateStopped,
+    ),
     Run(Reply, Result<RunOutcome, ShellError>),
 }
 
@@ -222,15 +267,20 @@ fn terminate_runs(runs: &[RunScope]) {
 /// Runs jobs until one ends the session (returned with its answer, to be sent after the
 /// teardown) or the handle is dropped.
 async fn serve_runs(
-    mut session: Session,
+    session: &SharedSession,
     queue: &mut mpsc::UnboundedReceiver<Job>,
-) -> (Session, Option<(Reply, Result<RunOutcome, ShellError>)>) {
+) -> Option<(Reply, Result<RunOutcome, ShellError>)> {
     while let Some(job) = queue.recv().await {
-        let outcome = session.run(&job.request, job.on_start, job.on_chunk).await;
+        // Released before the answer is sent: once the caller hears of the end, the session is
+        // idle for a run in place.
+        let outcome = match session.lock().await.as_mut() {
+            Some(session) => session.run(&job.request, job.on_start, job.on_chunk).await,
+            None => Err(ShellError::Execution("the session has ended".into())),
+        };
         if !keeps_session(&outcome) {
-            return (session, Some((job.reply, outcome)));
+            return Some((job.reply, outcome));
         }
         let _ = job.reply.send(outcome);
     }
-    (session, None)
+    None
 }

@@ -193,3 +193,88 @@ async fn runs_are_recorded_where_they_ran_and_mirrored_live() {
     assert!(seen.ends_with("\x1b]633;A\x07$ \x1b]633;B\x07"));
     assert!(!seen.contains("unseen"));
 }
+
+/// `try_run_inline` from a thread with the stack a run in place needs (a test thread has 2 MiB).
+fn run_inline(shell: &PersistentShell, command: &str) -> Option<(RunResult, String)> {
+    let shell = shell.clone();
+    let command = command.to_string();
+    std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let out = Arc::new(Mutex::new(String::new()));
+            let sink = Arc::clone(&out);
+            let request = RunRequest {
+                command,
+                ..Default::default()
+            };
+            let on_chunk = Box::new(move |c: String| sink.lock().expect("lock").push_str(&c));
+            let result = shell.try_run_inline(request, on_chunk).ok()?;
+            let text = out.lock().expect("lock").clone();
+            Some((result.expect("run in place"), text))
+        })
+        .expect("thread")
+        .join()
+        .expect("join")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    // No session yet: the first run creates it, queued.
+    assert!(run_inline(&shell, "echo hi").is_none());
+    assert_eq!(run(&shell, ":").await.0.expect("run").exit_code, Some(0));
+
+    // The same commands queued, on a shell of their own, give the same results.
+    let queued = PersistentShell::new(SessionOptions::default());
+    for command in [
+        "cd /tmp && echo \"$PWD\"; INLINE=1; false",
+        "cd /nope; echo $? $INLINE",
+    ] {
+        let (result, text) = run_inline(&shell, command).expect("in place");
+        let (want, want_text) = run(&queued, command).await;
+        assert_eq!((result, text), (want.expect("run"), want_text), "{command}");
+    }
+    let (_, text) = run_inline(&shell, "cd /tmp && echo \"$PWD\"").expect("in place");
+    assert_eq!(text, "/tmp\n");
+    // An external command sees what the runs in place did.
+    let (result, text) = run(&shell, "/bin/pwd; echo $INLINE").await;
+    assert_eq!(
+        (result.expect("run").exit_code, text.as_str()),
+        (Some(0), "/tmp\n1\n")
+    );
+
+    for queued in [
+        "ls /",
+        "echo hi | cat",
+        "echo hi >/dev/null",
+        "sleep 0",
+        "f() { :; }",
+    ] {
+        assert!(run_inline(&shell, queued).is_none(), "{queued}");
+    }
+    run(&shell, "echo() { printf 'fn:%s\\n' \"$1\"; }")
+        .await
+        .0
+        .expect("run");
+    assert!(
+        run_inline(&shell, "echo hi").is_none(),
+        "a function shadows the builtin"
+    );
+
+    let commands: Vec<_> = shell
+        .history_entries()
+        .into_iter()
+        .map(|e| (e.command, e.result.and_then(|r| r.exit_code)))
+        .collect();
+    assert_eq!(
+        commands[1..4].to_vec(),
+        vec![
+            (
+                "cd /tmp && echo \"$PWD\"; INLINE=1; false".to_string(),
+                Some(1)
+            ),
+            ("cd /nope; echo $? $INLINE".to_string(), Some(0)),
+            ("cd /tmp && echo \"$PWD\"".to_string(), Some(0)),
+        ]
+    );
+}

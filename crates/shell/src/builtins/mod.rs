@@ -1,7 +1,8 @@
 //! Builtins of our own, where the stock ones would reach the host process: `exec` (which would
 //! `execve` the host), `kill` (whose `$$` is the host's pid), `umask` (process-wide), `suspend`
 //! (which would stop the host) and `printf` (whose formatting library writes to the host's
-//! stderr); `wait`, where the stock one loses the job's status ([`wait`]); and stock builtins
+//! stderr); `wait`, where the stock one loses the job's status ([`wait`]); `echo`, which skips the
+//! stock one's costly option parser when there are no options ([`echo`]); and stock builtins
 //! whose output we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`).
 //!
 //! Each keeps the stock registration (help text, special-builtin flag) and swaps its function.
@@ -9,6 +10,7 @@
 //! record here, keyed by the session's hook id.
 
 mod corrected;
+mod echo;
 mod exec;
 mod kill;
 mod printf;
@@ -96,10 +98,11 @@ impl Drop for StateGuard {
     }
 }
 
-/// Swaps in our `exec`, `kill`, `umask`, `suspend`, `printf`, `wait` and the corrected `enable`,
-/// `compgen`, `help`, `shopt` and `hash`.
+/// Swaps in our `echo`, `exec`, `kill`, `umask`, `suspend`, `printf`, `wait` and the corrected
+/// `enable`, `compgen`, `help`, `shopt` and `hash`.
 pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
-    let ours: [(&str, BuiltinFn); 11] = [
+    let ours: [(&str, BuiltinFn); 12] = [
+        ("echo", echo::run),
         ("exec", exec::run),
         ("kill", kill::run),
         ("umask", umask::run),

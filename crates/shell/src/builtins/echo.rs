@@ -1,0 +1,108 @@
+//! `echo` without an option parser when there is nothing for one to parse.
+//!
+//! The stock `echo` reads its options with clap, which builds its whole command-line parser on
+//! every call: that was most of the time of a builtin-only run such as `echo hi`. When no argument
+//! starts with `-`, there are no options and the stock builtin prints its arguments joined by
+//! spaces and a newline; ours prints exactly that itself. Anything else (`-n`, `-e`, `--`, `-x`)
+//! goes to the stock builtin, options and all.
+
+use std::io::Write as _;
+
+use brush_core::commands::CommandArg;
+use brush_core::extensions::DefaultShellExtensions;
+use brush_core::{ExecutionContext, ExecutionResult};
+use futures_util::future::BoxFuture;
+
+use super::{operands, stock};
+
+pub(super) fn run(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    let words = operands(&args);
+    if words.iter().any(|word| word.starts_with('-'))
+        && let Some(stock_echo) = stock("echo")
+    {
+        return stock_echo(ctx, args);
+    }
+    Box::pin(async move {
+        let mut line = words.join(" ");
+        line.push('\n');
+        let mut stdout = ctx.stdout();
+        stdout.write_all(line.as_bytes())?;
+        stdout.flush()?;
+        Ok(ExecutionResult::success())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use brush_core::{ProfileLoadBehavior, RcLoadBehavior, Shell, SourceInfo};
+
+    /// What `script` prints in a shell with the stock builtins, then with ours installed.
+    async fn both(script: &str) -> (String, String) {
+        let mut outputs = Vec::new();
+        for ours in [false, true] {
+            let mut builtins =
+                brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
+            if ours {
+                super::super::install(&mut builtins);
+            }
+            let mut shell = Shell::builder()
+                .do_not_inherit_env(true)
+                .profile(ProfileLoadBehavior::Skip)
+                .rc(RcLoadBehavior::Skip)
+                .builtins(builtins)
+                .build()
+                .await
+                .expect("shell");
+            let file = tempfile_out();
+            let mut params = shell.default_exec_params();
+            params.set_fd(
+                brush_core::openfiles::OpenFiles::STDOUT_FD,
+                brush_core::openfiles::OpenFile::File(file.try_clone().expect("dup")),
+            );
+            shell
+                .run_string(script, &SourceInfo::default(), &params)
+                .await
+                .expect("run");
+            outputs.push(read_back(file));
+        }
+        let ours = outputs.pop().expect("ours");
+        (outputs.pop().expect("stock"), ours)
+    }
+
+    fn tempfile_out() -> std::fs::File {
+        let path = std::env::temp_dir().join(format!(
+            "shellwright-echo-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("temp file");
+        let _ = std::fs::remove_file(&path);
+        file
+    }
+
+    fn read_back(mut file: std::fs::File) -> String {
+        use std::io::{Read as _, Seek as _};
+        file.rewind().expect("rewind");
+        let mut text = String::new();
+        file.read_to_string(&mut text).expect("read");
+        text
+    }
+
+    #[tokio::test]
+    async fn prints_what_the_stock_echo_prints() {
+        let script =
+            r#"echo hi; echo; echo "a  b" c ''; echo -n x; echo -e 'y\tz'; echo -- -; echo -x a"#;
+        let (stock, ours) = both(script).await;
+        assert_eq!(ours, stock);
+        assert_eq!(ours, "hi\n\na  b c \nxy\tz\n-- -\n-x a\n");
+    }
+}

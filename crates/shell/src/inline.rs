@@ -1,0 +1,267 @@
+//! Runs that can be done in place: commands made only of builtins that cannot block, spawn or
+//! run code of the user's, which a [`PersistentShell`](crate::PersistentShell) runs on the
+//! caller's thread with its output collected in memory, instead of queueing them for the
+//! session's thread behind a pipe and two thread hops.
+//!
+//! What qualifies is decided twice. Here, from the command alone ([`inline_program`]): a flat
+//! list of simple commands (`;`, `&&`, `||`, `!`), each named by a plain word from
+//! [`INLINE_BUILTINS`], with no redirection, background job, pipeline, compound command,
+//! function definition, command or process substitution, arithmetic, glob, brace expansion or
+//! `~user`. Then by the session, from its state: the name must still be the enabled builtin
+//! (no alias or function of that name), and no user trap or `set` option may run or print
+//! anything of its own (see `Session::run_inline`). Anything else takes the queued path, which
+//! behaves the same, only slower.
+
+use std::future::Future;
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+use brush_core::openfiles::Stream;
+use brush_parser::ast;
+
+/// Builtins that only read or set the shell's own state and write to stdout/stderr.
+pub(crate) const INLINE_BUILTINS: &[&str] = &[
+    ":", "true", "false", "echo", "cd", "pwd", "export", "unset", "test", "[", "declare",
+    "typeset", "local", "readonly", "shift",
+];
+
+/// The longest command considered: its run then takes microseconds whatever it expands to.
+pub(crate) const INLINE_MAX_LEN: usize = 4096;
+
+/// The command's program when it qualifies by its text and shape, with the names of the builtins
+/// it calls (for the session to check that they are still those builtins).
+pub(crate) fn inline_program(
+    command: &str,
+    parse: impl FnOnce(&str) -> Option<ast::Program>,
+) -> Option<(ast::Program, Vec<String>)> {
+    if command.len() > INLINE_MAX_LEN || !plain_text(command) {
+        return None;
+    }
+    let program = parse(command)?;
+    let mut names = Vec::new();
+    for list in &program.complete_commands {
+        for ast::CompoundListItem(and_or, separator) in &list.0 {
+            if matches!(separator, ast::SeparatorOperator::Async) {
+                return None;
+            }
+            for (_, pipeline) in and_or.iter() {
+                names.push(simple_builtin(pipeline)?);
+            }
+        }
+    }
+    Some((program, names))
+}
+
+/// The builtin a one-command pipeline calls, when it is a plain allow-listed simple command.
+fn simple_builtin(pipeline: &ast::Pipeline) -> Option<String> {
+    let [ast::Command::Simple(command)] = pipeline.seq.as_slice() else {
+        return None;
+    };
+    if pipeline.timed.is_some() {
+        return None;
+    }
+    let items = command.prefix.iter().flat_map(|p| &p.0);
+    let items = items.chain(command.suffix.iter().flat_map(|s| &s.0));
+    for item in items {
+        match item {
+            ast::CommandPrefixOrSuffixItem::Word(_)
+            | ast::CommandPrefixOrSuffixItem::AssignmentWord(..) => {}
+            ast::CommandPrefixOrSuffixItem::IoRedirect(_)
+            | ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => return None,
+        }
+    }
+    // Assignments alone (`X=1`) have no name: they are run as the builtin `:` would be.
+    let name = command
+        .word_or_name
+        .as_ref()
+        .map_or(":", |w| w.value.as_str());
+    INLINE_BUILTINS.contains(&name).then(|| name.to_string())
+}
+
+/// Whether the text is free of everything that could run other code, wait, touch the filesystem
+/// in bulk or expand without bound: substitutions and arithmetic (`` ` ``, `$(`, `<(`, `>(`),
+/// redirections (`<`, `>`), background jobs and pipelines (`&`, `|` alone), globs (`*`, `?`
+/// other than `$?`), brace expansion (`{` other than `${`) and `~user` (a password-database
+/// lookup). Quoting is not interpreted: a quoted `*` is refused too, which only costs speed.
+fn plain_text(command: &str) -> bool {
+    let bytes = command.as_bytes();
+    bytes.iter().enumerate().all(|(i, &b)| {
+        let before = i.checked_sub(1).map(|j| bytes[j]);
+        let after = bytes.get(i + 1).copied();
+        match b {
+            b'`' | b'(' | b')' | b'<' | b'>' | b'*' => false,
+            b'?' | b'{' => before == Some(b'$'),
+            b'&' | b'|' => before == Some(b) || after == Some(b),
+            b'~' => !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.'),
+            _ => true,
+        }
+    })
+}
+
+/// stdout and stderr of an inline run: one buffer, so the transcript keeps the order of writes.
+#[derive(Clone, Default)]
+pub(crate) struct Transcript(Arc<Mutex<Vec<u8>>>);
+
+impl Transcript {
+    /// Everything written so far, taken out.
+    pub fn take_written(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Write for Transcript {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Read for Transcript {
+    /// Write-only: reads see end of file, as reads of a pipe's write end would fail.
+    fn read(&mut self, _buf: &mut [u8]) -> std::io::Result<usize> {
+        Ok(0)
+    }
+}
+
+impl Stream for Transcript {
+    fn clone_box(&self) -> Box<dyn Stream> {
+        Box::new(self.clone())
+    }
+
+    // No builtin of the allow-list needs a file descriptor; nothing is spawned inline.
+    #[cfg(unix)]
+    fn try_clone_to_owned(&self) -> Result<std::os::fd::OwnedFd, brush_core::Error> {
+        Err(brush_core::ErrorKind::Unimplemented("a file descriptor for an inline run").into())
+    }
+
+    #[cfg(unix)]
+    fn try_borrow_as_fd(&self) -> Result<std::os::fd::BorrowedFd<'_>, brush_core::Error> {
+        Err(brush_core::ErrorKind::Unimplemented("a file descriptor for an inline run").into())
+    }
+}
+
+/// Drives `future` to completion on the current thread, parking while it waits.
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use brush_parser::{Parser, ParserOptions};
+
+    fn names(command: &str) -> Option<Vec<String>> {
+        inline_program(command, |text| {
+            Parser::new(
+                std::io::BufReader::new(text.as_bytes()),
+                &ParserOptions::default(),
+            )
+            .parse_program()
+            .ok()
+        })
+        .map(|(_, names)| names)
+    }
+
+    #[test]
+    fn flat_lists_of_allowed_builtins_qualify() {
+        assert_eq!(names("echo hi"), Some(vec!["echo".to_string()]));
+        assert_eq!(
+            names("cd /tmp && pwd || echo \"no $HOME\"; X=1; ! false"),
+            Some(
+                vec!["cd", "pwd", "echo", ":", "false"]
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            )
+        );
+        assert_eq!(
+            names("echo $? ${X:-y} ~ ~/a"),
+            Some(vec!["echo".to_string()])
+        );
+        assert_eq!(
+            names("[ -n \"$X\" ] && export X"),
+            Some(vec!["[".into(), "export".into()])
+        );
+    }
+
+    #[test]
+    fn anything_that_could_spawn_block_or_explode_does_not() {
+        for command in [
+            "ls",
+            "echo hi | cat",
+            "echo hi > f",
+            "echo hi 2>&1",
+            "sleep 1 &",
+            "echo $(date)",
+            "echo `date`",
+            "echo $((1+2))",
+            "echo *",
+            "echo a?",
+            "echo {1..100000000}",
+            "echo ~root",
+            "f() { :; }",
+            "{ echo hi; }",
+            "(echo hi)",
+            "if true; then echo; fi",
+            "while :; do :; done",
+            "[[ -n x ]]",
+            "time echo",
+            "exit",
+            "echo \"$X\" <<< x",
+            "eval echo",
+            "read x",
+        ] {
+            assert_eq!(names(command), None, "{command}");
+        }
+        assert_eq!(names(&"echo x".repeat(INLINE_MAX_LEN)), None);
+        assert_eq!(names("echo 'unterminated"), None);
+    }
+
+    #[test]
+    fn the_transcript_keeps_writes_in_order() {
+        let transcript = Transcript::default();
+        let mut stdout = transcript.clone_box();
+        let mut stderr = transcript.clone_box();
+        stdout.write_all(b"out ").expect("write");
+        stderr.write_all(b"err ").expect("write");
+        stdout.write_all(b"out").expect("write");
+        assert_eq!(transcript.take_written(), b"out err out");
+        assert_eq!(transcript.take_written(), b"");
+    }
+
+    #[test]
+    fn block_on_waits_for_a_wake_from_another_thread() {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let sender = std::thread::spawn(move || tx.send(7));
+        assert_eq!(block_on(rx), Ok(7));
+        sender.join().expect("join").expect("send");
+    }
+}

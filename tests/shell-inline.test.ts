@@ -1,0 +1,185 @@
+// Shell.run done in place: a command made only of builtins that cannot wait or start anything, run
+// while nothing else is pending, is run at once on the JS thread. It must behave exactly as the
+// queued path does. A timeout under a second always takes the queued path, so each case is run
+// both ways (`timeoutMs: 900` = queued) and compared.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { Shell } from '../index.js'
+import { collector } from './helpers.js'
+
+const scratch = mkdtempSync(join(tmpdir(), 'shellwright-inline-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+const QUEUED = { timeoutMs: 900 }
+
+/** A shell whose session exists (the first run creates it, on the queued path). */
+async function warmShell(): Promise<Shell> {
+  const shell = new Shell()
+  await shell.run({ command: ':' })
+  return shell
+}
+
+/** Runs `commands` one after another on a fresh shell, each in place or queued; returns what they gave. */
+async function transcript(commands: string[], extra: object) {
+  const shell = await warmShell()
+  const runs = []
+  for (const command of commands) {
+    const out = collector()
+    const result = await shell.run({ command, ...extra }, out.push)
+    runs.push({ output: out.text, result })
+  }
+  const history = shell.history().map(({ id, command, cwd, output, truncatedBytes, exitCode, cancelled, timedOut }) => ({
+    id,
+    command,
+    cwd,
+    output,
+    truncatedBytes,
+    exitCode,
+    cancelled,
+    timedOut,
+  }))
+  // What the runs left behind, read by an external command (never in place).
+  const state = collector()
+  await shell.run({ command: 'env | grep "^INLINE_" | sort; /bin/pwd' }, state.push)
+  return { runs, history, state: state.text }
+}
+
+describe('Shell.run in place', () => {
+  it('delivers the output in a microtask after run() returns and before the promise settles', async () => {
+    const shell = await warmShell()
+    const chunks: string[] = []
+    const running = shell.run({ command: 'echo hi' }, (chunk) => chunks.push(chunk))
+    expect(chunks).toEqual([])
+    await Promise.resolve()
+    expect(chunks).toEqual(['hi\n'])
+    expect(await running).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+  })
+
+  it('is not taken with a timeout under a second: output then arrives from the session thread', async () => {
+    const shell = await warmShell()
+    const chunks: string[] = []
+    const running = shell.run({ command: 'echo hi', ...QUEUED }, (chunk) => chunks.push(chunk))
+    await Promise.resolve()
+    expect(chunks).toEqual([])
+    expect(await running).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(chunks).toEqual(['hi\n'])
+  })
+
+  it('gives the same output, exit codes, history and state as the queued path', async () => {
+    const commands = [
+      'echo hi',
+      `cd ${scratch} && pwd`,
+      'INLINE_A=1; export INLINE_A; export INLINE_B="two words"',
+      'echo "$INLINE_A|$INLINE_B|$?|${INLINE_C:-unset}|$PWD"',
+      'false',
+      'echo $?; ! false; echo $?',
+      'cd /definitely/not/here',
+      '[ 1 -eq x ]; echo status $?',
+      'test -d / && echo dir || echo no',
+      'unset INLINE_B; declare -p INLINE_A; echo "${INLINE_B-gone}"',
+      'cd ~ && cd - >/dev/null; pwd',
+      'local x=1',
+      '[ -n "$SHELLWRIGHT_RUN" ] && echo tagged',
+    ]
+    const inPlace = await transcript(commands, {})
+    const queued = await transcript(commands, QUEUED)
+    expect(inPlace).toEqual(queued)
+    expect(inPlace.runs[0]).toEqual({ output: 'hi\n', result: { exitCode: 0, cancelled: false, timedOut: false } })
+    expect(inPlace.runs[4].result.exitCode).toBe(1)
+    expect(inPlace.runs[5].output).toBe('1\n0\n')
+    expect(inPlace.runs[6].result.exitCode).toBe(1)
+    expect(inPlace.state).toBe(`INLINE_A=1\n${scratch}\n`)
+  })
+
+  it('honours the run options cwd and env as the queued path does', async () => {
+    const run = async (extra: object) => {
+      const shell = await warmShell()
+      const out = collector()
+      const result = await shell.run({ command: 'echo "$PWD $INLINE_E"', cwd: scratch, env: { INLINE_E: 'e' }, ...extra }, out.push)
+      const after = collector()
+      await shell.run({ command: 'echo "$PWD ${INLINE_E-none}"' }, after.push)
+      return [out.text, result, after.text]
+    }
+    const inPlace = await run({})
+    expect(inPlace).toEqual(await run(QUEUED))
+    expect(inPlace).toEqual([`${scratch} e\n`, { exitCode: 0, cancelled: false, timedOut: false }, `${scratch} none\n`])
+  })
+
+  it('leaves commands a user function, alias, trap or shell option would change to the queued path', async () => {
+    const commands = [
+      'echo() { printf "fn:%s\\n" "$1"; }',
+      'echo hi',
+      'unset -f echo; shopt -s expand_aliases; alias pwd="echo alias"',
+      'pwd',
+      'unalias pwd; trap "echo trapped" ERR',
+      'false',
+      'trap - ERR; trap "echo dbg" DEBUG',
+      'true',
+      'trap - DEBUG; set -x',
+      'true',
+      'set +x; set -e',
+      'false; echo not reached',
+      // `set -e` ended that session, as in bash -c: this run has a fresh one.
+      'echo "[$-]"',
+    ]
+    const inPlace = await transcript(commands, {})
+    expect(inPlace).toEqual(await transcript(commands, QUEUED))
+    expect(inPlace.runs[1].output).toBe('fn:hi\n')
+    expect(inPlace.runs[5]).toEqual({ output: 'trapped\n', result: { exitCode: 1, cancelled: false, timedOut: false } })
+    expect(inPlace.runs[7].output).toBe('dbg\n')
+    expect(inPlace.runs[11]).toEqual({ output: '', result: { exitCode: 1, cancelled: false, timedOut: false } })
+    const fresh = collector()
+    await new Shell().run({ command: 'echo "[$-]"' }, fresh.push)
+    expect(inPlace.runs[12].output).toBe(fresh.text)
+  })
+
+  it('runs commands outside the allow-list, and times out and aborts queued runs, between runs in place', async () => {
+    const shell = await warmShell()
+    const out = collector()
+    expect(await shell.run({ command: 'echo one' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(await shell.run({ command: 'echo two | tr a-z A-Z' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(out.text).toBe('one\nTWO\n')
+    expect(await shell.run({ command: 'sleep 5', timeoutMs: 200 })).toEqual({ cancelled: false, timedOut: true })
+    const controller = new AbortController()
+    const aborted = shell.run({ command: 'sleep 5', signal: controller.signal })
+    controller.abort()
+    expect(await aborted).toEqual({ cancelled: true, timedOut: false })
+    expect(await shell.run({ command: 'echo three' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(out.text).toBe('one\nTWO\nthree\n')
+    // An already-aborted signal still settles as an abort, without running anything.
+    const never = shell.run({ command: 'echo never', signal: AbortSignal.abort() }, out.push)
+    expect(await never).toEqual({ cancelled: true, timedOut: false })
+    expect(out.text).toBe('one\nTWO\nthree\n')
+  })
+
+  it('keeps call order when a run is queued behind a pending one', async () => {
+    const shell = await warmShell()
+    const out = collector()
+    const [slow, quick] = await Promise.all([
+      shell.run({ command: 'sleep 0.2; echo slow' }, out.push),
+      shell.run({ command: 'echo quick' }, out.push),
+    ])
+    expect([slow.exitCode, quick.exitCode]).toEqual([0, 0])
+    expect(out.text).toBe('slow\nquick\n')
+    expect(shell.history().map((e) => [e.command, e.output])).toEqual([
+      [':', ''],
+      ['sleep 0.2; echo slow', 'slow\n'],
+      ['echo quick', 'quick\n'],
+    ])
+  })
+
+  it('rejects with exactly what onChunk threw', async () => {
+    const shell = await warmShell()
+    const thrown = { why: 'callback' }
+    await expect(
+      shell.run({ command: 'echo hi' }, () => {
+        throw thrown
+      }),
+    ).rejects.toBe(thrown)
+    const out = collector()
+    expect(await shell.run({ command: 'echo after' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(out.text).toBe('after\n')
+  })
+})
