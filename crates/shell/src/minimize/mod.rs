@@ -29,11 +29,13 @@ mod filters;
 pub mod rules;
 pub mod text;
 
+use crate::minimize::text::lines;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 pub use capture::Capture;
 pub use rules::{RuleError, RuleSet};
+pub use text::Transcript;
 
 /// The default capture limit: above it the raw output is kept.
 pub const DEFAULT_MAX_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
@@ -144,6 +146,7 @@ impl Minimizer {
         output: &str,
     ) -> Option<(String, String)> {
         let cleaned = text::clean(output);
+        let cleaned = Transcript::new(&cleaned);
         let (filter, text) = match self.rules.matching(command) {
             Some(rule) => (format!("rule:{}", rule.name), rule.apply(&cleaned)),
             None => filters::run(invocation, &cleaned)?,
@@ -161,14 +164,14 @@ fn unless_it_panics<T>(rewrite: impl FnOnce() -> Option<T>) -> Option<T> {
 }
 
 /// Whether every important line of `cleaned` appears verbatim (up to trailing blanks) in `text`.
-pub fn keeps_important_lines(cleaned: &str, text: &str) -> bool {
+pub fn keeps_important_lines(cleaned: &Transcript, text: &str) -> bool {
     let mut missing: HashSet<&str> = possibly_dropped(cleaned, text)
-        .filter(|line| text::is_important(line))
+        .filter(|line| cleaned.is_important(line))
         .map(str::trim_end)
         .collect();
     // Only lines as long as a missing one can be it: most of `text` is never hashed.
     let lengths: HashSet<usize> = missing.iter().map(|line| line.len()).collect();
-    for line in text.lines().map(str::trim_end) {
+    for line in lines(text).map(str::trim_end) {
         if missing.is_empty() {
             break;
         }
@@ -185,9 +188,9 @@ pub fn keeps_important_lines(cleaned: &str, text: &str) -> bool {
 /// no important-line test. Any other line is returned, so a line that is kept out of step is
 /// only tested needlessly, never skipped.
 fn possibly_dropped<'a>(cleaned: &'a str, text: &'a str) -> impl Iterator<Item = &'a str> {
-    let mut kept = text.lines().map(str::trim_end);
+    let mut kept = lines(text).map(str::trim_end);
     let mut ahead = (kept.next(), kept.next());
-    cleaned.lines().filter(move |line| {
+    lines(cleaned).filter(move |line| {
         let line = Some(line.trim_end());
         if ahead.0 == line {
             ahead = (ahead.1, kept.next());
