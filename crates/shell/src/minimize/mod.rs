@@ -64,6 +64,18 @@ pub struct Minimized {
     pub output_bytes: usize,
 }
 
+impl Minimized {
+    fn new(filter: String, text: String, original_text: String) -> Self {
+        Self {
+            filter,
+            input_bytes: original_text.len(),
+            output_bytes: text.len(),
+            text,
+            original_text,
+        }
+    }
+}
+
 /// Options checked and user rules loaded, ready for any number of runs.
 #[derive(Debug)]
 pub struct Minimizer {
@@ -100,7 +112,8 @@ impl Minimizer {
     }
 
     /// Minimizes what `capture` holds for `command`, which ended with `exit_code` (`None` when
-    /// cancelled or timed out: then nothing is rewritten).
+    /// cancelled or timed out: then nothing is rewritten). Takes the text out of `capture`: the
+    /// run is over, and the result keeps it as `original_text` without a copy.
     pub fn minimize_capture(
         &self,
         command: &str,
@@ -108,12 +121,18 @@ impl Minimizer {
         capture: &Capture,
     ) -> Option<Minimized> {
         exit_code?;
-        let text = capture.complete_text()?;
-        self.minimize(command, &text)
+        let output = capture.take_text()?;
+        let (filter, text) = self.filter_and_text(command, &output)?;
+        Some(Minimized::new(filter, text, output))
     }
 
     /// The rewritten transcript of `command`, or `None` to keep `output` as it is.
     pub fn minimize(&self, command: &str, output: &str) -> Option<Minimized> {
+        let (filter, text) = self.filter_and_text(command, output)?;
+        Some(Minimized::new(filter, text, output.to_string()))
+    }
+
+    fn filter_and_text(&self, command: &str, output: &str) -> Option<(String, String)> {
         if output.len() > self.max_capture_bytes || output.is_empty() {
             return None;
         }
@@ -122,15 +141,7 @@ impl Minimizer {
         if !self.allows(program) {
             return None;
         }
-        let (filter, text) =
-            unless_it_panics(|| self.rewrite(command, invocation.as_ref(), output))?;
-        Some(Minimized {
-            filter,
-            input_bytes: output.len(),
-            output_bytes: text.len(),
-            text,
-            original_text: output.to_string(),
-        })
+        unless_it_panics(|| self.rewrite(command, invocation.as_ref(), output))
     }
 
     fn allows(&self, program: Option<&str>) -> bool {

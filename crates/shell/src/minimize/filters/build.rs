@@ -82,7 +82,7 @@ mod tests {
     fn docker_keeps_steps_and_output() {
         let text = "Sending build context to Docker daemon  2.048kB\nStep 1/2 : FROM busybox\n ---> 3f57d9401f8d\nStep 2/2 : RUN echo hi\n ---> Running in 6a1b\nhi\nRemoving intermediate container 6a1b\n ---> 9c2e\nSuccessfully built 9c2e\n";
         assert_eq!(
-            docker_build(&Transcript::new(&text)),
+            docker_build(&Transcript::new(text)),
             "Step 1/2 : FROM busybox\nStep 2/2 : RUN echo hi\nhi\n[… 2 layer or transfer lines omitted]\nSuccessfully built 9c2e\n"
         );
     }

@@ -124,7 +124,7 @@ mod tests {
     fn status_lines_and_passing_tests_become_counts() {
         let text = "   Compiling a v0.1.0\n   Compiling b v1.0.0 (/x)\nwarning: unused\n --> src/lib.rs:2:9\n  |\n2 |     let x = 3;\n  |         ^\n\n    Finished `dev` profile\nrunning 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... FAILED\n\ntest result: FAILED. 2 passed; 1 failed\n";
         assert_eq!(
-            cargo(&Transcript::new(&text)),
+            cargo(&Transcript::new(text)),
             ("[… 2 cargo progress lines omitted]\nwarning: unused\n --> src/lib.rs:2:9\n  |\n2 |     let x = 3;\n  |         ^\n\n    Finished `dev` profile\nrunning 3 tests\n[… 2 passing tests omitted]\ntest c ... FAILED\n\ntest result: FAILED. 2 passed; 1 failed\n")
         );
     }

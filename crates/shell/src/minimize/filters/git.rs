@@ -267,7 +267,7 @@ mod tests {
     fn log_headers_become_one_line() {
         let text = "commit 077b84e3682f69477bb847609ebd7b3579e08830\nAuthor: Ann Example <ann@example.com>\nDate:   Mon Nov 23 12:22:23 2026 +0000\n\n    fix the error path\n\n    body line\n\ncommit e55026ce3f36ac0388f7de61ceb60cbbbc5f2baf\nMerge: 1a2b 3c4d\nAuthor: Bob <bob@example.com>\nDate:   Sun Nov 22 10:00:00 2026 +0000\n\n    merge\n";
         assert_eq!(
-            git(&git_args(&["log", "-n", "2"]), &Transcript::new(&text)).as_deref(),
+            git(&git_args(&["log", "-n", "2"]), &Transcript::new(text)).as_deref(),
             Some(
                 "[day, time zone and author shown only where they change]\ncommit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    fix the error path\n\n    body line\ncommit e55026ce · merge 1a2b 3c4d · 2026-11-22 10:00 · Bob\n    merge\n"
             )
@@ -280,28 +280,28 @@ mod tests {
         assert_eq!(
             git(
                 &git_args(&["-C", "repo", "status"]),
-                &Transcript::new(&status)
+                &Transcript::new(status)
             )
             .as_deref(),
             Some("On branch main\nChanges not staged for commit:\n\tmodified:   a.txt\n")
         );
         let many = "Changes not staged for commit:\n\tmodified:   a.txt\n\tmodified:   b.txt\n\tmodified:   c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tn1\n\tn2\n\tn3\n";
         assert_eq!(
-            git(&git_args(&["status"]), &Transcript::new(&many)).as_deref(),
+            git(&git_args(&["status"]), &Transcript::new(many)).as_deref(),
             Some(
                 "Changes not staged for commit:\n\tmodified (3): a.txt b.txt c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tuntracked (3): n1 n2 n3\n"
             )
         );
         let diff = "diff --git a/x b/x\nindex 332d50b..0edbb0d 100644\n--- a/x\n+++ b/x\n";
         assert_eq!(
-            git(&git_args(&["diff"]), &Transcript::new(&diff)).as_deref(),
+            git(&git_args(&["diff"]), &Transcript::new(diff)).as_deref(),
             Some(
                 "diff --git a/x b/x\n[… omitted: 3 index and ---/+++ lines (the paths are on the diff --git line)]\n"
             )
         );
         let push = "Enumerating objects: 5, done.\nWriting objects: 100% (3/3), 300 bytes | 300.00 KiB/s, done.\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n";
         assert_eq!(
-            git(&git_args(&["push"]), &Transcript::new(&push)).as_deref(),
+            git(&git_args(&["push"]), &Transcript::new(push)).as_deref(),
             Some(
                 "[… 2 transfer progress lines omitted]\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n"
             )

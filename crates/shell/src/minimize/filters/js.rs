@@ -147,7 +147,7 @@ mod tests {
     fn npm_install_keeps_the_result_and_warnings() {
         let text = "npm warn deprecated request@2.88.2: request has been deprecated\n\nadded 116 packages in 6s\n\n14 packages are looking for funding\n  run `npm fund` for details\n";
         assert_eq!(
-            package_manager("install", &Transcript::new(&text)).as_deref(),
+            package_manager("install", &Transcript::new(text)).as_deref(),
             Some(
                 "npm warn deprecated request@2.88.2: request has been deprecated\n\nadded 116 packages in 6s\n\n[… 2 package manager notice lines omitted]\n"
             )
@@ -158,12 +158,12 @@ mod tests {
     fn vitest_and_jest_keep_failures_and_summary() {
         let vitest = " ❯ a.test.js (3 tests | 1 failed) 5ms\n     ✓ one 1ms\n     ✓ two 0ms\n     × three 2ms\n ⎯⎯⎯⎯⎯⎯⎯[1/1]⎯\n Test Files  1 failed (1)\n      Tests  1 failed | 2 passed (3)\n";
         assert_eq!(
-            test_runner(&Transcript::new(&vitest)),
+            test_runner(&Transcript::new(vitest)),
             " ❯ a.test.js (3 tests | 1 failed) 5ms\n[… 2 passing tests omitted]\n     × three 2ms\n Test Files  1 failed (1)\n      Tests  1 failed | 2 passed (3)\n"
         );
         let jest = "PASS src/a.test.js\nFAIL src/b.test.js\n  ● b › fails\n\n    expect(received).toBe(expected)\n\nTests:       1 failed, 4 passed, 5 total\n";
         assert_eq!(
-            test_runner(&Transcript::new(&jest)),
+            test_runner(&Transcript::new(jest)),
             "FAIL src/b.test.js\n  ● b › fails\n\n    expect(received).toBe(expected)\n\nTests:       1 failed, 4 passed, 5 total\n"
         );
     }
@@ -173,7 +173,7 @@ mod tests {
         let text =
             "\n> proj@1.0.0 test\n> vitest run\n\n     ✓ one 1ms\n Test Files  1 passed (1)\n";
         assert_eq!(
-            package_manager("test", &Transcript::new(&text)).as_deref(),
+            package_manager("test", &Transcript::new(text)).as_deref(),
             Some("\n[… 2 script banner lines omitted]\n\n Test Files  1 passed (1)\n")
         );
     }
@@ -182,12 +182,12 @@ mod tests {
     fn node_tap_keeps_failing_blocks() {
         let text = "TAP version 13\n# Subtest: a\nok 1 - a\n  ---\n  duration_ms: 0.8\n  ...\n# Subtest: b\nnot ok 2 - b\n  ---\n  error: |-\n    Expected 1\n  ...\n1..2\n# pass 1\n# fail 1\n";
         assert_eq!(
-            node_test(&Transcript::new(&text)),
+            node_test(&Transcript::new(text)),
             "TAP version 13\n[… 1 passing test omitted]\n# Subtest: b\nnot ok 2 - b\n  ---\n  error: |-\n    Expected 1\n  ...\n1..2\n# pass 1\n# fail 1\n"
         );
         let spec = "✔ a (0.5ms)\n✔ b (0.1ms)\n✖ c (1ms)\nℹ tests 3\nℹ fail 1\n";
         assert_eq!(
-            node_test(&Transcript::new(&spec)),
+            node_test(&Transcript::new(spec)),
             "[… 2 passing tests omitted]\n✖ c (1ms)\nℹ tests 3\nℹ fail 1\n"
         );
     }

@@ -307,7 +307,7 @@ mod tests {
             out.ends_with("file 19.txt 1900\nGET -> lwp-request\n"),
             "{out}"
         );
-        assert_eq!(ls(&Transcript::new(&"a\nb\n")), None);
+        assert_eq!(ls(&Transcript::new("a\nb\n")), None);
         assert_eq!(
             ls(&Transcript::new(
                 &text.replace("total 12", "something else")
