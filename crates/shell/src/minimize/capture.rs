@@ -44,10 +44,11 @@ impl Capture {
         state.text.push_str(chunk);
     }
 
-    /// The whole transcript, or `None` if it went past the limit.
-    pub fn complete_text(&self) -> Option<String> {
-        let state = self.state();
-        (!state.overflowed).then(|| state.text.clone())
+    /// The whole transcript, taken out (the capture is left empty), or `None` if it went past
+    /// the limit.
+    pub fn take_text(&self) -> Option<String> {
+        let mut state = self.state();
+        (!state.overflowed).then(|| std::mem::take(&mut state.text))
     }
 }
 
@@ -60,10 +61,14 @@ mod tests {
         let capture = Capture::new(10);
         capture.push("hello ");
         capture.push("four");
-        assert_eq!(capture.complete_text().as_deref(), Some("hello four"));
         capture.push("!");
-        assert_eq!(capture.complete_text(), None);
+        assert_eq!(capture.take_text(), None);
         capture.push("");
-        assert_eq!(capture.complete_text(), None);
+        assert_eq!(capture.take_text(), None);
+        let capture = Capture::new(10);
+        capture.push("hello ");
+        capture.push("four");
+        assert_eq!(capture.take_text().as_deref(), Some("hello four"));
+        assert_eq!(capture.take_text().as_deref(), Some(""));
     }
 }

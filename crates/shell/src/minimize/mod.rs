@@ -29,11 +29,13 @@ mod filters;
 pub mod rules;
 pub mod text;
 
+use crate::minimize::text::lines;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 pub use capture::Capture;
 pub use rules::{RuleError, RuleSet};
+pub use text::Transcript;
 
 /// The default capture limit: above it the raw output is kept.
 pub const DEFAULT_MAX_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
@@ -60,6 +62,18 @@ pub struct Minimized {
     pub original_text: String,
     pub input_bytes: usize,
     pub output_bytes: usize,
+}
+
+impl Minimized {
+    fn new(filter: String, text: String, original_text: String) -> Self {
+        Self {
+            filter,
+            input_bytes: original_text.len(),
+            output_bytes: text.len(),
+            text,
+            original_text,
+        }
+    }
 }
 
 /// Options checked and user rules loaded, ready for any number of runs.
@@ -98,7 +112,8 @@ impl Minimizer {
     }
 
     /// Minimizes what `capture` holds for `command`, which ended with `exit_code` (`None` when
-    /// cancelled or timed out: then nothing is rewritten).
+    /// cancelled or timed out: then nothing is rewritten). Takes the text out of `capture`: the
+    /// run is over, and the result keeps it as `original_text` without a copy.
     pub fn minimize_capture(
         &self,
         command: &str,
@@ -106,12 +121,18 @@ impl Minimizer {
         capture: &Capture,
     ) -> Option<Minimized> {
         exit_code?;
-        let text = capture.complete_text()?;
-        self.minimize(command, &text)
+        let output = capture.take_text()?;
+        let (filter, text) = self.filter_and_text(command, &output)?;
+        Some(Minimized::new(filter, text, output))
     }
 
     /// The rewritten transcript of `command`, or `None` to keep `output` as it is.
     pub fn minimize(&self, command: &str, output: &str) -> Option<Minimized> {
+        let (filter, text) = self.filter_and_text(command, output)?;
+        Some(Minimized::new(filter, text, output.to_string()))
+    }
+
+    fn filter_and_text(&self, command: &str, output: &str) -> Option<(String, String)> {
         if output.len() > self.max_capture_bytes || output.is_empty() {
             return None;
         }
@@ -120,15 +141,7 @@ impl Minimizer {
         if !self.allows(program) {
             return None;
         }
-        let (filter, text) =
-            unless_it_panics(|| self.rewrite(command, invocation.as_ref(), output))?;
-        Some(Minimized {
-            filter,
-            input_bytes: output.len(),
-            output_bytes: text.len(),
-            text,
-            original_text: output.to_string(),
-        })
+        unless_it_panics(|| self.rewrite(command, invocation.as_ref(), output))
     }
 
     fn allows(&self, program: Option<&str>) -> bool {
@@ -144,6 +157,7 @@ impl Minimizer {
         output: &str,
     ) -> Option<(String, String)> {
         let cleaned = text::clean(output);
+        let cleaned = Transcript::new(&cleaned);
         let (filter, text) = match self.rules.matching(command) {
             Some(rule) => (format!("rule:{}", rule.name), rule.apply(&cleaned)),
             None => filters::run(invocation, &cleaned)?,
@@ -161,14 +175,14 @@ fn unless_it_panics<T>(rewrite: impl FnOnce() -> Option<T>) -> Option<T> {
 }
 
 /// Whether every important line of `cleaned` appears verbatim (up to trailing blanks) in `text`.
-pub fn keeps_important_lines(cleaned: &str, text: &str) -> bool {
+pub fn keeps_important_lines(cleaned: &Transcript, text: &str) -> bool {
     let mut missing: HashSet<&str> = possibly_dropped(cleaned, text)
-        .filter(|line| text::is_important(line))
+        .filter(|line| cleaned.is_important(line))
         .map(str::trim_end)
         .collect();
     // Only lines as long as a missing one can be it: most of `text` is never hashed.
     let lengths: HashSet<usize> = missing.iter().map(|line| line.len()).collect();
-    for line in text.lines().map(str::trim_end) {
+    for line in lines(text).map(str::trim_end) {
         if missing.is_empty() {
             break;
         }
@@ -185,9 +199,9 @@ pub fn keeps_important_lines(cleaned: &str, text: &str) -> bool {
 /// no important-line test. Any other line is returned, so a line that is kept out of step is
 /// only tested needlessly, never skipped.
 fn possibly_dropped<'a>(cleaned: &'a str, text: &'a str) -> impl Iterator<Item = &'a str> {
-    let mut kept = text.lines().map(str::trim_end);
+    let mut kept = lines(text).map(str::trim_end);
     let mut ahead = (kept.next(), kept.next());
-    cleaned.lines().filter(move |line| {
+    lines(cleaned).filter(move |line| {
         let line = Some(line.trim_end());
         if ahead.0 == line {
             ahead = (ahead.1, kept.next());

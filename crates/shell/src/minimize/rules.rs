@@ -157,7 +157,7 @@ impl Rule {
         for (index, example) in examples.iter().enumerate() {
             let cleaned = clean(&example.input);
             let text = self.apply(&cleaned);
-            let actual = if super::keeps_important_lines(&cleaned, &text) {
+            let actual = if super::keeps_important_lines(&super::Transcript::new(&cleaned), &text) {
                 text
             } else {
                 example.input.clone()

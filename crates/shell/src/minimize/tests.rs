@@ -116,9 +116,15 @@ fn only_and_except_name_programs() {
 #[test]
 fn a_filter_losing_an_important_line_leaves_the_output_unchanged() {
     let cleaned = "a\nwarning: x\nb\n";
-    assert!(keeps_important_lines(cleaned, "warning: x\n"));
-    assert!(!keeps_important_lines(cleaned, "a\nb\n"));
-    assert!(!keeps_important_lines(cleaned, "warning: x (×2)\n"));
+    assert!(keeps_important_lines(
+        &Transcript::new(cleaned),
+        "warning: x\n"
+    ));
+    assert!(!keeps_important_lines(&Transcript::new(cleaned), "a\nb\n"));
+    assert!(!keeps_important_lines(
+        &Transcript::new(cleaned),
+        "warning: x (×2)\n"
+    ));
 }
 
 /// The safety net skips the lines it sees kept in step; every other line is still tested, and
@@ -128,16 +134,19 @@ fn the_safety_net_tests_every_line_it_does_not_see_kept() {
     let cleaned = "a\nerror: one\nb\nc\nd\nerror: two\ne\n";
     let note = "[… 3 similar lines omitted]";
     assert!(keeps_important_lines(
-        cleaned,
+        &Transcript::new(cleaned),
         &format!("a\nerror: one\n{note}\nerror: two\ne\n")
     ));
-    assert!(!keeps_important_lines(cleaned, &format!("a\n{note}\ne\n")));
     assert!(!keeps_important_lines(
-        cleaned,
+        &Transcript::new(cleaned),
+        &format!("a\n{note}\ne\n")
+    ));
+    assert!(!keeps_important_lines(
+        &Transcript::new(cleaned),
         &format!("a\nerror: one\n{note}\n{note}\n{note}\ne\n")
     ));
     assert!(keeps_important_lines(
-        cleaned,
+        &Transcript::new(cleaned),
         "error: two\ne\nx\ny\nerror: one\n"
     ));
 }

@@ -18,6 +18,7 @@
 //!
 //! The set is deliberately wide: a false positive only keeps a line.
 
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -45,22 +46,94 @@ static MARKERS: LazyLock<Regex> = pattern!(MARKERS_PATTERN);
 /// A looser pattern than either of the two, matching every line one of them matches (keywords
 /// without their word boundaries or plural forms, markers reduced to a literal they contain): a
 /// single scan with a small, case-folded-ASCII automaton that rules out the great majority of
-/// lines, which match neither, at a fraction of the precise patterns' cost.
+/// lines, which match neither, at a fraction of the precise patterns' cost. Multi-line, so that
+/// one search can run over a whole text ([`Transcript`]); no alternative crosses a line end.
 static CANDIDATE: LazyLock<Regex> = pattern!(
-    r"(?i-u:error|fatal|fail|panic|warn|exception|traceback|abort|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out|not ok|err!|test result:)|-->|^[eE]|^\# |✗|×|✖|❌|\d (?i-u:passed|failed|skipped|pending|todo|test|error|warning)"
+    r"(?m)(?i-u:error|fatal|fail|panic|warn|exception|traceback|abort|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out|not ok|err!|test result:)|-->|^[eE]|^\# |✗|×|✖|❌|\d (?i-u:passed|failed|skipped|pending|todo|test|error|warning)"
 );
 
 /// Whether `line` must survive minimization verbatim (see the module documentation).
 pub fn is_important(line: &str) -> bool {
-    if !CANDIDATE.is_match(line) {
-        return false;
+    CANDIDATE.is_match(line) && matches_precisely(line)
+}
+
+/// The precise test, for a line the candidate search did not rule out.
+fn matches_precisely(line: &str) -> bool {
+    MARKERS.is_match(line)
+        || KEYWORDS
+            .find_iter(line)
+            .any(|found| !inside_a_name(line, found.start(), found.end()))
+}
+
+/// A cleaned text and, once asked for, the positions of its important lines: found by one
+/// candidate search over the whole text, since a search per line costs more on a long
+/// transcript and a filter and the safety net would each pay it. Dereferences to the text.
+pub struct Transcript<'t> {
+    text: &'t str,
+    /// Byte offsets of the important lines' starts, ascending.
+    important: OnceCell<Vec<usize>>,
+}
+
+impl<'t> Transcript<'t> {
+    pub fn new(text: &'t str) -> Self {
+        Self {
+            text,
+            important: OnceCell::new(),
+        }
     }
-    if MARKERS.is_match(line) {
-        return true;
+
+    /// Whether `line` is [important](is_important): looked up when it is one of the text's
+    /// lines (as `str::lines` gives them), tested on its own otherwise.
+    pub fn is_important(&self, line: &str) -> bool {
+        match self.line_start(line) {
+            Some(start) => self
+                .important
+                .get_or_init(|| important_line_starts(self.text))
+                .binary_search(&start)
+                .is_ok(),
+            None => is_important(line),
+        }
     }
-    KEYWORDS
-        .find_iter(line)
-        .any(|found| !inside_a_name(line, found.start(), found.end()))
+
+    /// `line`'s offset in the text, if it is a whole line of it.
+    fn line_start(&self, line: &str) -> Option<usize> {
+        let start = (line.as_ptr() as usize).checked_sub(self.text.as_ptr() as usize)?;
+        let end = start.checked_add(line.len())?;
+        let bytes = self.text.as_bytes();
+        let starts_a_line = start == 0 || bytes.get(start - 1) == Some(&b'\n');
+        let rest = bytes.get(end..)?;
+        let ends_a_line = rest.is_empty() || rest.starts_with(b"\n") || rest.starts_with(b"\r\n");
+        (starts_a_line && ends_a_line).then_some(start)
+    }
+}
+
+impl std::ops::Deref for Transcript<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.text
+    }
+}
+
+/// The offsets of `text`'s important lines, found by one candidate search over all of it.
+fn important_line_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut from = 0;
+    while let Some(found) = CANDIDATE.find_at(text, from) {
+        let start = text[..found.start()].rfind('\n').map_or(0, |nl| nl + 1);
+        let end = text[found.start()..]
+            .find('\n')
+            .map_or(text.len(), |n| found.start() + n);
+        let line = &text[start..end];
+        if matches_precisely(line.strip_suffix('\r').unwrap_or(line)) {
+            starts.push(start);
+        }
+        from = end + 1;
+        if from >= text.len() {
+            break;
+        }
+    }
+    starts
 }
 
 /// Whether the word at `start..end` is part of a path, file name or flag rather than prose.
@@ -79,7 +152,7 @@ fn inside_a_name(line: &str, start: usize, end: usize) -> bool {
 /// carriage returns (progress bars, spinners) reduced to its last drawing.
 pub fn clean(raw: &str) -> String {
     let plain = strip_controls(raw);
-    if !plain.contains('\r') {
+    if memchr::memchr(b'\r', plain.as_bytes()).is_none() {
         return plain;
     }
     let mut out = String::with_capacity(plain.len());
@@ -100,32 +173,42 @@ pub fn clean(raw: &str) -> String {
 /// Removes CSI, OSC and two-byte escape sequences and C0 controls other than `\t`, `\n`, `\r`.
 fn strip_controls(raw: &str) -> String {
     let bytes = raw.as_bytes();
-    if !bytes
-        .iter()
-        .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') || b == 0x7f)
-    {
+    let Some(first) = next_control(bytes, 0) else {
         return raw.to_string();
-    }
+    };
     let mut out = String::with_capacity(raw.len());
     let mut kept_from = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let is_control = (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f;
-        if !is_control {
-            i += 1;
-            continue;
-        }
+    let mut control = Some(first);
+    while let Some(i) = control {
         out.push_str(&raw[kept_from..i]);
-        i = if b == 0x1b {
+        kept_from = if bytes[i] == 0x1b {
             escape_end(bytes, i)
         } else {
             i + 1
         };
-        kept_from = i;
+        control = next_control(bytes, kept_from);
     }
     out.push_str(&raw[kept_from..]);
     out
+}
+
+/// The first byte at or after `from` that [`strip_controls`] removes. Blocks of bytes are tested
+/// whole first (a test without an early exit, which the compiler vectorises): most transcripts
+/// have none or few such bytes.
+fn next_control(bytes: &[u8], from: usize) -> Option<usize> {
+    let is_control = |b: u8| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f;
+    let rest = bytes.get(from..)?;
+    let mut offset = from;
+    for block in rest.chunks(64) {
+        if block.iter().fold(false, |any, &b| any | is_control(b)) {
+            return block
+                .iter()
+                .position(|&b| is_control(b))
+                .map(|i| offset + i);
+        }
+        offset += block.len();
+    }
+    None
 }
 
 /// The index just past the escape sequence starting at `start` (an ESC byte). Sequences end on
@@ -155,6 +238,28 @@ fn escape_end(bytes: &[u8], start: usize) -> usize {
         0x20..=0x7e => start + 2,
         _ => start + 1,
     }
+}
+
+/// The lines of `text`, as `str::lines` gives them (split at `\n`, a `\r` before it dropped,
+/// no empty line after a final `\n`), found with a vectorised byte search: splitting lines is
+/// most of what several filters do, and the standard library's search for `\n` was the largest
+/// single cost of minimizing a long transcript.
+pub fn lines(text: &str) -> impl Iterator<Item = &str> + Clone {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let rest = text.get(at..).filter(|rest| !rest.is_empty())?;
+        match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(end) => {
+                at += end + 1;
+                let line = &rest[..end];
+                Some(line.strip_suffix('\r').unwrap_or(line))
+            }
+            None => {
+                at = text.len();
+                Some(rest)
+            }
+        }
+    })
 }
 
 /// A line's "kind" for run collapsing: its indentation and first word, digits ignored.
@@ -206,7 +311,12 @@ pub fn omitted_note(count: usize, what: &str) -> String {
 /// [`shape`] keeps its first three and last two lines around a count. `similar_run` of `None`
 /// collapses only exact repeats.
 pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
-    let lines: Vec<&str> = text.lines().collect();
+    squeeze_transcript(&Transcript::new(text), similar_run)
+}
+
+/// [`squeeze`] of a text whose important lines may already be known.
+pub fn squeeze_transcript(text: &Transcript, similar_run: Option<usize>) -> String {
+    let lines: Vec<&str> = lines(text).collect();
     let mut out = Output::default();
     let mut i = 0;
     // Lines before this index belong to a run already measured and found short enough: they
@@ -227,7 +337,7 @@ pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
             continue;
         }
         if let Some(limit) = similar_run.filter(|_| i >= measured_until) {
-            let run = similar_run_length(&lines[i..]);
+            let run = similar_run_length(text, &lines[i..]);
             measured_until = i + run;
             if run > limit.max(5) {
                 for kept in &lines[i..i + 3] {
@@ -255,7 +365,7 @@ const RULE_CHARS: &[char] = &['=', '_', '-', '─', '━', '⎯', '*', '#', '~']
 /// lines (a test summary inside a rule) are kept as they are.
 pub fn shorten_rules(text: &str) -> String {
     let mut out = Output::default();
-    for line in text.lines() {
+    for line in lines(text) {
         match shortened_rule(line).filter(|_| !is_important(line)) {
             Some(short) => out.line(&short),
             None => out.line(line),
@@ -307,15 +417,15 @@ fn same_shape(line: &str, (indent, word): &(usize, String)) -> bool {
 }
 
 /// How many lines from the start of `lines` share the first line's shape, none important.
-fn similar_run_length(lines: &[&str]) -> usize {
+fn similar_run_length(text: &Transcript, lines: &[&str]) -> usize {
     let Some(first) = lines.first() else { return 0 };
-    if first.trim().is_empty() || is_important(first) {
+    if first.trim().is_empty() || text.is_important(first) {
         return 0;
     }
     let key = shape(first);
     lines
         .iter()
-        .take_while(|l| !l.trim().is_empty() && same_shape(l, &key) && !is_important(l))
+        .take_while(|l| !l.trim().is_empty() && same_shape(l, &key) && !text.is_important(l))
         .count()
 }
 
@@ -355,20 +465,21 @@ mod tests {
         }
     }
 
-    /// The candidate scan may only rule out lines the precise patterns would not take: checked
-    /// on every line of the recorded corpus and on the examples above.
+    /// The candidate search may only rule out lines the precise patterns would not take, and the
+    /// whole-text index must answer as the line-by-line test does: checked on every line of the
+    /// recorded corpus and on the examples above.
     #[test]
-    fn the_candidate_scan_misses_no_important_line() {
+    fn the_candidate_search_misses_no_important_line() {
         let dir = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/transcripts"
         );
-        let mut lines: Vec<String> = Vec::new();
+        let mut texts: Vec<String> = Vec::new();
         for entry in std::fs::read_dir(dir).expect("corpus") {
             let text = std::fs::read_to_string(entry.expect("entry").path()).expect("utf-8");
-            lines.extend(clean(&text).lines().map(str::to_string));
+            texts.push(clean(&text));
         }
-        lines.extend(
+        texts.push(
             [
                 "٣ passed",
                 "e\tx",
@@ -376,24 +487,68 @@ mod tests {
                 "Not OK 2",
                 "3 Warnings",
                 "x ✖ y",
+                "×",
+                "E",
             ]
-            .map(String::from),
+            .join("\n"),
         );
-        let precise = |line: &str| {
-            MARKERS.is_match(line)
-                || KEYWORDS
-                    .find_iter(line)
-                    .any(|found| !inside_a_name(line, found.start(), found.end()))
-        };
         let mut important = 0;
-        for line in &lines {
-            if precise(line) {
-                important += 1;
-                assert!(CANDIDATE.is_match(line), "{line}");
+        for text in &texts {
+            let index = Transcript::new(text);
+            for line in text.lines() {
+                let precise = matches_precisely(line);
+                important += usize::from(precise);
+                assert_eq!(is_important(line), precise, "{line}");
+                assert_eq!(index.is_important(line), precise, "{line}");
             }
-            assert_eq!(is_important(line), precise(line), "{line}");
         }
         assert!(important > 150, "{important}");
+    }
+
+    #[test]
+    fn the_index_tests_strings_that_are_not_its_lines() {
+        let text = "ok\nerror: here\nok again\n";
+        let index = Transcript::new(text);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines
+                .iter()
+                .map(|l| index.is_important(l))
+                .collect::<Vec<_>>(),
+            [false, true, false]
+        );
+        // Part of a line, a line trimmed short, and a string from elsewhere are tested themselves.
+        assert!(index.is_important(&text[3..8]));
+        assert!(!index.is_important(&text[9..15]));
+        assert!(index.is_important("warning: elsewhere"));
+        assert!(!index.is_important("fine"));
+        assert_eq!(important_line_starts(""), Vec::<usize>::new());
+        assert_eq!(
+            important_line_starts("E   assert 1\r\nx ✗\nok\n# pass 2"),
+            [0, 14, 23]
+        );
+    }
+
+    #[test]
+    fn lines_are_split_as_the_standard_library_splits_them() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\r",
+            "a\r\n",
+            "\r\n\r\n",
+            "a\n\nb",
+            "a\r\rb\r\n",
+            "é\n✓\r\nx\n\n",
+        ] {
+            assert_eq!(
+                lines(text).collect::<Vec<_>>(),
+                text.lines().collect::<Vec<_>>(),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::drop_lines;
-use crate::minimize::text::{Output, is_important, squeeze};
+use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze};
 
 static DIRECTORY_NOTICE: LazyLock<Regex> =
     pattern!(r"^(make|gmake)(\[\d+\])?: (Entering|Leaving) directory ");
@@ -26,7 +26,7 @@ static DOCKER_NOISE: LazyLock<Regex> = pattern!(
     r"^( ---> |Removing intermediate container |#\d+ (sha256:|extracting |resolve |DONE |CACHED$|transferring |\[internal\] load)|#\d+ \d+\.\d+ (sha256|extracting)|Sending build context)"
 );
 
-pub fn make(cleaned: &str) -> String {
+pub fn make(cleaned: &Transcript) -> String {
     let text = drop_lines(cleaned, "directory notice", |line| {
         DIRECTORY_NOTICE.is_match(line)
     });
@@ -34,7 +34,7 @@ pub fn make(cleaned: &str) -> String {
 }
 
 fn collapse_echoed_commands(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<&str> = lines(text).collect();
     let mut out = Output::default();
     let mut i = 0;
     while i < lines.len() {
@@ -55,7 +55,7 @@ fn collapse_echoed_commands(text: &str) -> String {
     squeeze(&out.finish(), None)
 }
 
-pub fn docker_build(cleaned: &str) -> String {
+pub fn docker_build(cleaned: &Transcript) -> String {
     drop_lines(cleaned, "layer or transfer line", |line| {
         DOCKER_NOISE.is_match(line)
     })
@@ -73,7 +73,7 @@ mod tests {
         }
         text.push_str("broken.c:4:20: error: expected ';'\n    4 |   printf(\"%d\", n)\n      |                    ^\nmake: *** [Makefile:4: broken.o] Error 1\n");
         assert_eq!(
-            make(&text),
+            make(&Transcript::new(&text)),
             "gcc -Wall -c unit1.c -o unit1.o\ngcc -Wall -c unit2.c -o unit2.o\n[… 3 build commands omitted]\ngcc -Wall -c unit6.c -o unit6.o\nbroken.c:4:20: error: expected ';'\n    4 |   printf(\"%d\", n)\n      |                    ^\nmake: *** [Makefile:4: broken.o] Error 1\n"
         );
     }
@@ -82,7 +82,7 @@ mod tests {
     fn docker_keeps_steps_and_output() {
         let text = "Sending build context to Docker daemon  2.048kB\nStep 1/2 : FROM busybox\n ---> 3f57d9401f8d\nStep 2/2 : RUN echo hi\n ---> Running in 6a1b\nhi\nRemoving intermediate container 6a1b\n ---> 9c2e\nSuccessfully built 9c2e\n";
         assert_eq!(
-            docker_build(text),
+            docker_build(&Transcript::new(text)),
             "Step 1/2 : FROM busybox\nStep 2/2 : RUN echo hi\nhi\n[… 2 layer or transfer lines omitted]\nSuccessfully built 9c2e\n"
         );
     }

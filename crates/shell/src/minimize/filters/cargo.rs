@@ -8,35 +8,54 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::drop_lines;
-use crate::minimize::text::{Output, is_important, squeeze};
+use super::drop_kinds;
+use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze};
 
 static STATUS: LazyLock<Regex> = pattern!(
     r"^\s*(Compiling|Checking|Downloaded|Downloading|Locking|Adding|Updating|Fresh|Blocking|Documenting|Packaging|Verifying|Archiving|Installing|Installed|Replacing|Unpacking|Removing|Migrating|Vendoring) \S"
 );
 
-static PASSED_TEST: LazyLock<Regex> = pattern!(r"^test \S.* \.\.\. (ok|ignored)$");
-
 static FRAME: LazyLock<Regex> = pattern!(r"^\s+\d+: (\S.*)$");
 
 static FRAME_LOCATION: LazyLock<Regex> = pattern!(r"^\s+at (\S.*)$");
 
-pub fn cargo(cleaned: &str) -> String {
-    // The cheap first test spares most lines the regex (a test run is mostly `test … ok`).
-    let without_status = drop_lines(cleaned, "cargo progress line", |line| {
-        line.trim_start()
-            .starts_with(|c: char| c.is_ascii_uppercase())
-            && STATUS.is_match(line)
+pub fn cargo(cleaned: &Transcript) -> String {
+    let text = drop_kinds(cleaned, |line| {
+        if passing_test(line) {
+            Some("passing test")
+        } else if is_status(line) {
+            Some("cargo progress line")
+        } else {
+            None
+        }
     });
-    let without_passes = drop_lines(&without_status, "passing test", |line| {
-        line.starts_with("test ") && PASSED_TEST.is_match(line)
-    });
-    squeeze(&trim_backtraces(&without_passes), None)
+    squeeze(&trim_backtraces(&text), None)
+}
+
+/// libtest's line for a test that passed or was ignored: `test <name> ... ok`. (By hand: a test
+/// run is mostly such lines, and a regex per line cost more than the rest of the filter.)
+fn passing_test(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("test ") else {
+        return false;
+    };
+    let name = rest
+        .strip_suffix(" ... ok")
+        .or_else(|| rest.strip_suffix(" ... ignored"));
+    name.and_then(|name| name.chars().next())
+        .is_some_and(|first| !first.is_whitespace())
+}
+
+/// A cargo status line (`   Compiling foo v0.1.0`); the cheap first test spares most lines the
+/// regex.
+fn is_status(line: &str) -> bool {
+    line.trim_start()
+        .starts_with(|c: char| c.is_ascii_uppercase())
+        && STATUS.is_match(line)
 }
 
 /// Keeps a backtrace's header and the frames outside the standard library and the test harness.
 fn trim_backtraces(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<&str> = lines(text).collect();
     let mut out = Output::default();
     let mut i = 0;
     let mut in_backtrace = false;
@@ -105,7 +124,7 @@ mod tests {
     fn status_lines_and_passing_tests_become_counts() {
         let text = "   Compiling a v0.1.0\n   Compiling b v1.0.0 (/x)\nwarning: unused\n --> src/lib.rs:2:9\n  |\n2 |     let x = 3;\n  |         ^\n\n    Finished `dev` profile\nrunning 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... FAILED\n\ntest result: FAILED. 2 passed; 1 failed\n";
         assert_eq!(
-            cargo(text),
+            cargo(&Transcript::new(text)),
             ("[… 2 cargo progress lines omitted]\nwarning: unused\n --> src/lib.rs:2:9\n  |\n2 |     let x = 3;\n  |         ^\n\n    Finished `dev` profile\nrunning 3 tests\n[… 2 passing tests omitted]\ntest c ... FAILED\n\ntest result: FAILED. 2 passed; 1 failed\n")
         );
     }

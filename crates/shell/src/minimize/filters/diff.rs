@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::minimize::text::{Output, is_important};
+use crate::minimize::text::{Output, is_important, lines};
 
 /// Lines of a new or deleted file's body shown before the rest is counted.
 pub const WHOLE_FILE_HEAD: usize = 15;
@@ -43,9 +43,14 @@ struct File {
     deleted: bool,
 }
 
+/// A `--stat` line (` src/a.rs | 12 +++--`), which [`compact`] rewrites.
+pub fn is_stat_line(line: &str) -> bool {
+    line.contains(" | ") && STAT.is_match(line)
+}
+
 /// `text` with its diffs compacted (other lines, such as commit headers, pass through).
 pub fn compact(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<&str> = lines(text).collect();
     let mut out = Output::default();
     let mut omitted = Omitted::default();
     let mut file: Option<File> = None;
@@ -80,7 +85,7 @@ pub fn compact(text: &str) -> String {
                 continue;
             }
         }
-        let stat = line.contains(" | ").then(|| STAT.captures(line)).flatten();
+        let stat = is_stat_line(line).then(|| STAT.captures(line)).flatten();
         match stat.filter(|_| !is_important(line)) {
             Some(stat) => {
                 omitted.stat_bars += 1;

@@ -11,7 +11,7 @@ use regex::Regex;
 
 use super::{diff, drop_lines, generic};
 use crate::minimize::command::Invocation;
-use crate::minimize::text::{Output, is_important, squeeze};
+use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze};
 
 static TRANSFER: LazyLock<Regex> = pattern!(
     r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b"
@@ -30,7 +30,7 @@ const MONTHS: [&str; 12] = [
 /// git's options that take a value before the subcommand.
 const GLOBAL_WITH_VALUE: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
 
-pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
+pub fn git(invocation: &Invocation, cleaned: &Transcript) -> Option<String> {
     let mut args = invocation.args.iter().map(String::as_str);
     let mut sub = "";
     while let Some(arg) = args.next() {
@@ -49,7 +49,11 @@ pub fn git(invocation: &Invocation, cleaned: &str) -> Option<String> {
     });
     Some(match sub {
         "log" | "show" | "whatchanged" if !custom_format => {
-            compact_headers(&diff::compact(cleaned))
+            if has_diffs(cleaned) {
+                compact_headers(&Transcript::new(&diff::compact(cleaned)))
+            } else {
+                compact_headers(cleaned)
+            }
         }
         "log" | "show" | "diff" => squeeze(&diff::compact(cleaned), None),
         "status" => group_status(&drop_lines(cleaned, "hint line", |l| {
@@ -74,7 +78,7 @@ fn group_status(text: &str) -> String {
             None => return None,
         })
     };
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<&str> = lines(text).collect();
     let mut out = Output::default();
     let mut i = 0;
     while i < lines.len() {
@@ -98,16 +102,29 @@ fn group_status(text: &str) -> String {
     out.finish()
 }
 
+/// Whether `text` has anything [`diff::compact`] rewrites (a file's diff or a `--stat` line);
+/// without it, the commit headers are compacted on the transcript itself.
+fn has_diffs(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memmem::find(bytes, b"diff --git a/").is_some()
+        || memchr::memmem::find_iter(bytes, b" | ").any(|at| {
+            let start = text[..at].rfind('\n').map_or(0, |nl| nl + 1);
+            let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+            diff::is_stat_line(&text[start..end])
+        })
+}
+
 /// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <date> · <name>`; the
 /// day, the time zone and the name are left out where they repeat the previous commit's (a first
 /// line says so).
-fn compact_headers(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
+fn compact_headers(text: &Transcript) -> String {
+    let lines: Vec<&str> = lines(text).collect();
     let mut out = Output::default();
     let mut previous = Previous::default();
     let mut i = 0;
     while i < lines.len() {
-        let Some((sha, rest)) = commit_line(lines[i]).filter(|_| !is_important(lines[i])) else {
+        let Some((sha, rest)) = commit_line(lines[i]).filter(|_| !text.is_important(lines[i]))
+        else {
             // The blank line before a commit header: the header's own line marks the start.
             let next_is_commit = lines.get(i + 1).is_some_and(|l| commit_line(l).is_some());
             if !(lines[i].is_empty() && next_is_commit) {
@@ -122,7 +139,9 @@ fn compact_headers(text: &str) -> String {
         while let Some(line) = lines.get(j) {
             if let Some(merge) = line.strip_prefix("Merge: ") {
                 header.push_str(&format!(" · merge {merge}"));
-            } else if let Some((field, value)) = person_line(line).filter(|_| !is_important(line)) {
+            } else if let Some((field, value)) =
+                person_line(line).filter(|_| !text.is_important(line))
+            {
                 match field {
                     "Author" => author = previous.unless_repeated(value, Field::Author),
                     "Date" => header.push_str(&format!(" · {}", previous.date(value))),
@@ -248,7 +267,7 @@ mod tests {
     fn log_headers_become_one_line() {
         let text = "commit 077b84e3682f69477bb847609ebd7b3579e08830\nAuthor: Ann Example <ann@example.com>\nDate:   Mon Nov 23 12:22:23 2026 +0000\n\n    fix the error path\n\n    body line\n\ncommit e55026ce3f36ac0388f7de61ceb60cbbbc5f2baf\nMerge: 1a2b 3c4d\nAuthor: Bob <bob@example.com>\nDate:   Sun Nov 22 10:00:00 2026 +0000\n\n    merge\n";
         assert_eq!(
-            git(&git_args(&["log", "-n", "2"]), text).as_deref(),
+            git(&git_args(&["log", "-n", "2"]), &Transcript::new(text)).as_deref(),
             Some(
                 "[day, time zone and author shown only where they change]\ncommit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    fix the error path\n\n    body line\ncommit e55026ce · merge 1a2b 3c4d · 2026-11-22 10:00 · Bob\n    merge\n"
             )
@@ -259,26 +278,30 @@ mod tests {
     fn status_diff_and_transfers() {
         let status = "On branch main\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n\tmodified:   a.txt\n";
         assert_eq!(
-            git(&git_args(&["-C", "repo", "status"]), status).as_deref(),
+            git(
+                &git_args(&["-C", "repo", "status"]),
+                &Transcript::new(status)
+            )
+            .as_deref(),
             Some("On branch main\nChanges not staged for commit:\n\tmodified:   a.txt\n")
         );
         let many = "Changes not staged for commit:\n\tmodified:   a.txt\n\tmodified:   b.txt\n\tmodified:   c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tn1\n\tn2\n\tn3\n";
         assert_eq!(
-            git(&git_args(&["status"]), many).as_deref(),
+            git(&git_args(&["status"]), &Transcript::new(many)).as_deref(),
             Some(
                 "Changes not staged for commit:\n\tmodified (3): a.txt b.txt c.txt\n\tdeleted:    d.txt\n\nUntracked files:\n\tuntracked (3): n1 n2 n3\n"
             )
         );
         let diff = "diff --git a/x b/x\nindex 332d50b..0edbb0d 100644\n--- a/x\n+++ b/x\n";
         assert_eq!(
-            git(&git_args(&["diff"]), diff).as_deref(),
+            git(&git_args(&["diff"]), &Transcript::new(diff)).as_deref(),
             Some(
                 "diff --git a/x b/x\n[… omitted: 3 index and ---/+++ lines (the paths are on the diff --git line)]\n"
             )
         );
         let push = "Enumerating objects: 5, done.\nWriting objects: 100% (3/3), 300 bytes | 300.00 KiB/s, done.\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n";
         assert_eq!(
-            git(&git_args(&["push"]), push).as_deref(),
+            git(&git_args(&["push"]), &Transcript::new(push)).as_deref(),
             Some(
                 "[… 2 transfer progress lines omitted]\nTo /o.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '/o.git'\n"
             )

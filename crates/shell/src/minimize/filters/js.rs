@@ -14,8 +14,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{drop_lines, generic};
-use crate::minimize::text::{Output, is_important, squeeze};
+use super::{drop_kinds, drop_lines, generic};
+use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze};
 
 static NPM_NOISE: LazyLock<Regex> = pattern!(
     r"^(\d+ packages? (is|are) looking for funding|\s*run `npm fund` for details|npm (notice|http fetch|timing|sill|verb)\b|Progress: resolved|Packages: \+|\+{5,}|Done in [\d.]+m?s|\[\d/\d\] )"
@@ -31,7 +31,7 @@ static NODE_INTERNAL_FRAME: LazyLock<Regex> =
 
 static SEPARATOR: LazyLock<Regex> = pattern!(r"^\s*⎯+(\[\d+/\d+\]⎯*)?\s*$");
 
-pub fn package_manager(subcommand: &str, cleaned: &str) -> Option<String> {
+pub fn package_manager(subcommand: &str, cleaned: &Transcript) -> Option<String> {
     match subcommand {
         "install" | "i" | "ci" | "add" | "update" | "up" | "remove" | "rm" | "uninstall" => {
             Some(drop_lines(cleaned, "package manager notice line", |line| {
@@ -44,10 +44,11 @@ pub fn package_manager(subcommand: &str, cleaned: &str) -> Option<String> {
 }
 
 /// A script's output without npm's banner, filtered by what produced it.
-fn script_output(cleaned: &str) -> String {
+fn script_output(cleaned: &Transcript) -> String {
     let body = drop_lines(cleaned, "script banner line", |line| {
         SCRIPT_BANNER.is_match(line)
     });
+    let body = Transcript::new(&body);
     if body.contains("Test Files") || body.contains("Test Suites:") {
         test_runner(&body)
     } else if body.contains("TAP version") || body.contains("\n# pass ") {
@@ -60,22 +61,28 @@ fn script_output(cleaned: &str) -> String {
 }
 
 /// vitest and jest (default and verbose reporters).
-pub fn test_runner(cleaned: &str) -> String {
-    let text = drop_lines(cleaned, "passing test", |line| PASSED.is_match(line));
-    let text = drop_lines(&text, "separator line", |line| SEPARATOR.is_match(line));
-    drop_lines(&text, "node internal stack frame", |line| {
-        NODE_INTERNAL_FRAME.is_match(line)
+pub fn test_runner(cleaned: &Transcript) -> String {
+    drop_kinds(cleaned, |line| {
+        if PASSED.is_match(line) {
+            Some("passing test")
+        } else if SEPARATOR.is_match(line) {
+            Some("separator line")
+        } else if NODE_INTERNAL_FRAME.is_match(line) {
+            Some("node internal stack frame")
+        } else {
+            None
+        }
     })
 }
 
 /// eslint's stylish output is already one line per problem: only repeats are collapsed.
-pub fn eslint(cleaned: &str) -> String {
+pub fn eslint(cleaned: &Transcript) -> String {
     squeeze(cleaned, None)
 }
 
 /// The node test runner: TAP (the default when not on a terminal) or the spec reporter.
-pub fn node_test(cleaned: &str) -> String {
-    let lines: Vec<&str> = cleaned.lines().collect();
+pub fn node_test(cleaned: &Transcript) -> String {
+    let lines: Vec<&str> = lines(cleaned).collect();
     let mut out = Output::default();
     let mut passed = 0;
     let mut i = 0;
@@ -98,9 +105,11 @@ pub fn node_test(cleaned: &str) -> String {
         i += 1;
     }
     out.omitted(passed, "passing test");
-    drop_lines(&out.finish(), "node internal stack frame", |line| {
-        NODE_INTERNAL_FRAME.is_match(line)
-    })
+    drop_lines(
+        &Transcript::new(&out.finish()),
+        "node internal stack frame",
+        |line| NODE_INTERNAL_FRAME.is_match(line),
+    )
 }
 
 /// The length of a passing test's TAP block at the start of `lines` (0 if there is none):
@@ -138,7 +147,7 @@ mod tests {
     fn npm_install_keeps_the_result_and_warnings() {
         let text = "npm warn deprecated request@2.88.2: request has been deprecated\n\nadded 116 packages in 6s\n\n14 packages are looking for funding\n  run `npm fund` for details\n";
         assert_eq!(
-            package_manager("install", text).as_deref(),
+            package_manager("install", &Transcript::new(text)).as_deref(),
             Some(
                 "npm warn deprecated request@2.88.2: request has been deprecated\n\nadded 116 packages in 6s\n\n[… 2 package manager notice lines omitted]\n"
             )
@@ -149,12 +158,12 @@ mod tests {
     fn vitest_and_jest_keep_failures_and_summary() {
         let vitest = " ❯ a.test.js (3 tests | 1 failed) 5ms\n     ✓ one 1ms\n     ✓ two 0ms\n     × three 2ms\n ⎯⎯⎯⎯⎯⎯⎯[1/1]⎯\n Test Files  1 failed (1)\n      Tests  1 failed | 2 passed (3)\n";
         assert_eq!(
-            test_runner(vitest),
+            test_runner(&Transcript::new(vitest)),
             " ❯ a.test.js (3 tests | 1 failed) 5ms\n[… 2 passing tests omitted]\n     × three 2ms\n Test Files  1 failed (1)\n      Tests  1 failed | 2 passed (3)\n"
         );
         let jest = "PASS src/a.test.js\nFAIL src/b.test.js\n  ● b › fails\n\n    expect(received).toBe(expected)\n\nTests:       1 failed, 4 passed, 5 total\n";
         assert_eq!(
-            test_runner(jest),
+            test_runner(&Transcript::new(jest)),
             "FAIL src/b.test.js\n  ● b › fails\n\n    expect(received).toBe(expected)\n\nTests:       1 failed, 4 passed, 5 total\n"
         );
     }
@@ -164,7 +173,7 @@ mod tests {
         let text =
             "\n> proj@1.0.0 test\n> vitest run\n\n     ✓ one 1ms\n Test Files  1 passed (1)\n";
         assert_eq!(
-            package_manager("test", text).as_deref(),
+            package_manager("test", &Transcript::new(text)).as_deref(),
             Some("\n[… 2 script banner lines omitted]\n\n Test Files  1 passed (1)\n")
         );
     }
@@ -173,12 +182,12 @@ mod tests {
     fn node_tap_keeps_failing_blocks() {
         let text = "TAP version 13\n# Subtest: a\nok 1 - a\n  ---\n  duration_ms: 0.8\n  ...\n# Subtest: b\nnot ok 2 - b\n  ---\n  error: |-\n    Expected 1\n  ...\n1..2\n# pass 1\n# fail 1\n";
         assert_eq!(
-            node_test(text),
+            node_test(&Transcript::new(text)),
             "TAP version 13\n[… 1 passing test omitted]\n# Subtest: b\nnot ok 2 - b\n  ---\n  error: |-\n    Expected 1\n  ...\n1..2\n# pass 1\n# fail 1\n"
         );
         let spec = "✔ a (0.5ms)\n✔ b (0.1ms)\n✖ c (1ms)\nℹ tests 3\nℹ fail 1\n";
         assert_eq!(
-            node_test(spec),
+            node_test(&Transcript::new(spec)),
             "[… 2 passing tests omitted]\n✖ c (1ms)\nℹ tests 3\nℹ fail 1\n"
         );
     }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::minimize::text::{Output, is_important};
+use crate::minimize::text::{Output, Transcript, lines};
 
 /// Fewer entries than this are shown as they are.
 const MIN_ENTRIES: usize = 20;
@@ -29,10 +29,10 @@ struct Entry<'a> {
     important: Option<&'a str>,
 }
 
-pub fn ls(cleaned: &str) -> Option<String> {
+pub fn ls(cleaned: &Transcript) -> Option<String> {
     let mut sections: Vec<(Option<&str>, Vec<Entry>)> = vec![(None, Vec::new())];
-    for line in cleaned.lines() {
-        match long_entry(line) {
+    for line in lines(cleaned) {
+        match long_entry(line, cleaned) {
             Some(entry) => {
                 let section = sections.last_mut().expect("one section at least");
                 section.1.push(entry);
@@ -40,7 +40,7 @@ pub fn ls(cleaned: &str) -> Option<String> {
             None if line.is_empty()
                 || line.starts_with("total ")
                 || line.ends_with(':')
-                || is_important(line) =>
+                || cleaned.is_important(line) =>
             {
                 sections.push((Some(line), Vec::new()));
             }
@@ -68,7 +68,7 @@ pub fn ls(cleaned: &str) -> Option<String> {
 /// Parses an `ls -l` line: `drwxr-xr-x 2 root root 4096 Nov 23 12:22 name` (a device has
 /// `major, minor` for a size; the time may be a year). By hand rather than by regex: a regex
 /// with captures costs several times more per line, and a listing is all such lines.
-fn long_entry(line: &str) -> Option<Entry<'_>> {
+fn long_entry<'a>(line: &'a str, listing: &Transcript) -> Option<Entry<'a>> {
     let mut fields = Fields { line, at: 0 };
     let mode = fields.next()?;
     let kind = mode.get(..1)?;
@@ -103,7 +103,7 @@ fn long_entry(line: &str) -> Option<Entry<'_>> {
         kind,
         size,
         name,
-        important: is_important(line).then_some(line),
+        important: listing.is_important(line).then_some(line),
     })
 }
 
@@ -234,13 +234,13 @@ fn brace_groups(names: &[String]) -> Vec<String> {
     tokens
 }
 
-pub fn find(cleaned: &str) -> Option<String> {
+pub fn find(cleaned: &Transcript) -> Option<String> {
     let mut directories: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut order: Vec<&str> = Vec::new();
     let mut other = Output::default();
     let mut paths = 0;
-    for line in cleaned.lines() {
-        if is_important(line) || !line.contains('/') || line.contains(char::is_whitespace) {
+    for line in lines(cleaned) {
+        if cleaned.is_important(line) || !line.contains('/') || line.contains(char::is_whitespace) {
             other.line(line);
             continue;
         }
@@ -265,19 +265,19 @@ pub fn find(cleaned: &str) -> Option<String> {
     Some(out.finish() + &other.finish())
 }
 
-pub fn tree(cleaned: &str) -> Option<String> {
-    let lines: Vec<&str> = cleaned.lines().collect();
+pub fn tree(cleaned: &Transcript) -> Option<String> {
+    let lines: Vec<&str> = lines(cleaned).collect();
     if lines.len() <= TREE_HEAD + TREE_TAIL {
         return None;
     }
     let mut out = Output::default();
     lines[..TREE_HEAD].iter().for_each(|l| out.line(l));
     let middle = &lines[TREE_HEAD..lines.len() - TREE_TAIL];
-    let hidden = middle.iter().filter(|l| !is_important(l)).count();
+    let hidden = middle.iter().filter(|l| !cleaned.is_important(l)).count();
     out.omitted(hidden, "tree line");
     middle
         .iter()
-        .filter(|l| is_important(l))
+        .filter(|l| cleaned.is_important(l))
         .for_each(|l| out.line(l));
     lines[lines.len() - TREE_TAIL..]
         .iter()
@@ -298,7 +298,7 @@ mod tests {
             ));
         }
         text.push_str("lrwxrwxrwx  1 root root   11 Mar  1  2023 GET -> lwp-request\n");
-        let out = ls(&text).expect("a long listing");
+        let out = ls(&Transcript::new(&text)).expect("a long listing");
         assert!(
             out.starts_with("total 12\n./\nfile 0.txt 000\nfile 1.txt 100\n"),
             "{out}"
@@ -307,19 +307,25 @@ mod tests {
             out.ends_with("file 19.txt 1900\nGET -> lwp-request\n"),
             "{out}"
         );
-        assert_eq!(ls("a\nb\n"), None);
-        assert_eq!(ls(&text.replace("total 12", "something else")), None);
+        assert_eq!(ls(&Transcript::new("a\nb\n")), None);
+        assert_eq!(
+            ls(&Transcript::new(
+                &text.replace("total 12", "something else")
+            )),
+            None
+        );
     }
 
     #[test]
     fn long_entries_parse_by_hand() {
-        let device =
-            long_entry("crw-rw-rw-  1 root root   1,   3 Nov 23 12:22 null").expect("device");
+        const DEVICE: &str = "crw-rw-rw-  1 root root   1,   3 Nov 23 12:22 null";
+        const SPACED: &str = "-rw-r--r--. 1 me me 10 Jan  4  2023  two words";
+        let device = long_entry(DEVICE, &Transcript::new(DEVICE)).expect("device");
         assert_eq!(
             (device.kind, device.size, device.name),
             ("c", "1,   3", "null")
         );
-        let spaced = long_entry("-rw-r--r--. 1 me me 10 Jan  4  2023  two words").expect("file");
+        let spaced = long_entry(SPACED, &Transcript::new(SPACED)).expect("file");
         assert_eq!(
             (spaced.kind, spaced.size, spaced.name),
             ("-", "10", " two words")
@@ -331,7 +337,7 @@ mod tests {
             "-rw-r--r-- 1 me me 10 January 4 2023 a",
             "?rw-r--r-- 1 me me 10 Jan 4 2023 a",
         ] {
-            assert!(long_entry(line).is_none(), "{line}");
+            assert!(long_entry(line, &Transcript::new(line)).is_none(), "{line}");
         }
     }
 
@@ -351,7 +357,7 @@ mod tests {
                 "-rwxr-xr-x  1 root root   1200 Sep 20  2022 x-{i:03}\n"
             ));
         }
-        let out = ls(&text).expect("a long listing");
+        let out = ls(&Transcript::new(&text)).expect("a long listing");
         let mut lines = out.lines();
         assert_eq!(lines.next(), Some("total 9"));
         assert_eq!(
@@ -376,7 +382,7 @@ mod tests {
             text.push_str(&format!("src/a/f{i}.rs\nsrc/b/g{i}.rs\n"));
         }
         text.push_str("find: ‘/root’: Permission denied\n");
-        let out = find(&text).expect("many paths");
+        let out = find(&Transcript::new(&text)).expect("many paths");
         assert_eq!(
             out,
             "src/a/: f0.rs f1.rs f2.rs f3.rs f4.rs f5.rs f6.rs f7.rs f8.rs f9.rs f10.rs f11.rs\nsrc/b/: g0.rs g1.rs g2.rs g3.rs g4.rs g5.rs g6.rs g7.rs g8.rs g9.rs g10.rs g11.rs\nfind: ‘/root’: Permission denied\n"
@@ -390,7 +396,7 @@ mod tests {
             text.push_str(&format!("├── f{i}\n"));
         }
         text.push_str("\n0 directories, 100 files\n");
-        let out = tree(&text).expect("a long tree");
+        let out = tree(&Transcript::new(&text)).expect("a long tree");
         assert_eq!(out.lines().count(), TREE_HEAD + TREE_TAIL + 1);
         assert!(out.contains("\n[… 13 tree lines omitted]\n"), "{out}");
         assert!(out.ends_with("\n0 directories, 100 files\n"));

@@ -12,7 +12,7 @@ mod listing;
 mod python;
 
 use super::command::Invocation;
-use super::text::{Output, is_important, shorten_rules, squeeze};
+use super::text::{Output, Transcript, lines, shorten_rules, squeeze, squeeze_transcript};
 
 /// Programs whose output is a file's content the agent asked for: never rewritten.
 const PRINTS_FILES: &[&str] = &[
@@ -25,7 +25,7 @@ const PRINTS_FILES: &[&str] = &[
 const GENERIC_SIMILAR_RUN: usize = 20;
 
 /// The filter's name and rewrite for `invocation` (unknown: the generic fallback).
-pub fn run(invocation: Option<&Invocation>, cleaned: &str) -> Option<(String, String)> {
+pub fn run(invocation: Option<&Invocation>, cleaned: &Transcript) -> Option<(String, String)> {
     let Some(invocation) = invocation else {
         return Some(("generic".into(), generic(cleaned)));
     };
@@ -68,30 +68,41 @@ pub fn run(invocation: Option<&Invocation>, cleaned: &str) -> Option<(String, St
 }
 
 /// The fallback for any other program: repeats and long runs of same-shaped lines collapsed.
-pub fn generic(cleaned: &str) -> String {
-    squeeze(cleaned, Some(GENERIC_SIMILAR_RUN))
+pub fn generic(cleaned: &Transcript) -> String {
+    squeeze_transcript(cleaned, Some(GENERIC_SIMILAR_RUN))
 }
 
 /// Drops the lines `drop` selects (never an important one), replacing each run of two or more
 /// with a count note naming `what` (a lone line goes without a note: the note would be longer);
 /// then the generic squeeze of exact repeats.
-pub fn drop_lines(cleaned: &str, what: &str, drop: impl Fn(&str) -> bool) -> String {
+pub fn drop_lines(cleaned: &Transcript, what: &str, drop: impl Fn(&str) -> bool) -> String {
+    drop_kinds(cleaned, |line| drop(line).then_some(what))
+}
+
+/// [`drop_lines`] for several kinds of line in one pass: `kind` names what a line to drop is,
+/// and each run of one kind gets its own note.
+pub fn drop_kinds<'k>(cleaned: &Transcript, kind: impl Fn(&str) -> Option<&'k str>) -> String {
     let mut out = Output::default();
-    let mut dropped = 0;
-    let note = |out: &mut Output, dropped: usize| {
-        if dropped > 1 {
+    let mut run: Option<(&str, usize)> = None;
+    let note = |out: &mut Output, run: Option<(&str, usize)>| {
+        if let Some((what, dropped)) = run.filter(|(_, dropped)| *dropped > 1) {
             out.omitted(dropped, what);
         }
     };
-    for line in cleaned.lines() {
-        if drop(line) && !is_important(line) {
-            dropped += 1;
+    for line in lines(cleaned) {
+        let dropped_as = kind(line).filter(|_| !cleaned.is_important(line));
+        if let (Some(what), Some((current, dropped))) = (dropped_as, run.as_mut())
+            && what == *current
+        {
+            *dropped += 1;
             continue;
         }
-        note(&mut out, dropped);
-        dropped = 0;
-        out.line(line);
+        note(&mut out, run.take());
+        match dropped_as {
+            Some(what) => run = Some((what, 1)),
+            None => out.line(line),
+        }
     }
-    note(&mut out, dropped);
+    note(&mut out, run);
     squeeze(&out.finish(), None)
 }
