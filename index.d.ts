@@ -427,6 +427,7 @@ export interface MinimizedOutput {
   filter: string
   /** What the agent should read instead of the streamed transcript. */
   text: string
+  /** The transcript as it streamed (made a JS string on first read: most callers never read it). */
   originalText: string
   /** UTF-8 bytes of `originalText`. */
   inputBytes: number

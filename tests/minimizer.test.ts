@@ -54,6 +54,22 @@ describe('minimizer', () => {
     })
   })
 
+  it('makes originalText a string only when it is first read, then keeps it as a plain value', async () => {
+    const shell = new Shell({ minimizer: { enabled: true } })
+    const command = 'for i in $(seq 30); do echo "line $i"; done; echo "error: boom"'
+    const out = collector()
+    const { minimized } = await shell.run({ command }, out.push)
+    expect(Object.keys(minimized!)).toEqual(['filter', 'text', 'originalText', 'inputBytes', 'outputBytes'])
+    const before = Object.getOwnPropertyDescriptor(minimized, 'originalText')!
+    expect([typeof before.get, before.enumerable, before.configurable]).toEqual(['function', true, true])
+    expect(JSON.parse(JSON.stringify(minimized)).originalText).toBe(out.text)
+    const after = Object.getOwnPropertyDescriptor(minimized, 'originalText')!
+    expect(after).toEqual({ value: out.text, writable: true, enumerable: true, configurable: true })
+    // A frozen result cannot take the plain value: the getter goes on answering.
+    const frozen = Object.freeze((await shell.run({ command })).minimized!)
+    expect([frozen.originalText, frozen.originalText]).toEqual([out.text, out.text])
+  })
+
   it('keeps make errors and collapses echoed commands', async () => {
     const project = join(dir, 'make')
     const recipe = [1, 2, 3, 4, 5, 6].map((i) => `\tmkdir -p d${i}\n`).join('')

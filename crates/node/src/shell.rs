@@ -1,10 +1,15 @@
 //! `Shell`, `executeShell` and `applyBashFixups` over `shellwright-shell`, and the output
 //! minimizer's options and result (`minimizer`, `minimized`).
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{Env, Object, PromiseRaw, Result, This, Unknown};
+use napi::bindgen_prelude::{
+    Env, JsObjectValue, JsValue, Object, PromiseRaw, Property, PropertyAttributes, Result, This,
+    ToNapiValue, Unknown,
+};
+use napi::sys;
 use napi_derive::napi;
 use shellwright_proc::CancelToken;
 use shellwright_shell::history::DEFAULT_HISTORY_LIMIT;
@@ -44,12 +49,13 @@ impl ShellResult {
 }
 
 /// The output rewritten for an agent to read; `onChunk` still received the raw transcript.
-#[napi(object, object_from_js = false)]
+#[napi(object, object_to_js = false, object_from_js = false)]
 pub struct MinimizedOutput {
     /// The filter that rewrote it: `"cargo"`, `"git"`, `"generic"`, `"rule:<name>"`, …
     pub filter: String,
     /// What the agent should read instead of the streamed transcript.
     pub text: String,
+    /// The transcript as it streamed (made a JS string on first read: most callers never read it).
     pub original_text: String,
     /// UTF-8 bytes of `originalText`.
     pub input_bytes: u32,
@@ -67,6 +73,38 @@ impl From<Minimized> for MinimizedOutput {
             text: m.text,
             original_text: m.original_text,
         }
+    }
+}
+
+/// A plain object with the fields in their declared order, except that `originalText` is an
+/// enumerable getter: a transcript of megabytes costs a string conversion (and its memory) that
+/// an agent reading only `text` never needs. Its first read replaces it with a plain value.
+impl ToNapiValue for MinimizedOutput {
+    unsafe fn to_napi_value(raw_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
+        let env = Env::from_raw(raw_env);
+        let mut object = Object::new(&env)?;
+        object.set("filter", value.filter)?;
+        object.set("text", value.text)?;
+        let original = RefCell::new(Some(value.original_text));
+        object.define_properties(&[Property::new()
+            .with_utf8_name("originalText")?
+            .with_property_attributes(
+                PropertyAttributes::Enumerable | PropertyAttributes::Configurable,
+            )
+            .with_getter_closure(move |env, mut this: This| {
+                let value = env.create_string(original.borrow().as_deref().unwrap_or(""))?;
+                let plain = Property::new()
+                    .with_utf8_name("originalText")?
+                    .with_value(&value);
+                // A frozen object keeps the getter: the text stays for the next read.
+                if this.define_properties(&[plain]).is_ok() {
+                    original.borrow_mut().take();
+                }
+                Ok(value.raw())
+            })])?;
+        object.set("inputBytes", value.input_bytes)?;
+        object.set("outputBytes", value.output_bytes)?;
+        unsafe { Object::to_napi_value(raw_env, object) }
     }
 }
 
