@@ -120,10 +120,7 @@ fn important_line_starts(text: &str) -> Vec<usize> {
     let mut starts = Vec::new();
     let mut from = 0;
     while let Some(found) = CANDIDATE.find_at(text, from) {
-        let start = text[..found.start()].rfind('\n').map_or(0, |nl| nl + 1);
-        let end = text[found.start()..]
-            .find('\n')
-            .map_or(text.len(), |n| found.start() + n);
+        let (start, end) = line_bounds(text, found.start());
         let line = &text[start..end];
         if matches_precisely(line.strip_suffix('\r').unwrap_or(line)) {
             starts.push(start);
@@ -134,6 +131,14 @@ fn important_line_starts(text: &str) -> Vec<usize> {
         }
     }
     starts
+}
+
+/// The start and end (before its `\n`) of the line of `text` that holds byte `at`.
+pub fn line_bounds(text: &str, at: usize) -> (usize, usize) {
+    let bytes = text.as_bytes();
+    let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |nl| nl + 1);
+    let end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |n| at + n);
+    (start, end)
 }
 
 /// Whether the word at `start..end` is part of a path, file name or flag rather than prose.

@@ -11,7 +11,7 @@ use regex::Regex;
 
 use super::{diff, drop_lines, generic};
 use crate::minimize::command::Invocation;
-use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze};
+use crate::minimize::text::{Output, Transcript, is_important, line_bounds, lines, squeeze};
 
 static TRANSFER: LazyLock<Regex> = pattern!(
     r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b"
@@ -108,8 +108,7 @@ fn has_diffs(text: &str) -> bool {
     let bytes = text.as_bytes();
     memchr::memmem::find(bytes, b"diff --git a/").is_some()
         || memchr::memmem::find_iter(bytes, b" | ").any(|at| {
-            let start = text[..at].rfind('\n').map_or(0, |nl| nl + 1);
-            let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+            let (start, end) = line_bounds(text, at);
             diff::is_stat_line(&text[start..end])
         })
 }
