@@ -7,9 +7,10 @@
 //! list of simple commands (`;`, `&&`, `||`, `!`), each named by a plain word from
 //! [`INLINE_BUILTINS`], with no redirection, background job, pipeline, compound command,
 //! function definition, command or process substitution, arithmetic, glob, brace expansion or
-//! `~user`. Then by the session, from its state: the name must still be the enabled builtin
-//! (no alias or function of that name), and no user trap or `set` option may run or print
-//! anything of its own (see `Session::run_inline`). Anything else takes the queued path, which
+//! `~user`, no braced expansion (`${…}` nests, and `${X//a/$X}` grows without bound) and no `$`
+//! in an assignment (`X=$X$X`, repeated, doubles a value per step). Then by the session, from
+//! its state: the name must still be the enabled builtin (no alias or function of that name),
+//! and no user trap or `set` option may run or print anything of its own (see `Session::run_inline`). Anything else takes the queued path, which
 //! behaves the same, only slower.
 
 use std::future::Future;
@@ -26,7 +27,8 @@ pub(crate) const INLINE_BUILTINS: &[&str] = &[
     "typeset", "local", "readonly", "shift",
 ];
 
-/// The longest command considered: its run then takes microseconds whatever it expands to.
+/// The longest command considered. With no braced expansion and no `$` in an assignment, a
+/// run's work is bounded by the command's length times the values it reads.
 pub(crate) const INLINE_MAX_LEN: usize = 4096;
 
 /// The command's program when it qualifies by its text and shape, with the names of the builtins
@@ -65,6 +67,13 @@ fn simple_builtin(pipeline: &ast::Pipeline) -> Option<String> {
     let items = items.chain(command.suffix.iter().flat_map(|s| &s.0));
     for item in items {
         match item {
+            // `export X=$X$X` grows a value as the assignment `X=$X$X` does.
+            ast::CommandPrefixOrSuffixItem::Word(word)
+            | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, word)
+                if word.value.contains('=') && word.value.contains('$') =>
+            {
+                return None;
+            }
             ast::CommandPrefixOrSuffixItem::Word(_)
             | ast::CommandPrefixOrSuffixItem::AssignmentWord(..) => {}
             ast::CommandPrefixOrSuffixItem::IoRedirect(_)
@@ -82,8 +91,8 @@ fn simple_builtin(pipeline: &ast::Pipeline) -> Option<String> {
 /// Whether the text is free of everything that could run other code, wait, touch the filesystem
 /// in bulk or expand without bound: substitutions and arithmetic (`` ` ``, `$(`, `<(`, `>(`),
 /// redirections (`<`, `>`), background jobs and pipelines (`&`, `|` alone), globs (`*`, `?`
-/// other than `$?`), brace expansion (`{` other than `${`) and `~user` (a password-database
-/// lookup). Quoting is not interpreted: a quoted `*` is refused too, which only costs speed.
+/// other than `$?`), brace expansion and braced parameter expansion (`{`), and `~user` (a
+/// password-database lookup). Quoting is not interpreted: a quoted `*` is refused too, which only costs speed.
 fn plain_text(command: &str) -> bool {
     let bytes = command.as_bytes();
     bytes.iter().enumerate().all(|(i, &b)| {
@@ -91,7 +100,8 @@ fn plain_text(command: &str) -> bool {
         let after = bytes.get(i + 1).copied();
         match b {
             b'`' | b'(' | b')' | b'<' | b'>' | b'*' => false,
-            b'?' | b'{' => before == Some(b'$'),
+            b'{' => false,
+            b'?' => before == Some(b'$'),
             b'&' | b'|' => before == Some(b) || after == Some(b),
             b'~' => !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.'),
             _ => true,
@@ -203,7 +213,7 @@ mod tests {
             )
         );
         assert_eq!(
-            names("echo $? ${X:-y} ~ ~/a"),
+            names("echo $? $X ~ ~/a a=b"),
             Some(vec!["echo".to_string()])
         );
         assert_eq!(
@@ -238,6 +248,13 @@ mod tests {
             "echo \"$X\" <<< x",
             "eval echo",
             "read x",
+            // Expansions that nest or grow a value without bound.
+            "echo ${X:-y}",
+            "echo ${X//a/$X}",
+            "X=$X$X$X$X",
+            "X=a; X=$X$X",
+            "export X=$X$X",
+            "declare X=a$X",
         ] {
             assert_eq!(names(command), None, "{command}");
         }
