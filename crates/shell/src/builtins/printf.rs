@@ -155,12 +155,51 @@ fn read_float(arg: &str) -> (String, Option<Complaint>) {
     if is_float(text) {
         return (text.to_string(), None);
     }
-    let prefix = (1..text.len())
+    // A decimal prefix is read in one pass; hex, `inf` and `nan` prefixes are short, and only
+    // those are searched for by trying prefixes (one parse per prefix of a long argument hung).
+    let decimal = &text[..decimal_prefix_len(text)];
+    let short = (1..text.len().min(SHORT_PREFIX))
         .rev()
         .filter(|&end| text.is_char_boundary(end))
         .map(|end| &text[..end])
         .find(|prefix| is_float(prefix));
+    let prefix = [short, Some(decimal).filter(|d| !d.is_empty())]
+        .into_iter()
+        .flatten()
+        .max_by_key(|prefix| prefix.len());
     (prefix.unwrap_or("0").to_string(), Some(Complaint::Invalid))
+}
+
+/// Longest hex, `inf` or `nan` prefix looked for in a number that does not parse whole.
+const SHORT_PREFIX: usize = 64;
+
+/// The length of the longest decimal number at the start of `text`, as `strtold` reads it:
+/// `[+-]digits[.digits][(e|E)[+-]digits]`, the exponent only when it has a digit.
+fn decimal_prefix_len(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let digits_from = |at: usize| {
+        at + bytes[at..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let mut end = usize::from(matches!(bytes.first(), Some(b'+' | b'-')));
+    let mantissa = end;
+    end = digits_from(end);
+    if bytes.get(end) == Some(&b'.') {
+        end = digits_from(end + 1);
+    }
+    if end == mantissa || &text[mantissa..end] == "." {
+        return 0;
+    }
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(bytes.get(end + 1), Some(b'+' | b'-')));
+        let exponent_end = digits_from(end + 1 + sign);
+        if exponent_end > end + 1 + sign {
+            end = exponent_end;
+        }
+    }
+    end
 }
 
 /// Whether `strtold` reads all of `text`: a decimal number (Rust's syntax is the same, `inf`
@@ -350,5 +389,12 @@ mod tests {
         assert_eq!(read("-0X1.8P-1"), ("-0X1.8P-1".into(), None));
         assert_eq!(read("0x1.8g"), ("0x1.8".into(), Some(Complaint::Invalid)));
         assert_eq!(read("0xp3"), ("0".into(), Some(Complaint::Invalid)));
+        assert_eq!(read("-1.5e+x"), ("-1.5".into(), Some(Complaint::Invalid)));
+        assert_eq!(read("2E-3z"), ("2E-3".into(), Some(Complaint::Invalid)));
+        assert_eq!(read("-.x"), ("0".into(), Some(Complaint::Invalid)));
+        assert_eq!(read("infx"), ("inf".into(), Some(Complaint::Invalid)));
+        // A long bad number is read in one pass (one parse per prefix took minutes).
+        let long = format!("{}x", "1".repeat(200_000));
+        assert_eq!(read(&long), ("1".repeat(200_000), Some(Complaint::Invalid)));
     }
 }
