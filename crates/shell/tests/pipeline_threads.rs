@@ -2,6 +2,8 @@
 //! binary of its own: it counts the threads of the whole test process, which tests running beside
 //! it would change.
 
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::time::{Duration, Instant};
