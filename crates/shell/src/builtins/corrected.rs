@@ -202,7 +202,7 @@ async fn corrected(
 }
 
 /// An anonymous file in memory, closed on exec.
-fn memory_file() -> std::io::Result<File> {
+pub(super) fn memory_file() -> std::io::Result<File> {
     // SAFETY: the name is a NUL-terminated literal; the result is checked before use.
     let fd =
         unsafe { libc::memfd_create(c"shellwright-builtin-output".as_ptr(), libc::MFD_CLOEXEC) };
@@ -213,7 +213,7 @@ fn memory_file() -> std::io::Result<File> {
     Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
-fn read_back(mut file: File) -> std::io::Result<Vec<u8>> {
+pub(super) fn read_back(mut file: File) -> std::io::Result<Vec<u8>> {
     let mut written = Vec::new();
     file.rewind()?;
     file.read_to_end(&mut written)?;

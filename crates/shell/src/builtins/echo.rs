@@ -39,6 +39,8 @@ pub(super) fn run(
 mod tests {
     use brush_core::{ProfileLoadBehavior, RcLoadBehavior, Shell, SourceInfo};
 
+    use super::super::corrected::{memory_file, read_back};
+
     /// What `script` prints in a shell with the stock builtins, then with ours installed.
     async fn both(script: &str) -> (String, String) {
         let mut outputs = Vec::new();
@@ -56,7 +58,7 @@ mod tests {
                 .build()
                 .await
                 .expect("shell");
-            let file = tempfile_out();
+            let file = memory_file().expect("memory file");
             let mut params = shell.default_exec_params();
             params.set_fd(
                 brush_core::openfiles::OpenFiles::STDOUT_FD,
@@ -66,35 +68,10 @@ mod tests {
                 .run_string(script, &SourceInfo::default(), &params)
                 .await
                 .expect("run");
-            outputs.push(read_back(file));
+            outputs.push(String::from_utf8(read_back(file).expect("read back")).expect("utf-8"));
         }
         let ours = outputs.pop().expect("ours");
         (outputs.pop().expect("stock"), ours)
-    }
-
-    fn tempfile_out() -> std::fs::File {
-        let path = std::env::temp_dir().join(format!(
-            "shellwright-echo-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .expect("temp file");
-        let _ = std::fs::remove_file(&path);
-        file
-    }
-
-    fn read_back(mut file: std::fs::File) -> String {
-        use std::io::{Read as _, Seek as _};
-        file.rewind().expect("rewind");
-        let mut text = String::new();
-        file.read_to_string(&mut text).expect("read");
-        text
     }
 
     #[tokio::test]
