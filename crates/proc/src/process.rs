@@ -429,6 +429,9 @@ mod tests {
     fn terminate_without_grace_kills_at_once() {
         let mut child = spawn_sh("trap '' TERM; while :; do sleep 1; done");
         let root = Process::from_pid(child.id()).expect("found");
+        // Until the shell has forked its first `sleep`, its trap may not be set yet and the
+        // SIGTERM sent ahead of the SIGKILL would end it instead.
+        assert_eq!(wait_for_children(&root, 1).len(), 1);
         let options = TerminateOptions {
             graceful: None,
             group: true,
