@@ -216,7 +216,9 @@ describe('PtySession cancellation', () => {
   it('kill() sends SIGTERM, then SIGKILL after at most 500 ms', async () => {
     const session = new PtySession()
     const out = collector()
-    const done = session.start({ command: "trap '' TERM; echo ready; while :; do sleep 1; done" }, out.push)
+    // `exec` leaves one process, which ignores SIGTERM: no shell is left to report its child's
+    // death, so the output is exactly what the command printed.
+    const done = session.start({ command: "trap '' TERM; echo ready; exec sleep 30" }, out.push)
     await waitUntil(() => out.text.includes('ready'), 5000, 'ready')
     const t0 = Date.now()
     session.kill()
