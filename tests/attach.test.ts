@@ -2,7 +2,7 @@
 // viewers that attach and detach at random moments of a mixed stream into fresh @xterm/headless and
 // VirtualTerminal instances; attaching after exit; many viewers; detach; the queue bound's resync;
 // resizes; answered queries; callback errors; argument errors.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Terminal as XtermTerminal } from '@xterm/headless'
@@ -234,7 +234,14 @@ describe('PtySession.attach', () => {
   it('resynchronises a viewer whose callback cannot keep up, instead of buffering the stream', async () => {
     const session = new PtySession()
     const bytes = 40_000_000
-    const done = session.start({ command: `yes 'a line of the fast stream' | head -c ${bytes}`, cols: 60, rows: 10 })
+    // More than the viewer's 8 MB queue bound is through the terminal once `past` exists.
+    const past = join(scratch, 'past-the-bound')
+    const line = "yes 'a line of the fast stream' | head -c"
+    const done = session.start({
+      command: `${line} 12000000; touch '${past}'; ${line} ${bytes - 12_000_000}`,
+      cols: 60,
+      rows: 10,
+    })
     let delivered = 0
     let resyncs = 0
     let blocked = false
@@ -244,9 +251,11 @@ describe('PtySession.attach', () => {
       if (chunk.startsWith('\x1bc')) resyncs++
       view.write(chunk)
       if (!blocked) {
-        // The viewer stalls the JS thread for a while; the program streams on meanwhile.
+        // The viewer stalls the JS thread while the program streams on past the queue bound.
         blocked = true
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500)
+        const nap = new Int32Array(new SharedArrayBuffer(4))
+        const deadline = Date.now() + 20_000
+        while (!existsSync(past) && Date.now() < deadline) Atomics.wait(nap, 0, 0, 10)
       }
     })
     view.write(attachment.snapshot)
