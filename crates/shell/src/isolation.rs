@@ -70,10 +70,10 @@ pub(crate) fn set_private_umask(mask: u32) -> bool {
 }
 
 /// Sets the umask of the current thread, whose filesystem context its caller has made its own
-/// ([`unshare_fs`]), so that it cannot reach the host's.
-fn install_umask(mask: u32) {
+/// ([`unshare_fs`]), so that it cannot reach the host's; returns the one it replaced.
+fn install_umask(mask: u32) -> u32 {
     // SAFETY: umask(2) cannot fail; on this thread it only touches the thread's own context.
-    unsafe { libc::umask(mask as libc::mode_t) };
+    u32::from(unsafe { libc::umask(mask as libc::mode_t) })
 }
 
 /// Drives `future` to completion with a private filesystem context whose umask is `umask`: in
@@ -91,7 +91,7 @@ where
     }
     if SESSION_THREAD.with(Cell::get) {
         // The umask is the run's only while it runs: what the session thread does between runs
-        // (sourcing the snapshot, tearing down) keeps treating `umask` as it did before.
+        // (sourcing the snapshot, tearing down) sees the thread's own, as before the run.
         let _private = PrivateUmask::enter(umask);
         return Ok(future.await);
     }
@@ -114,19 +114,24 @@ where
     })
 }
 
-/// The run's umask installed on a session thread, and `umask` allowed to change it, until drop.
-struct PrivateUmask;
+/// The run's umask installed on a session thread ([`adopt_session_thread`]), and `umask` allowed
+/// to change it, until drop, which puts back the umask the thread had before.
+struct PrivateUmask {
+    previous: u32,
+}
 
 impl PrivateUmask {
     fn enter(umask: u32) -> Self {
         PRIVATE_UMASK.with(|flag| flag.set(true));
-        set_private_umask(umask);
-        Self
+        Self {
+            previous: install_umask(umask),
+        }
     }
 }
 
 impl Drop for PrivateUmask {
     fn drop(&mut self) {
+        install_umask(self.previous);
         PRIVATE_UMASK.with(|flag| flag.set(false));
     }
 }
@@ -187,4 +192,41 @@ pub(crate) fn keep_host_sigtstp() {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The current thread's umask, as the kernel reports it.
+    fn thread_umask() -> u32 {
+        let status = std::fs::read_to_string("/proc/thread-self/status").expect("status");
+        let value = status
+            .lines()
+            .find_map(|line| line.strip_prefix("Umask:"))
+            .expect("Umask line");
+        u32::from_str_radix(value.trim(), 8).expect("octal")
+    }
+
+    #[test]
+    fn a_run_on_a_session_thread_leaves_the_threads_umask_as_it_found_it() {
+        let host = host_umask();
+        std::thread::spawn(|| {
+            assert!(adopt_session_thread());
+            install_umask(0o027);
+            {
+                let _run = PrivateUmask::enter(0o077);
+                assert_eq!(thread_umask(), 0o077);
+                // What the `umask` builtin does during the run.
+                assert!(set_private_umask(0o007));
+                assert_eq!(thread_umask(), 0o007);
+            }
+            assert_eq!(thread_umask(), 0o027);
+            assert!(!set_private_umask(0o077), "only a run may set it");
+            assert_eq!(thread_umask(), 0o027);
+        })
+        .join()
+        .expect("join");
+        assert_eq!(host_umask(), host);
+    }
 }
