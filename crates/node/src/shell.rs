@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{
-    Env, JsObjectValue, JsValue, Object, PromiseRaw, Property, PropertyAttributes, Result, This,
-    ToNapiValue, Unknown,
+    Env, Function, JsObjectValue, JsValue, Object, PromiseRaw, Property, PropertyAttributes,
+    Result, This, ToNapiValue, Unknown,
 };
 use napi::sys;
 use napi_derive::napi;
@@ -274,8 +274,7 @@ impl Shell {
             Err(error) => Settlement::Failed(shell_failure(error)),
         };
         let text = std::mem::take(&mut *output.lock().unwrap_or_else(|p| p.into_inner()));
-        let callback = callback_arg(env, args.on_chunk, "onChunk")?;
-        settled(env, callback, text, settlement).map(InPlace::Done)
+        settled(env, args.on_chunk, text, settlement).map(InPlace::Done)
     }
 
     /// Cancels the running command (resolves once it has ended; at once when idle).
@@ -385,7 +384,7 @@ enum InPlace<'env> {
 struct RunArgs<'env> {
     request: RunRequest,
     signal: Option<Object<'env>>,
-    on_chunk: Option<Unknown<'env>>,
+    on_chunk: Option<Function<'env, String, Unknown<'static>>>,
     minimizing: Option<Minimizing>,
 }
 
@@ -404,7 +403,7 @@ impl<'env> RunArgs<'env> {
             cancel: CancelToken::new(),
         };
         let signal = reader.signal("signal")?;
-        callback_arg(env, on_chunk, "onChunk")?;
+        let on_chunk = callback_arg(env, on_chunk, "onChunk")?;
         let minimizing = minimizer.map(|minimizer| Minimizing {
             capture: Arc::new(minimizer.capture()),
             command: request.command.clone(),
@@ -421,7 +420,7 @@ impl<'env> RunArgs<'env> {
     /// Ties the run to JS: the chunk sink and the signal's listener.
     fn prepare(self, env: &Env) -> Result<RunCall> {
         let cancel = &self.request.cancel;
-        let (sink, throws) = ChunkSink::from_arg(env, self.on_chunk, "onChunk", cancel)?;
+        let (sink, throws) = ChunkSink::from_callback(env, self.on_chunk, cancel)?;
         let watch = AbortWatch::attach(env, self.signal.as_ref(), cancel)?;
         Ok(RunCall {
             request: self.request,
