@@ -164,6 +164,7 @@ impl Session {
         stopped: StoppedRuns,
     ) -> Result<Self, CreateStopped> {
         let mut builtins = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
+        // Ours first: the hooks then wrap `shopt` as ours left it (see `install_builtins`).
         builtins::install(&mut builtins);
         hooks::install_builtins(&mut builtins);
         stages::install_builtin(&mut builtins);

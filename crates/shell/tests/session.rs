@@ -58,6 +58,16 @@ async fn state_persists_and_env_is_scoped_to_one_run() {
     assert_eq!(out, "f 1\n[]\n");
 }
 
+/// `shopt` is ours (bash's column padding) wrapped by the hooks (the user's functrace, not the one
+/// they force on): this fails when the builtins are installed in the wrong order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shopt_shows_the_users_functrace_with_bash_padding() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    let (result, out) = run(&shell, "shopt -o functrace; set -T; shopt -o functrace").await;
+    assert_eq!(result.map(|r| r.exit_code), Ok(Some(0)));
+    assert_eq!(out, "functrace      \toff\nfunctrace      \ton\n");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_stops_a_builtin_loop_and_resets_the_session() {
     let shell = PersistentShell::new(SessionOptions::default());
