@@ -49,15 +49,16 @@ pub(crate) fn umask_is_private() -> bool {
 /// The host process's umask, read from `/proc` without the set-and-restore dance of `umask(2)`
 /// (which would briefly change it for every thread).
 pub(crate) fn host_umask() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("Umask:"))
-                .and_then(|value| u32::from_str_radix(value.trim(), 8).ok())
-        })
-        .unwrap_or(0o022)
+    status_umask("/proc/self/status").unwrap_or(0o022)
+}
+
+/// The umask a `/proc/…/status` file shows.
+fn status_umask(path: &str) -> Option<u32> {
+    let status = std::fs::read_to_string(path).ok()?;
+    let value = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Umask:"))?;
+    u32::from_str_radix(value.trim(), 8).ok()
 }
 
 /// Sets the current thread's umask if it is private; returns whether it did.
@@ -73,7 +74,7 @@ pub(crate) fn set_private_umask(mask: u32) -> bool {
 /// ([`unshare_fs`]), so that it cannot reach the host's; returns the one it replaced.
 fn install_umask(mask: u32) -> u32 {
     // SAFETY: umask(2) cannot fail; on this thread it only touches the thread's own context.
-    u32::from(unsafe { libc::umask(mask as libc::mode_t) })
+    unsafe { libc::umask(mask as libc::mode_t) as u32 }
 }
 
 /// Drives `future` to completion with a private filesystem context whose umask is `umask`: in
@@ -200,12 +201,7 @@ mod tests {
 
     /// The current thread's umask, as the kernel reports it.
     fn thread_umask() -> u32 {
-        let status = std::fs::read_to_string("/proc/thread-self/status").expect("status");
-        let value = status
-            .lines()
-            .find_map(|line| line.strip_prefix("Umask:"))
-            .expect("Umask line");
-        u32::from_str_radix(value.trim(), 8).expect("octal")
+        status_umask("/proc/thread-self/status").expect("the thread's umask")
     }
 
     #[test]
