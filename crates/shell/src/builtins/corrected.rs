@@ -24,7 +24,7 @@ use brush_core::openfiles::{OpenFile, OpenFiles};
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{error_prefix, is_internal, run_stock};
+use super::{error_prefix, is_internal, run_or_fail, stock};
 
 /// How one builtin's output is corrected.
 #[derive(Clone, Copy)]
@@ -169,7 +169,7 @@ pub(super) fn help(
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     // Only the general listing shows every builtin; help on a topic is left as it is.
     if args.len() > 1 {
-        return run_stock("help", ctx, args);
+        return run_or_fail(stock("help"), ctx, args);
     }
     Box::pin(corrected("help", Correction::Help, ctx, args))
 }
@@ -183,12 +183,12 @@ async fn corrected(
     let fd = correction.fd();
     let Some(mut target) = ctx.params.try_fd(ctx.shell, fd) else {
         // Nowhere to write to: nothing to correct.
-        return run_stock(name, ctx, args).await;
+        return run_or_fail(stock(name), ctx, args).await;
     };
     let prefix = error_prefix(ctx.shell);
     let capture = memory_file()?;
     ctx.params.set_fd(fd, OpenFile::File(capture.try_clone()?));
-    let result = run_stock(name, ctx, args).await;
+    let result = run_or_fail(stock(name), ctx, args).await;
     let written = read_back(capture)?;
     target.write_all(&correction.apply(&written, &prefix))?;
     target.flush()?;

@@ -13,7 +13,7 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{operands, run_stock};
+use super::{operands, run_or_fail, stock};
 
 pub(super) fn run(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
@@ -21,7 +21,7 @@ pub(super) fn run(
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     let words = operands(&args);
     if words.iter().any(|word| word.starts_with('-')) {
-        return run_stock("echo", ctx, args);
+        return run_or_fail(stock("echo"), ctx, args);
     }
     Box::pin(async move {
         let mut line = words.join(" ");

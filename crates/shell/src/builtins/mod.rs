@@ -195,8 +195,8 @@ fn stock(name: &str) -> Option<BuiltinFn> {
     STOCK.get(name).copied()
 }
 
-/// Runs `builtin` — for the cases ours hands over unchanged — or, when there is none, fails
-/// with status 2, as bash does for a builtin it cannot run.
+/// Runs `builtin` — a stock one ours hands over to unchanged, or what [`base`] gives a wrapper —
+/// or, when brush has none, fails with status 2, as bash does for a builtin it cannot run.
 pub(crate) fn run_or_fail<'a>(
     builtin: Option<BuiltinFn>,
     ctx: ExecutionContext<'a, DefaultShellExtensions>,
@@ -206,15 +206,6 @@ pub(crate) fn run_or_fail<'a>(
         Some(builtin) => builtin(ctx, args),
         None => Box::pin(async { Ok(ExecutionResult::new(2)) }),
     }
-}
-
-/// Runs the stock builtin `name` (see [`run_or_fail`]).
-fn run_stock<'a>(
-    name: &str,
-    ctx: ExecutionContext<'a, DefaultShellExtensions>,
-    args: Vec<CommandArg>,
-) -> BoxFuture<'a, Result<ExecutionResult, brush_core::Error>> {
-    run_or_fail(stock(name), ctx, args)
 }
 
 /// Builtin arguments as brush passes them, from string literals.

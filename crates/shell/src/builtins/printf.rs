@@ -16,7 +16,7 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 
-use super::{error_prefix, run_stock};
+use super::{error_prefix, run_or_fail, stock};
 
 /// How a conversion reads its argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,10 +256,10 @@ pub(super) fn run(
                 );
                 return Ok(ExecutionResult::new(2));
             }
-            return run_stock("printf", ctx, args).await;
+            return run_or_fail(stock("printf"), ctx, args).await;
         };
         let Some(kinds) = consumed(&format) else {
-            return run_stock("printf", ctx, args).await;
+            return run_or_fail(stock("printf"), ctx, args).await;
         };
         let invalid = check_arguments(
             ctx.shell,
@@ -267,7 +267,7 @@ pub(super) fn run(
             &kinds,
             &mut args[format_at + 1..],
         );
-        let result = run_stock("printf", ctx, args).await?;
+        let result = run_or_fail(stock("printf"), ctx, args).await?;
         if invalid && u8::from(result.exit_code) == 0 {
             return Ok(ExecutionResult::new(1));
         }
