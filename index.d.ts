@@ -279,10 +279,12 @@ export declare class Shell {
    * Runs a command in the session, streaming its output to `onChunk`.
    * A throw from `onChunk` stops the run, and the promise rejects with the thrown value.
    *
-   * A command made only of builtins that cannot wait or start anything (`echo`, `cd`, `pwd`,
-   * `export`, `test`, assignments …, joined by `;`, `&&`, `||`), run while no other run is
-   * pending, takes microseconds: it is run at once, and `onChunk` gets its output in one
-   * piece, in a microtask before the promise settles.
+   * A command made only of builtins that set variables or print (`echo`, `export`, `unset`,
+   * `declare`, `true`, assignments …, joined by `;`, `&&`, `||`), run without `cwd` while no
+   * other run is pending, takes microseconds: it is run at once, and `onChunk` gets its output
+   * in one piece, in a microtask before the promise settles. Builtins that touch the
+   * filesystem (`cd`, `pwd`, `test`) run on the session's thread, like every other command, so
+   * that a stalled mount cannot freeze Node's event loop.
    */
   run(options: ShellRunOptions, onChunk?: (chunk: string) => void): Promise<ShellResult>
   /** Cancels the running command (resolves once it has ended; at once when idle). */

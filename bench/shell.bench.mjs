@@ -1,5 +1,6 @@
-// Shell benchmarks: Shell.run latency for a builtin and an external command, and
-// streaming throughput, each against what a Node user would use instead, in the same process.
+// Shell benchmarks: Shell.run latency for builtins (one run in place, one queued) and an external
+// command, and streaming throughput, each against what a Node user would use instead, in the same
+// process.
 import { execFile, spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { performance } from 'node:perf_hooks'
@@ -59,6 +60,14 @@ async function latency() {
       { vs: 'child_process.execFile(bash -c)', atLeast: 100 },
     ],
   })
+
+  // `cd` stats its target, so it runs on the session's thread rather than in place on the JS thread
+  // (a stalled mount must not freeze the event loop): the price of that, against the same bash.
+  const cd = {
+    'Shell.run': stats(await sample(() => shell.run({ command: 'cd /tmp' }), opts)).p50,
+    'persistent bash over a pipe': stats(await sample(() => bash.run('cd /tmp'), opts)).p50,
+  }
+  report({ bench: 'shell.run cd /tmp (builtin on the session thread), p50 latency', unit: 'ms', subject: 'Shell.run', results: cd })
 
   const spawnTrue = () => new Promise((resolve) => spawn('/bin/true', { stdio: 'ignore' }).on('exit', resolve))
   const external = {

@@ -1,7 +1,7 @@
-// Shell.run done in place: a command made only of builtins that cannot wait or start anything, run
-// while nothing else is pending, is run at once on the JS thread. It must behave exactly as the
-// queued path does. A timeout under a second always takes the queued path, so each case is run
-// both ways (`timeoutMs: 900` = queued) and compared.
+// Shell.run done in place: a command made only of builtins that only set variables or print, run
+// without a cwd while nothing else is pending, is run at once on the JS thread. It must behave
+// exactly as the queued path does. A timeout under a second always takes the queued path, so each
+// case is run both ways (`timeoutMs: 900` = queued) and compared.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -91,6 +91,28 @@ describe('Shell.run in place', () => {
     expect(inPlace.runs[5].output).toBe('1\n0\n')
     expect(inPlace.runs[6].result.exitCode).toBe(1)
     expect(inPlace.state).toBe(`INLINE_A=1\n${scratch}\n`)
+  })
+
+  it('leaves builtins that touch the filesystem, and a run with a cwd, to the queued path', async () => {
+    const shell = await warmShell()
+    const runs = [
+      { command: `cd ${scratch} && echo cd` },
+      { command: 'pwd' },
+      { command: 'test -d / && echo test' },
+      { command: '[ -d / ] && echo bracket' },
+      { command: 'echo cwd', cwd: scratch },
+    ]
+    const outputs = []
+    for (const options of runs) {
+      const chunks: string[] = []
+      const running = shell.run(options, (chunk) => chunks.push(chunk))
+      await Promise.resolve()
+      // Output of a queued run comes from the session thread, never within the call's microtasks.
+      expect(chunks).toEqual([])
+      expect(await running).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+      outputs.push(chunks.join(''))
+    }
+    expect(outputs).toEqual(['cd\n', `${scratch}\n`, 'test\n', 'bracket\n', 'cwd\n'])
   })
 
   it('honours the run options cwd and env as the queued path does', async () => {

@@ -98,8 +98,17 @@ impl ChunkSink {
         name: &str,
         stop: &CancelToken,
     ) -> Result<(Self, ChunkThrows)> {
+        Self::from_callback(env, callback_arg(env, value, name)?, stop)
+    }
+
+    /// [`from_arg`](Self::from_arg) for a callback already read with [`callback_arg`].
+    pub fn from_callback(
+        env: &Env,
+        callback: Option<Function<'_, String, Unknown<'static>>>,
+        stop: &CancelToken,
+    ) -> Result<(Self, ChunkThrows)> {
         let throws = ChunkThrows::default();
-        match callback_arg(env, value, name)? {
+        match callback {
             None => Ok((Self::silent(), throws)),
             Some(callback) => {
                 let shared = Arc::new(Shared::default());

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{
-    Env, JsObjectValue, JsValue, Object, PromiseRaw, Property, PropertyAttributes, Result, This,
-    ToNapiValue, Unknown,
+    Env, Function, JsObjectValue, JsValue, Object, PromiseRaw, Property, PropertyAttributes,
+    Result, This, ToNapiValue, Unknown,
 };
 use napi::sys;
 use napi_derive::napi;
@@ -209,10 +209,12 @@ impl Shell {
     /// Runs a command in the session, streaming its output to `onChunk`.
     /// A throw from `onChunk` stops the run, and the promise rejects with the thrown value.
     ///
-    /// A command made only of builtins that cannot wait or start anything (`echo`, `cd`, `pwd`,
-    /// `export`, `test`, assignments …, joined by `;`, `&&`, `||`), run while no other run is
-    /// pending, takes microseconds: it is run at once, and `onChunk` gets its output in one
-    /// piece, in a microtask before the promise settles.
+    /// A command made only of builtins that set variables or print (`echo`, `export`, `unset`,
+    /// `declare`, `true`, assignments …, joined by `;`, `&&`, `||`), run without `cwd` while no
+    /// other run is pending, takes microseconds: it is run at once, and `onChunk` gets its output
+    /// in one piece, in a microtask before the promise settles. Builtins that touch the
+    /// filesystem (`cd`, `pwd`, `test`) run on the session's thread, like every other command, so
+    /// that a stalled mount cannot freeze Node's event loop.
     #[napi(
         catch_unwind,
         ts_args_type = "options: ShellRunOptions, onChunk?: (chunk: string) => void",
@@ -274,8 +276,7 @@ impl Shell {
             Err(error) => Settlement::Failed(shell_failure(error)),
         };
         let text = std::mem::take(&mut *output.lock().unwrap_or_else(|p| p.into_inner()));
-        let callback = callback_arg(env, args.on_chunk, "onChunk")?;
-        settled(env, callback, text, settlement).map(InPlace::Done)
+        settled(env, args.on_chunk, text, settlement).map(InPlace::Done)
     }
 
     /// Cancels the running command (resolves once it has ended; at once when idle).
@@ -385,7 +386,7 @@ enum InPlace<'env> {
 struct RunArgs<'env> {
     request: RunRequest,
     signal: Option<Object<'env>>,
-    on_chunk: Option<Unknown<'env>>,
+    on_chunk: Option<Function<'env, String, Unknown<'static>>>,
     minimizing: Option<Minimizing>,
 }
 
@@ -404,7 +405,7 @@ impl<'env> RunArgs<'env> {
             cancel: CancelToken::new(),
         };
         let signal = reader.signal("signal")?;
-        callback_arg(env, on_chunk, "onChunk")?;
+        let on_chunk = callback_arg(env, on_chunk, "onChunk")?;
         let minimizing = minimizer.map(|minimizer| Minimizing {
             capture: Arc::new(minimizer.capture()),
             command: request.command.clone(),
@@ -421,7 +422,7 @@ impl<'env> RunArgs<'env> {
     /// Ties the run to JS: the chunk sink and the signal's listener.
     fn prepare(self, env: &Env) -> Result<RunCall> {
         let cancel = &self.request.cancel;
-        let (sink, throws) = ChunkSink::from_arg(env, self.on_chunk, "onChunk", cancel)?;
+        let (sink, throws) = ChunkSink::from_callback(env, self.on_chunk, cancel)?;
         let watch = AbortWatch::attach(env, self.signal.as_ref(), cancel)?;
         Ok(RunCall {
             request: self.request,

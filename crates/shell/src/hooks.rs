@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex, OnceLock};
+use std::sync::{LazyLock, Mutex};
 
 use brush_core::ShellFd;
 use brush_core::builtins::{CommandExecuteFunc, Registration};
@@ -33,7 +33,7 @@ use futures_util::future::BoxFuture;
 use shellwright_proc::{CancelReason, CancelToken, RunRoots, RunScope};
 
 use crate::limits::{self, LimitExceeded};
-use crate::{flags, stages};
+use crate::{builtins, flags, stages};
 
 /// Exported into every run's environment as `SHELLWRIGHT_RUN=<host pid>-<n>`, so that the
 /// processes a run started — and their descendants — can be found when it is cancelled, without
@@ -63,9 +63,6 @@ struct SessionHooks {
 
 static SESSIONS: LazyLock<Mutex<HashMap<u64, SessionHooks>>> = LazyLock::new(Mutex::default);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-/// The `trap`, `set` and `shopt` our wrappers call: the ones registered before ours (stock, or
-/// corrected by [`builtins`](crate::builtins)).
-static ORIGINALS: OnceLock<HashMap<&'static str, BuiltinFn>> = OnceLock::new();
 
 fn with_session<R>(id: u64, f: impl FnOnce(&mut SessionHooks) -> R) -> Option<R> {
     let mut sessions = SESSIONS
@@ -157,28 +154,22 @@ impl Drop for HooksGuard {
     }
 }
 
-/// Adds our DEBUG-trap builtin and replaces `trap`, `set` and `shopt` with wrappers of the ones
-/// registered so far (every session registers the same ones, so the first session's are kept).
-pub fn install_builtins(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
-    let originals = ORIGINALS.get_or_init(|| {
-        ["trap", "set", "shopt"]
-            .into_iter()
-            .filter_map(|name| Some((name, builtins.get(name)?.execute_func)))
-            .collect()
-    });
+/// Adds our DEBUG-trap builtin and wraps `trap`, `set` and `shopt`. The wrappers call the builtin
+/// [`builtins::base`] names (stock, or corrected by [`builtins`]), not whatever the table held;
+/// but [`builtins::install`] replaces `shopt`, so it must run first — the test
+/// `shopt_shows_the_users_functrace_with_bash_padding` fails otherwise.
+pub fn install_builtins(table: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
     let wrappers: [(&str, BuiltinFn); 3] = [
         ("trap", wrapped_trap),
         ("set", wrapped_set),
         ("shopt", wrapped_shopt),
     ];
     for (name, wrapper) in wrappers {
-        if let Some(reg) = builtins.get_mut(name)
-            && originals.contains_key(name)
-        {
+        if let Some(reg) = table.get_mut(name) {
             reg.execute_func = wrapper;
         }
     }
-    crate::builtins::add_internal(builtins, DEBUG_TRAP_BUILTIN, debug_trap);
+    builtins::add_internal(table, DEBUG_TRAP_BUILTIN, debug_trap);
 }
 
 /// Installs our DEBUG trap for session `id`, worded for the shell's current `set -x` state.
@@ -370,16 +361,15 @@ async fn with_user_view(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
     args: Vec<CommandArg>,
 ) -> Result<ExecutionResult, brush_core::Error> {
-    let Some(original) = ORIGINALS.get().and_then(|o| o.get(name).copied()) else {
-        return Ok(ExecutionResult::new(2));
-    };
+    let original = builtins::base(name);
     let ExecutionContext {
         shell,
         command_name,
         params,
     } = ctx;
     let Some(id) = session_of(shell) else {
-        return original(
+        return builtins::run_or_fail(
+            original,
             ExecutionContext {
                 shell,
                 command_name,
@@ -396,7 +386,8 @@ async fn with_user_view(
         .options_mut()
         .shell_functions_inherit_debug_and_return_traps = user_functrace;
 
-    let result = original(
+    let result = builtins::run_or_fail(
+        original,
         ExecutionContext {
             shell: &mut *shell,
             command_name,

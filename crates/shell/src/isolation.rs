@@ -49,15 +49,16 @@ pub(crate) fn umask_is_private() -> bool {
 /// The host process's umask, read from `/proc` without the set-and-restore dance of `umask(2)`
 /// (which would briefly change it for every thread).
 pub(crate) fn host_umask() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("Umask:"))
-                .and_then(|value| u32::from_str_radix(value.trim(), 8).ok())
-        })
-        .unwrap_or(0o022)
+    status_umask("/proc/self/status").unwrap_or(0o022)
+}
+
+/// The umask a `/proc/…/status` file shows.
+fn status_umask(path: &str) -> Option<u32> {
+    let status = std::fs::read_to_string(path).ok()?;
+    let value = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Umask:"))?;
+    u32::from_str_radix(value.trim(), 8).ok()
 }
 
 /// Sets the current thread's umask if it is private; returns whether it did.
@@ -70,10 +71,10 @@ pub(crate) fn set_private_umask(mask: u32) -> bool {
 }
 
 /// Sets the umask of the current thread, whose filesystem context its caller has made its own
-/// ([`unshare_fs`]), so that it cannot reach the host's.
-fn install_umask(mask: u32) {
+/// ([`unshare_fs`]), so that it cannot reach the host's; returns the one it replaced.
+fn install_umask(mask: u32) -> u32 {
     // SAFETY: umask(2) cannot fail; on this thread it only touches the thread's own context.
-    unsafe { libc::umask(mask as libc::mode_t) };
+    unsafe { libc::umask(mask as libc::mode_t) as u32 }
 }
 
 /// Drives `future` to completion with a private filesystem context whose umask is `umask`: in
@@ -91,7 +92,7 @@ where
     }
     if SESSION_THREAD.with(Cell::get) {
         // The umask is the run's only while it runs: what the session thread does between runs
-        // (sourcing the snapshot, tearing down) keeps treating `umask` as it did before.
+        // (sourcing the snapshot, tearing down) sees the thread's own, as before the run.
         let _private = PrivateUmask::enter(umask);
         return Ok(future.await);
     }
@@ -114,19 +115,24 @@ where
     })
 }
 
-/// The run's umask installed on a session thread, and `umask` allowed to change it, until drop.
-struct PrivateUmask;
+/// The run's umask installed on a session thread ([`adopt_session_thread`]), and `umask` allowed
+/// to change it, until drop, which puts back the umask the thread had before.
+struct PrivateUmask {
+    previous: u32,
+}
 
 impl PrivateUmask {
     fn enter(umask: u32) -> Self {
         PRIVATE_UMASK.with(|flag| flag.set(true));
-        set_private_umask(umask);
-        Self
+        Self {
+            previous: install_umask(umask),
+        }
     }
 }
 
 impl Drop for PrivateUmask {
     fn drop(&mut self) {
+        install_umask(self.previous);
         PRIVATE_UMASK.with(|flag| flag.set(false));
     }
 }
@@ -187,4 +193,36 @@ pub(crate) fn keep_host_sigtstp() {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The current thread's umask, as the kernel reports it.
+    fn thread_umask() -> u32 {
+        status_umask("/proc/thread-self/status").expect("the thread's umask")
+    }
+
+    #[test]
+    fn a_run_on_a_session_thread_leaves_the_threads_umask_as_it_found_it() {
+        let host = host_umask();
+        std::thread::spawn(|| {
+            assert!(adopt_session_thread());
+            install_umask(0o027);
+            {
+                let _run = PrivateUmask::enter(0o077);
+                assert_eq!(thread_umask(), 0o077);
+                // What the `umask` builtin does during the run.
+                assert!(set_private_umask(0o007));
+                assert_eq!(thread_umask(), 0o007);
+            }
+            assert_eq!(thread_umask(), 0o027);
+            assert!(!set_private_umask(0o077), "only a run may set it");
+            assert_eq!(thread_umask(), 0o027);
+        })
+        .join()
+        .expect("join");
+        assert_eq!(host_umask(), host);
+    }
 }

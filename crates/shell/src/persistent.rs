@@ -117,6 +117,9 @@ impl PersistentShell {
     /// module): its output reaches `on_chunk` in one piece before this returns, and it is recorded
     /// in the history as any run is. Gives the request back, with nothing run, otherwise — then
     /// [`run`](Self::run) it. A session must exist already (the first run creates it).
+    ///
+    /// The calling thread must not be driving a Tokio runtime (a plain thread or Node's JS thread
+    /// is fine): the run is driven to its end on it with the session runtime's `block_on`.
     pub fn try_run_inline(
         &self,
         request: RunRequest,

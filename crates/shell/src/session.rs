@@ -164,6 +164,7 @@ impl Session {
         stopped: StoppedRuns,
     ) -> Result<Self, CreateStopped> {
         let mut builtins = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
+        // Ours first: the hooks then wrap `shopt` as ours left it (see `install_builtins`).
         builtins::install(&mut builtins);
         hooks::install_builtins(&mut builtins);
         stages::install_builtin(&mut builtins);
@@ -328,62 +329,30 @@ impl Session {
         .map_err(|e| ShellError::Execution(format!("cannot start the run thread: {e}")))?;
         self.hooks.end_run();
 
-        let outcome = match ended {
-            Ended::Finished(Ok(result)) => {
-                let keep_session = matches!(result.next_control_flow, ExecutionControlFlow::Normal);
-                let code = i32::from(u8::from(result.exit_code));
-                Ok(RunOutcome {
-                    result: RunResult::finished(code),
-                    keep_session,
-                })
-            }
-            Ended::Finished(Err(error)) => Err(error),
-            Ended::Refused(code) => Ok(RunOutcome {
-                result: RunResult::finished(code),
-                keep_session: true,
-            }),
-            Ended::Cancelled(reason) => {
+        match ended {
+            Ended::Cancelled(_) => {
                 self.exit_trap_after_cancel().await;
                 self.stop_run(scope);
-                Ok(RunOutcome {
-                    result: RunResult::stopped(reason),
-                    keep_session: false,
-                })
             }
-            Ended::Limit => {
-                self.stop_run(scope);
-                let code = self
-                    .hooks
-                    .take_exceeded()
-                    .map_or(1, |e: LimitExceeded| e.exit_code());
-                Ok(RunOutcome {
-                    result: RunResult::finished(code),
-                    keep_session: false,
-                })
-            }
-        };
-        if matches!(
-            outcome,
-            Ok(RunOutcome {
-                keep_session: true,
-                ..
-            })
-        ) {
-            self.leave_command_scope();
+            Ended::Limit => self.stop_run(scope),
+            Ended::Finished(_) | Ended::Refused(_) => {}
         }
+        let outcome = self.conclude(ended);
         self.detach_stdio();
         reader.finish().await;
         outcome
     }
 
-    /// The program of `command` when this session may run it in place ([`inline`]): it qualifies
-    /// by its text and shape, and nothing of the user's would run or print in its stead — no
-    /// alias or function shadows its builtins, no DEBUG or ERR trap is set, and neither `set -e`
-    /// nor `-u` (which can end the session) nor `-x` or `-v` (which write traces) is on. The
-    /// calling thread must have [`limits::INLINE_STACK_NEEDED`] of stack left.
-    pub fn inline_program(&self, command: &str) -> Option<ast::Program> {
+    /// The program of the request's command when this session may run it in place ([`inline`]):
+    /// it qualifies by its text and shape, it has no `cwd` (entering one is a filesystem call,
+    /// which can hang on a stalled mount), and nothing of the user's would run or print in its
+    /// stead — no alias or function shadows its builtins, no DEBUG or ERR trap is set, and neither
+    /// `set -e` nor `-u` (which can end the session) nor `-x` or `-v` (which write traces) is on.
+    /// The calling thread must have [`limits::INLINE_STACK_NEEDED`] of stack left.
+    pub fn inline_program(&self, request: &RunRequest) -> Option<ast::Program> {
         let options = self.shell.options();
         if self.one_shot
+            || request.cwd.is_some()
             || options.exit_on_nonzero_command_exit
             || options.treat_unset_variables_as_error
             || options.print_commands_and_arguments
@@ -395,8 +364,9 @@ impl Session {
             return None;
         }
         let parser_options = self.shell.parser_options();
-        let (program, names) =
-            inline::inline_program(command, |text| parse(text.to_owned(), &parser_options).ok())?;
+        let (program, names) = inline::inline_program(&request.command, |text| {
+            parse(text.to_owned(), &parser_options).ok()
+        })?;
         let shadowed = |name: &String| {
             self.shell.aliases().contains_key(name)
                 || self.shell.funcs().get(name).is_some()
@@ -405,14 +375,16 @@ impl Session {
         (!names.iter().any(shadowed)).then_some(program)
     }
 
-    /// Runs `program` (from [`inline_program`](Self::inline_program)) on the calling thread, by
-    /// the steps of [`run`](Self::run) — cwd, `on_start`, the run's environment and tag, the
-    /// DEBUG hook, `bash -c` mode — but with its transcript (stdout and stderr) collected in
-    /// memory and passed to `on_chunk` in one piece when it ends. Nothing it runs can wait, so it takes microseconds;
+    /// Runs `program` (from [`inline_program`](Self::inline_program)) on the calling thread,
+    /// driving it with the session's `runtime` (brush may spawn on it), by the steps of
+    /// [`run`](Self::run) — `on_start`, the run's environment and tag, the DEBUG hook, `bash -c`
+    /// mode — but with its transcript (stdout and stderr) collected in memory and passed to
+    /// `on_chunk` in one piece when it ends. Nothing it runs can wait, so it takes microseconds;
     /// nothing can cancel it either (its caller's thread is busy running it). Should a run end
     /// the session all the same, the outcome says so and the caller drops the session.
     pub fn run_inline(
         &mut self,
+        runtime: &tokio::runtime::Handle,
         program: ast::Program,
         request: &RunRequest,
         on_start: Option<StartHandler>,
@@ -428,32 +400,9 @@ impl Session {
         let limit = self.hooks.watch_limits();
         let _reserve = limits::InlineReserve::enter();
         let ended =
-            inline::block_on(self.execute_parsed(Ok(program), &params, &request.cancel, &limit));
+            runtime.block_on(self.execute_parsed(Ok(program), &params, &request.cancel, &limit));
         self.hooks.end_run();
-        let outcome = match ended {
-            Ended::Finished(Ok(result)) => Ok(RunOutcome {
-                result: RunResult::finished(i32::from(u8::from(result.exit_code))),
-                keep_session: matches!(result.next_control_flow, ExecutionControlFlow::Normal),
-            }),
-            Ended::Finished(Err(error)) => Err(error),
-            Ended::Refused(code) => Ok(RunOutcome {
-                result: RunResult::finished(code),
-                keep_session: true,
-            }),
-            Ended::Cancelled(reason) => Ok(RunOutcome {
-                result: RunResult::stopped(reason),
-                keep_session: false,
-            }),
-            Ended::Limit => Ok(RunOutcome {
-                result: RunResult::finished(
-                    self.hooks.take_exceeded().map_or(1, |e| e.exit_code()),
-                ),
-                keep_session: false,
-            }),
-        };
-        if matches!(&outcome, Ok(o) if o.keep_session) {
-            self.leave_command_scope();
-        }
+        let outcome = self.conclude(ended);
         self.restore_stdio(idle_stdio);
         let mut decoder = Utf8Decoder::new();
         let mut text = decoder.decode(&transcript.take_written());
@@ -462,6 +411,39 @@ impl Session {
             on_chunk(text);
         }
         outcome
+    }
+
+    /// What a run that ended so means: its result, and whether the session outlives it — in which
+    /// case the run's command scope is left. Both paths, queued and in place, end here; a stopped
+    /// run's processes and EXIT trap are the caller's to see to first.
+    fn conclude(&mut self, ended: Ended) -> Result<RunOutcome, ShellError> {
+        let outcome = match ended {
+            Ended::Finished(Ok(result)) => RunOutcome {
+                result: RunResult::finished(i32::from(u8::from(result.exit_code))),
+                keep_session: matches!(result.next_control_flow, ExecutionControlFlow::Normal),
+            },
+            Ended::Finished(Err(error)) => return Err(error),
+            Ended::Refused(code) => RunOutcome {
+                result: RunResult::finished(code),
+                keep_session: true,
+            },
+            Ended::Cancelled(reason) => RunOutcome {
+                result: RunResult::stopped(reason),
+                keep_session: false,
+            },
+            Ended::Limit => RunOutcome {
+                result: RunResult::finished(
+                    self.hooks
+                        .take_exceeded()
+                        .map_or(1, |e: LimitExceeded| e.exit_code()),
+                ),
+                keep_session: false,
+            },
+        };
+        if outcome.keep_session {
+            self.leave_command_scope();
+        }
+        Ok(outcome)
     }
 
     /// Makes the request's `cwd` current and tells `on_start` where the run starts.

@@ -67,7 +67,7 @@ pub(crate) struct SessionThread {
     jobs: mpsc::UnboundedSender<Job>,
     closed: oneshot::Receiver<()>,
     session: SharedSession,
-    /// The session's runtime, entered by runs done in place (brush may look for it).
+    /// The session's runtime, which drives runs done in place (brush may spawn on it).
     runtime: Handle,
 }
 
@@ -150,10 +150,9 @@ impl SessionThread {
     ) -> Option<Result<RunOutcome, ShellError>> {
         let mut slot = self.session.try_lock().ok()?;
         let session = slot.as_mut()?;
-        let program = session.inline_program(&request.command)?;
-        let _runtime = self.runtime.enter();
+        let program = session.inline_program(request)?;
         let (on_start, on_chunk) = handlers();
-        Some(session.run_inline(program, request, on_start, on_chunk))
+        Some(session.run_inline(&self.runtime, program, request, on_start, on_chunk))
     }
 
     /// Ends the session and waits until everything it ran in-process has stopped.

@@ -24,7 +24,7 @@ use brush_core::openfiles::{OpenFile, OpenFiles};
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{BuiltinFn, error_prefix, is_internal, stock};
+use super::{error_prefix, is_internal, run_or_fail, stock};
 
 /// How one builtin's output is corrected.
 #[derive(Clone, Copy)]
@@ -169,10 +169,7 @@ pub(super) fn help(
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     // Only the general listing shows every builtin; help on a topic is left as it is.
     if args.len() > 1 {
-        return match stock("help") {
-            Some(original) => original(ctx, args),
-            None => Box::pin(async { Ok(ExecutionResult::new(2)) }),
-        };
+        return run_or_fail(stock("help"), ctx, args);
     }
     Box::pin(corrected("help", Correction::Help, ctx, args))
 }
@@ -183,18 +180,15 @@ async fn corrected(
     mut ctx: ExecutionContext<'_, DefaultShellExtensions>,
     args: Vec<CommandArg>,
 ) -> Result<ExecutionResult, brush_core::Error> {
-    let Some(original): Option<BuiltinFn> = stock(name) else {
-        return Ok(ExecutionResult::new(2));
-    };
     let fd = correction.fd();
     let Some(mut target) = ctx.params.try_fd(ctx.shell, fd) else {
         // Nowhere to write to: nothing to correct.
-        return original(ctx, args).await;
+        return run_or_fail(stock(name), ctx, args).await;
     };
     let prefix = error_prefix(ctx.shell);
     let capture = memory_file()?;
     ctx.params.set_fd(fd, OpenFile::File(capture.try_clone()?));
-    let result = original(ctx, args).await;
+    let result = run_or_fail(stock(name), ctx, args).await;
     let written = read_back(capture)?;
     target.write_all(&correction.apply(&written, &prefix))?;
     target.flush()?;

@@ -13,17 +13,15 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{operands, stock};
+use super::{operands, run_or_fail, stock};
 
 pub(super) fn run(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     let words = operands(&args);
-    if words.iter().any(|word| word.starts_with('-'))
-        && let Some(stock_echo) = stock("echo")
-    {
-        return stock_echo(ctx, args);
+    if words.iter().any(|word| word.starts_with('-')) {
+        return run_or_fail(stock("echo"), ctx, args);
     }
     Box::pin(async move {
         let mut line = words.join(" ");

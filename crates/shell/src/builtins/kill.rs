@@ -15,7 +15,7 @@ use brush_core::traps::TrapSignal;
 use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{Ending, exit_with, operands, stock, with_shell_state};
+use super::{Ending, exit_with, operands, run_or_fail, stock, with_shell_state};
 
 const SIGKILL: i32 = libc::SIGKILL;
 
@@ -106,12 +106,9 @@ pub(super) fn run(
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
         let words = operands(&args);
-        let Some(stock_kill) = stock("kill") else {
-            return Ok(ExecutionResult::new(2));
-        };
         let request = match parse(&words) {
             Some(request) if request.targets.iter().any(|t| is_self(t)) => request,
-            _ => return stock_kill(ctx, args).await,
+            _ => return run_or_fail(stock("kill"), ctx, args).await,
         };
         let Some(signal) = signal_number(request.signal.as_deref()) else {
             let spec = request.signal.unwrap_or_default();
@@ -136,7 +133,7 @@ pub(super) fn run(
                 command_name: command_name.clone(),
                 params: params.clone(),
             };
-            let result = stock_kill(context, argv).await?;
+            let result = run_or_fail(stock("kill"), context, argv).await?;
             if !result.is_success() {
                 status = u8::from(result.exit_code);
             }

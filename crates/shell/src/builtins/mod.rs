@@ -24,7 +24,8 @@ use std::sync::{LazyLock, Mutex};
 use brush_core::builtins::{CommandExecuteFunc, Registration};
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
-use brush_core::{ExecutionControlFlow, ExecutionResult, Shell};
+use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult, Shell};
+use futures_util::future::BoxFuture;
 
 use crate::hooks;
 
@@ -98,28 +99,41 @@ impl Drop for StateGuard {
     }
 }
 
+/// Our builtins, each replacing the stock one of its name.
+const OURS: [(&str, BuiltinFn); 12] = [
+    ("echo", echo::run),
+    ("exec", exec::run),
+    ("kill", kill::run),
+    ("umask", umask::run),
+    ("suspend", suspend::run),
+    ("printf", printf::run),
+    ("enable", corrected::enable),
+    ("compgen", corrected::compgen),
+    ("shopt", corrected::shopt),
+    ("hash", corrected::hash),
+    ("help", corrected::help),
+    ("wait", wait::run),
+];
+
 /// Swaps in our `echo`, `exec`, `kill`, `umask`, `suspend`, `printf`, `wait` and the corrected
-/// `enable`, `compgen`, `help`, `shopt` and `hash`.
+/// `enable`, `compgen`, `help`, `shopt` and `hash`. Must run before anything wraps builtins
+/// ([`hooks::install_builtins`]): it replaces whatever the registrations of those names run.
 pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
-    let ours: [(&str, BuiltinFn); 12] = [
-        ("echo", echo::run),
-        ("exec", exec::run),
-        ("kill", kill::run),
-        ("umask", umask::run),
-        ("suspend", suspend::run),
-        ("printf", printf::run),
-        ("enable", corrected::enable),
-        ("compgen", corrected::compgen),
-        ("shopt", corrected::shopt),
-        ("hash", corrected::hash),
-        ("help", corrected::help),
-        ("wait", wait::run),
-    ];
-    for (name, func) in ours {
+    for (name, func) in OURS {
         if let Some(reg) = builtins.get_mut(name) {
             reg.execute_func = func;
         }
     }
+}
+
+/// The builtin `name` as [`install`] leaves it — ours where we have one, else the stock one —
+/// for wrappers that add to it. It does not depend on what a registration table holds, so a
+/// wrapper works whatever order the tables were set up in.
+pub(crate) fn base(name: &str) -> Option<BuiltinFn> {
+    OURS.iter()
+        .find(|(ours, _)| *ours == name)
+        .map(|(_, func)| *func)
+        .or_else(|| stock(name))
 }
 
 /// `bash: line N: `, how `bash -c` starts the messages of a builtin.
@@ -168,7 +182,7 @@ fn exit_with(code: u8) -> ExecutionResult {
     result
 }
 
-/// The stock builtin `name`, for the cases ours hands over unchanged.
+/// The stock builtin `name`.
 fn stock(name: &str) -> Option<BuiltinFn> {
     static STOCK: LazyLock<HashMap<String, BuiltinFn>> = LazyLock::new(|| {
         brush_builtins::default_builtins::<DefaultShellExtensions>(
@@ -179,6 +193,19 @@ fn stock(name: &str) -> Option<BuiltinFn> {
         .collect()
     });
     STOCK.get(name).copied()
+}
+
+/// Runs `builtin` — a stock one ours hands over to unchanged, or what [`base`] gives a wrapper —
+/// or, when brush has none, fails with status 2, as bash does for a builtin it cannot run.
+pub(crate) fn run_or_fail<'a>(
+    builtin: Option<BuiltinFn>,
+    ctx: ExecutionContext<'a, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'a, Result<ExecutionResult, brush_core::Error>> {
+    match builtin {
+        Some(builtin) => builtin(ctx, args),
+        None => Box::pin(async { Ok(ExecutionResult::new(2)) }),
+    }
 }
 
 /// Builtin arguments as brush passes them, from string literals.

@@ -16,7 +16,7 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 
-use super::{error_prefix, stock};
+use super::{error_prefix, run_or_fail, stock};
 
 /// How a conversion reads its argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,9 +236,6 @@ pub(super) fn run(
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
-        let Some(original) = stock("printf") else {
-            return Ok(ExecutionResult::new(2));
-        };
         let mut args = args;
         let mut format_at = 1;
         loop {
@@ -259,10 +256,10 @@ pub(super) fn run(
                 );
                 return Ok(ExecutionResult::new(2));
             }
-            return original(ctx, args).await;
+            return run_or_fail(stock("printf"), ctx, args).await;
         };
         let Some(kinds) = consumed(&format) else {
-            return original(ctx, args).await;
+            return run_or_fail(stock("printf"), ctx, args).await;
         };
         let invalid = check_arguments(
             ctx.shell,
@@ -270,7 +267,7 @@ pub(super) fn run(
             &kinds,
             &mut args[format_at + 1..],
         );
-        let result = original(ctx, args).await?;
+        let result = run_or_fail(stock("printf"), ctx, args).await?;
         if invalid && u8::from(result.exit_code) == 0 {
             return Ok(ExecutionResult::new(1));
         }

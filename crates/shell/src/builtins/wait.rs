@@ -18,7 +18,7 @@ use brush_core::jobs::Job;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{error_prefix, operands, stock};
+use super::{error_prefix, operands, run_or_fail, stock};
 
 /// Status of `wait` when there is nothing (left) to wait for.
 const NOTHING_TO_WAIT_FOR: u8 = 127;
@@ -95,10 +95,7 @@ pub(super) fn run(
         let words = operands(&args);
         let request = parse(&words);
         if request.stock_only || (!request.next && request.operands.is_empty()) {
-            return match stock("wait") {
-                Some(original) => original(ctx, args).await,
-                None => Ok(ExecutionResult::new(2)),
-            };
+            return run_or_fail(stock("wait"), ctx, args).await;
         }
         let prefix = error_prefix(ctx.shell);
         let mut stderr = ctx.stderr();
