@@ -188,6 +188,29 @@ describe('session lifetime', () => {
     expect(out.text).toBe('[]\n')
   })
 
+  it('refuses a printf field over 65535 with status 1, and the session lives on', async () => {
+    const shell = new Shell()
+    const out = collector()
+    const result = await shell.run(
+      { command: `kept=1; printf '%70000d' 1; echo "s=$?"; printf '%.*f|' 2 1 -70000 1; echo "s=$?"; printf '%65535d' 1 | wc -c` },
+      out.push,
+    )
+    expect(result).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(out.text).toBe(
+      [
+        'bash: line 1: printf: 70000: field width or precision over 65535 is not supported',
+        's=1',
+        'bash: line 1: printf: 70000: field width or precision over 65535 is not supported',
+        's=1',
+        '65535',
+        '',
+      ].join('\n'),
+    )
+    out.text = ''
+    await shell.run({ command: 'echo "[$kept]"' }, out.push)
+    expect(out.text).toBe('[1]\n')
+  })
+
   it('executeShell uses a fresh session per call', async () => {
     const out = collector()
     await executeShell({ command: 'leaked=1' })

@@ -8,6 +8,10 @@
 //! bash reads it (`strtoimax`/`strtoumax`/`strtold` with bash's character constants `'c`), the
 //! complaint bash would make goes to the run's stderr, and the argument is replaced by the value
 //! bash would use, written so the library accepts it silently.
+//!
+//! The library pads through Rust's formatting, which panics on a field width or precision over
+//! 65535 (a panic there would end the session). bash has no such limit; we refuse those with a
+//! message and status 1 instead of printing anything.
 
 use std::io::Write as _;
 
@@ -25,12 +29,27 @@ enum Kind {
     Unsigned,
     Float,
     Text,
+    /// A `*` width or precision: read as a signed number, and held to [`FIELD_LIMIT`].
+    Field,
 }
 
-/// The kinds of the arguments one pass over `format` consumes, in order; `None` when the format
-/// has a conversion we do not know (the stock builtin reports it).
-fn consumed(format: &str) -> Option<Vec<Kind>> {
+/// The widest field width or precision the formatting library can pad to without panicking.
+const FIELD_LIMIT: u64 = u16::MAX as u64;
+
+/// What one pass over a format consumes and asks for.
+#[derive(Debug, PartialEq, Eq)]
+struct Directives {
+    /// The kinds of the arguments consumed, in order.
+    kinds: Vec<Kind>,
+    /// The largest field width or precision written in the format itself.
+    widest: u64,
+}
+
+/// The arguments one pass over `format` consumes and its widest literal field; `None` when the
+/// format has a conversion we do not know (the stock builtin reports it).
+fn consumed(format: &str) -> Option<Directives> {
     let mut kinds = Vec::new();
+    let mut widest = 0u64;
     let mut chars = format.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '%' {
@@ -46,9 +65,15 @@ fn consumed(format: &str) -> Option<Vec<Kind>> {
                 break;
             }
             if chars.next_if_eq(&'*').is_some() {
-                kinds.push(Kind::Signed);
+                kinds.push(Kind::Field);
             } else {
-                while chars.next_if(char::is_ascii_digit).is_some() {}
+                let mut field = 0u64;
+                while let Some(digit) = chars.next_if(char::is_ascii_digit) {
+                    field = field
+                        .saturating_mul(10)
+                        .saturating_add(u64::from(digit) - 48);
+                }
+                widest = widest.max(field);
             }
         }
         while chars.next_if(|c| "hlLjzt".contains(*c)).is_some() {}
@@ -69,7 +94,7 @@ fn consumed(format: &str) -> Option<Vec<Kind>> {
         };
         kinds.push(kind);
     }
-    Some(kinds)
+    Some(Directives { kinds, widest })
 }
 
 /// What bash says about an argument it read as a number.
@@ -92,7 +117,7 @@ fn read_number(arg: &str, kind: Kind) -> (String, Option<Complaint>) {
     }
     match kind {
         Kind::Float => read_float(arg),
-        Kind::Unsigned | Kind::Signed => read_integer(arg, kind),
+        Kind::Unsigned | Kind::Signed | Kind::Field => read_integer(arg, kind),
         Kind::Text => (arg.to_string(), None),
     }
 }
@@ -258,21 +283,44 @@ pub(super) fn run(
             }
             return run_or_fail(stock("printf"), ctx, args).await;
         };
-        let Some(kinds) = consumed(&format) else {
+        let Some(directives) = consumed(&format) else {
             return run_or_fail(stock("printf"), ctx, args).await;
         };
         let invalid = check_arguments(
             ctx.shell,
             &mut ctx.stderr(),
-            &kinds,
+            &directives.kinds,
             &mut args[format_at + 1..],
         );
+        let widest = widest_field(&directives, &args[format_at + 1..]);
+        if widest > FIELD_LIMIT {
+            let prefix = error_prefix(ctx.shell);
+            let _ = writeln!(
+                ctx.stderr(),
+                "{prefix}printf: {widest}: field width or precision over {FIELD_LIMIT} is not supported"
+            );
+            return Ok(ExecutionResult::new(1));
+        }
         let result = run_or_fail(stock("printf"), ctx, args).await?;
         if invalid && u8::from(result.exit_code) == 0 {
             return Ok(ExecutionResult::new(1));
         }
         Ok(result)
     })
+}
+
+/// The largest field width or precision a run of `printf` asks for: written in the format, or
+/// given by a `*` argument (already read as a number; a negative width means the same width,
+/// left-justified).
+fn widest_field(directives: &Directives, args: &[CommandArg]) -> u64 {
+    let from_args = args
+        .iter()
+        .zip(directives.kinds.iter().cycle())
+        .filter(|(_, kind)| **kind == Kind::Field)
+        .filter_map(|(arg, _)| arg.to_string().parse::<i64>().ok())
+        .map(i64::unsigned_abs)
+        .max();
+    directives.widest.max(from_args.unwrap_or(0))
 }
 
 /// How bash names a number it could not read all of, from how the argument starts.
@@ -329,16 +377,29 @@ mod tests {
     #[test]
     fn finds_the_arguments_each_conversion_consumes() {
         use Kind::*;
-        assert_eq!(consumed("%d|%s\n"), Some(vec![Signed, Text]));
-        assert_eq!(consumed("100%% %5.2f %x"), Some(vec![Float, Unsigned]));
+        let kinds = |format| consumed(format).map(|d| d.kinds);
+        assert_eq!(kinds("%d|%s\n"), Some(vec![Signed, Text]));
+        assert_eq!(kinds("100%% %5.2f %x"), Some(vec![Float, Unsigned]));
         assert_eq!(
-            consumed("%*.*d %-08lu"),
-            Some(vec![Signed, Signed, Signed, Unsigned])
+            kinds("%*.*d %-08lu"),
+            Some(vec![Field, Field, Signed, Unsigned])
         );
-        assert_eq!(consumed("%(%H:%M)T %b %q"), Some(vec![Signed, Text, Text]));
-        assert_eq!(consumed("plain"), Some(vec![]));
-        assert_eq!(consumed("%z"), None);
-        assert_eq!(consumed("%"), None);
+        assert_eq!(kinds("%(%H:%M)T %b %q"), Some(vec![Signed, Text, Text]));
+        assert_eq!(kinds("plain"), Some(vec![]));
+        assert_eq!(kinds("%z"), None);
+        assert_eq!(kinds("%"), None);
+    }
+
+    #[test]
+    fn finds_the_widest_field() {
+        let widest = |format| consumed(format).map(|d| d.widest);
+        assert_eq!(widest("%5.2f %-12s"), Some(12));
+        assert_eq!(widest("%.70000f"), Some(70_000));
+        assert_eq!(widest("%99999999999999999999999d"), Some(u64::MAX));
+        assert_eq!(widest("%*d"), Some(0));
+        let directives = consumed("%*d %s").expect("known");
+        let args = ["-70000", "1", "x", "3", "2"].map(|a| CommandArg::from(a.to_string()));
+        assert_eq!(widest_field(&directives, &args), 70_000);
     }
 
     #[test]
