@@ -74,7 +74,7 @@ pub(super) fn action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, 
             params,
             overflowed: false,
         } => match final_byte {
-            b'l' if params::fields(params).any(|field| field == b"1049") => {
+            b'l' if params::params(params).any(|param| param.value == Some(1049)) => {
                 Action::LeaveAlternateScreen
             }
             b'W' if params == b"5" => Action::Tabs(TabChange::Default),
@@ -107,9 +107,9 @@ fn plain_csi_action(params: &[u8], final_byte: u8, overflowed: bool, size: (u16,
     }
     match final_byte {
         b'r' => {
-            let mut fields = params::fields(params).map(params::terminal_param);
-            let top = fields.next().flatten().unwrap_or(1).max(1);
-            let bottom = fields.next().flatten().filter(|&b| b > 0);
+            let mut values = params::params(params).map(|param| param.value);
+            let top = values.next().flatten().unwrap_or(1).max(1);
+            let bottom = values.next().flatten().filter(|&b| b > 0);
             Action::ScrollRegion(top, bottom, bounds::bound_counts(params, b'r', cols, rows))
         }
         b'g' => match params {

@@ -9,7 +9,8 @@
 //! parameters to handler calls, the same characters printed. What it does not read exactly as the
 //! parser does (sub-parameters, intermediates, other private markers, overlong parameter lists,
 //! other functions, other escapes, malformed UTF-8, C1 controls) it leaves to the parser: a whole
-//! CSI, a run of text, or the bytes up to the next ESC (where the parser starts a new sequence
+//! CSI (delimited as the scanner delimits it, parameters read by [`crate::params`]), a run of
+//! text, or the bytes up to the next ESC (where the parser starts a new sequence
 //! whatever its state; the engine follows whether it is back in its ground state).
 
 use alacritty_terminal::vte::ansi::{
@@ -18,6 +19,8 @@ use alacritty_terminal::vte::ansi::{
 };
 
 use super::print_runs::PrintAscii;
+use super::scanner::{Sequence, whole_csi};
+use crate::params;
 
 const ESC: u8 = 0x1b;
 
@@ -83,51 +86,30 @@ fn printable_len(bytes: &[u8]) -> usize {
 }
 
 /// Characters outside ASCII, printed while they are whole UTF-8 and not C1 controls (which the
-/// parser executes rather than prints); from the first that is not, the parser's.
+/// parser executes rather than prints); from the first that is not, the parser's. Whole means
+/// what the parser itself checks with, `core::str::from_utf8` (RFC 3629: no overlong forms,
+/// surrogates or values past U+10FFFF).
 fn text<H: Handler>(bytes: &[u8], handler: &mut H) -> Step {
-    let mut at = 0;
-    let mut last = None;
-    while at < bytes.len() && !bytes[at].is_ascii() {
-        match decode(&bytes[at..]) {
-            Some((c, len)) if !('\u{80}'..='\u{9f}').contains(&c) => {
-                handler.input(c);
-                last = Some(c);
-                at += len;
-            }
-            _ => break,
-        }
-    }
-    if at > 0 {
-        return Step::Handled(at, last);
-    }
-    let run = bytes
-        .iter()
-        .position(|b| b.is_ascii())
-        .unwrap_or(bytes.len());
-    Step::Parser(run)
-}
-
-/// The character that `bytes` starts with as UTF-8 (RFC 3629: no overlong forms, surrogates or
-/// values past U+10FFFF) and its length; `None` when it is not one or is cut short.
-fn decode(bytes: &[u8]) -> Option<(char, usize)> {
-    let (len, least) = match *bytes.first()? {
-        0xc2..=0xdf => (2, 0x80),
-        0xe0..=0xef => (3, 0x800),
-        0xf0..=0xf4 => (4, 0x1_0000),
-        _ => return None,
+    let ascii = bytes.iter().position(u8::is_ascii).unwrap_or(bytes.len());
+    let run = &bytes[..ascii];
+    let whole = match std::str::from_utf8(run) {
+        Ok(text) => text,
+        Err(error) => std::str::from_utf8(&run[..error.valid_up_to()]).unwrap_or_default(),
     };
-    let encoded = bytes.get(..len)?;
-    let mut value = u32::from(encoded[0]) & (0x7f >> len);
-    for &byte in &encoded[1..] {
-        if byte & 0xc0 != 0x80 {
-            return None;
-        }
-        value = value << 6 | u32::from(byte & 0x3f);
+    let mut len = 0;
+    let mut last = None;
+    for c in whole
+        .chars()
+        .take_while(|c| !('\u{80}'..='\u{9f}').contains(c))
+    {
+        handler.input(c);
+        last = Some(c);
+        len += c.len_utf8();
     }
-    if value < least {
-        return None;
+    match len {
+        0 => Step::Parser(run.len()),
+        _ => Step::Handled(len, last),
     }
-    char::from_u32(value).map(|c| (c, len))
 }
 
 /// A C0 control, as the parser executes it.
@@ -147,16 +129,15 @@ fn execute<H: Handler>(byte: u8, handler: &mut H) {
 
 /// An escape sequence: a CSI read here, or the bytes up to the next ESC for the parser.
 fn escape<H: Handler>(bytes: &[u8], handler: &mut H) -> Step {
-    let to_next_escape =
-        || memchr::memchr(ESC, &bytes[1..]).map_or(bytes.len(), |offset| offset + 1);
-    if bytes.get(1) != Some(&b'[') {
-        return Step::Parser(to_next_escape());
-    }
-    match Csi::parse(&bytes[2..]) {
-        Some((csi, len)) if csi.dispatch(handler) => Step::Handled(len + 2, None),
+    let Some((sequence, len)) = whole_csi(bytes) else {
+        return Step::Parser(
+            memchr::memchr(ESC, &bytes[1..]).map_or(bytes.len(), |offset| offset + 1),
+        );
+    };
+    match Csi::read(&sequence) {
+        Some(csi) if csi.dispatch(handler) => Step::Handled(len, None),
         // Complete: the parser dispatches it and is back in its ground state.
-        Some((_, len)) => Step::Parser(len + 2),
-        None => Step::Parser(to_next_escape()),
+        _ => Step::Parser(len),
     }
 }
 
@@ -169,33 +150,39 @@ struct Csi {
 }
 
 impl Csi {
-    /// Reads the sequence after `ESC [`; returns it and its length, or `None` when it has another
-    /// form, more than [`MAX_PARAMS`] parameters, or is cut off.
-    fn parse(bytes: &[u8]) -> Option<(Self, usize)> {
-        let private = bytes.first() == Some(&b'?');
-        let mut csi = Csi {
+    /// Reads the parameters of a sequence the scanner delimited; `None` when it has another
+    /// private marker, sub-parameters or more than [`MAX_PARAMS`] parameters.
+    fn read(sequence: &Sequence<'_>) -> Option<Self> {
+        let Sequence::Csi {
             private,
-            params: [0; MAX_PARAMS],
-            count: 1,
-            final_byte: 0,
+            params,
+            intermediate: 0,
+            final_byte,
+            overflowed: false,
+        } = *sequence
+        else {
+            return None;
         };
-        for (index, &byte) in bytes.iter().enumerate().skip(usize::from(private)) {
-            match byte {
-                b'0'..=b'9' => {
-                    let param = &mut csi.params[csi.count - 1];
-                    *param = param
-                        .saturating_mul(10)
-                        .saturating_add(u16::from(byte - b'0'));
-                }
-                b';' if csi.count < MAX_PARAMS => csi.count += 1,
-                0x40..=0x7e => {
-                    csi.final_byte = byte;
-                    return Some((csi, index + 1));
-                }
+        let mut csi = Csi {
+            private: match private {
+                0 => false,
+                b'?' => true,
                 _ => return None,
+            },
+            params: [0; MAX_PARAMS],
+            // As the parser counts: no parameter at all reads as one, empty.
+            count: 1,
+            final_byte,
+        };
+        for (index, param) in params::params(params).enumerate() {
+            if param.sub_params || index == MAX_PARAMS {
+                return None;
             }
+            // Empty reads as 0, which each function below takes as its default.
+            csi.params[index] = param.value.unwrap_or(0);
+            csi.count = index + 1;
         }
-        None
+        Some(csi)
     }
 
     fn params(&self) -> &[u16] {
@@ -593,22 +580,6 @@ mod tests {
                 .position(|b| !(b' '..=b'~').contains(b))
                 .unwrap_or(bytes.len());
             prop_assert_eq!(super::printable_len(&bytes), by_byte);
-        }
-
-        /// Decoding one character agrees with the standard library's UTF-8 validation.
-        #[test]
-        fn characters_decode_as_the_standard_library_does(
-            bytes in prop::collection::vec(
-                prop_oneof![any::<u8>(), 0x80u8..0xc0, 0xc0u8..0xf8],
-                1..6,
-            ),
-        ) {
-            let standard = bytes.utf8_chunks().next().and_then(|chunk| {
-                let c = chunk.valid().chars().next()?;
-                Some((c, c.len_utf8()))
-            });
-            let expected = standard.filter(|_| !bytes[0].is_ascii());
-            prop_assert_eq!(super::decode(&bytes), expected);
         }
 
         #[test]

@@ -457,7 +457,7 @@ impl Scanner {
 /// The common form of CSI read in one step when it lies whole at the start of `input`: `ESC [`, an
 /// optional private marker, at most [`CSI_PARAMS_LIMIT`] parameter bytes and a final byte. Returns
 /// the sequence [`Scanner::step`] would make of it byte by byte, and its length.
-fn whole_csi(input: &[u8]) -> Option<(Sequence<'_>, usize)> {
+pub(super) fn whole_csi(input: &[u8]) -> Option<(Sequence<'_>, usize)> {
     let body = input.strip_prefix(b"\x1b[")?;
     let private = match body.first() {
         Some(&marker @ 0x3c..=0x3f) => marker,
