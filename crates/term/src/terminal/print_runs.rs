@@ -84,98 +84,81 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
     }
 
     fn write<C: Copy + Into<char>>(&mut self, mut run: &[C]) {
-        let cols = self.term.columns();
-        // `input` (taken below for a cell it must handle) leaves the template as it found it.
-        let template = self.term.grid().cursor.template.clone();
         while let Some((&first, _)) = run.split_first() {
-            let grid = self.term.grid_mut();
-            let cursor = &grid.cursor;
-            let (line, column) = (cursor.point.line, cursor.point.column.0);
-            let fits = if cursor.input_needs_wrap {
-                0
-            } else {
-                run.len().min(cols - column)
-            };
-            let cells = &mut grid[line][Column(column)..Column(column + fits)];
-            let written = write_cells(cells, run, &template);
+            let written = self.write_row::<1, C>(run);
             if written == 0 {
                 // Wrapping or a wide character to clear: the emulator's own path.
                 self.term.input(first.into());
                 run = &run[1..];
                 continue;
             }
+            run = &run[written..];
+        }
+    }
+
+    /// Writes characters `WIDTH` cells wide (1, or 2: the character, then a spacer) along the
+    /// cursor's row from the cursor on, as the emulator writes each at the cursor with the pen of
+    /// its template, and moves the cursor past them as it does. Stops at the end of the row, at
+    /// pending wrap, and before cells holding a wide character or its spacer (clearing those takes
+    /// the emulator's own path). Returns how many characters were written.
+    fn write_row<const WIDTH: usize, C: Copy + Into<char>>(&mut self, run: &[C]) -> usize {
+        let cols = self.term.columns();
+        let grid = self.term.grid_mut();
+        let cursor = &grid.cursor;
+        if cursor.input_needs_wrap {
+            return 0;
+        }
+        let (line, column) = (cursor.point.line, cursor.point.column.0);
+        let template = cursor.template.clone();
+        let fits = run.len().min((cols - column) / WIDTH);
+        let cells = &mut grid[line][Column(column)..Column(column + fits * WIDTH)];
+        let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
+        let mut written = 0;
+        for (cells, &c) in cells.chunks_exact_mut(WIDTH).zip(run) {
+            if cells.iter().any(|cell| cell.flags.intersects(special)) {
+                break;
+            }
+            match cells {
+                [cell] => write_cell(cell, c.into(), template.flags, &template),
+                [cell, spacer] => {
+                    write_cell(cell, c.into(), template.flags | Flags::WIDE_CHAR, &template);
+                    write_cell(
+                        spacer,
+                        ' ',
+                        template.flags | Flags::WIDE_CHAR_SPACER,
+                        &template,
+                    );
+                }
+                _ => break,
+            }
+            written += 1;
+        }
+        if written > 0 {
+            let end = column + written * WIDTH;
             let cursor = &mut grid.cursor;
-            if column + written < cols {
-                cursor.point.column = Column(column + written);
+            if end < cols {
+                cursor.point.column = Column(end);
             } else {
                 cursor.point.column = Column(cols - 1);
                 cursor.input_needs_wrap = true;
             }
-            run = &run[written..];
         }
+        written
     }
 }
 
-impl<L: EventListener> PrintRuns<'_, L> {
-    /// Writes a character two cells wide as the emulator does (the character, then a spacer) when
-    /// it fits on the cursor's row over cells holding no wide character or spacer; false (having
-    /// written nothing) otherwise.
-    fn write_wide(&mut self, c: char) -> bool {
-        let cols = self.term.columns();
-        let grid = self.term.grid_mut();
-        let cursor = &grid.cursor;
-        let (line, column) = (cursor.point.line, cursor.point.column.0);
-        if cursor.input_needs_wrap || column + 1 >= cols {
-            return false;
-        }
-        let template = cursor.template.clone();
-        let cells = &mut grid[line][Column(column)..Column(column + 2)];
-        let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
-        if cells.iter().any(|cell| cell.flags.intersects(special)) {
-            return false;
-        }
-        for (cell, (c, flag)) in cells
-            .iter_mut()
-            .zip([(c, Flags::WIDE_CHAR), (' ', Flags::WIDE_CHAR_SPACER)])
-        {
-            *cell = Cell {
-                c,
-                flags: template.flags | flag,
-                ..template.clone()
-            };
-        }
-        let cursor = &mut grid.cursor;
-        if column + 2 < cols {
-            cursor.point.column = Column(column + 2);
-        } else {
-            cursor.point.column = Column(column + 1);
-            cursor.input_needs_wrap = true;
-        }
-        true
+/// Writes `c` into `cell` with the pen of `template` and `flags`, as the emulator writes a
+/// character at the cursor.
+#[inline]
+fn write_cell(cell: &mut Cell, c: char, flags: Flags, template: &Cell) {
+    cell.c = c;
+    cell.fg = template.fg;
+    cell.bg = template.bg;
+    cell.flags = flags;
+    // Most cells and pens have no extra; skip the reference counting then.
+    if cell.extra.is_some() || template.extra.is_some() {
+        cell.extra.clone_from(&template.extra);
     }
-}
-
-/// Writes `run` into `cells` with the pen of `template`, as the emulator writes a character at the
-/// cursor, up to the first cell that holds a wide character or its spacer (clearing those takes
-/// the emulator's own path). Returns how many cells were written.
-fn write_cells<C: Copy + Into<char>>(cells: &mut [Cell], run: &[C], template: &Cell) -> usize {
-    let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
-    let mut written = 0;
-    for (cell, &c) in cells.iter_mut().zip(run) {
-        if cell.flags.intersects(special) {
-            break;
-        }
-        cell.c = c.into();
-        cell.fg = template.fg;
-        cell.bg = template.bg;
-        cell.flags = template.flags;
-        // Most cells and pens have no extra; skip the reference counting then.
-        if cell.extra.is_some() || template.extra.is_some() {
-            cell.extra.clone_from(&template.extra);
-        }
-        written += 1;
-    }
-    written
 }
 
 /// Printing a run of printable ASCII in one call (the parser's path prints one character at a
@@ -222,7 +205,7 @@ impl<L: EventListener> Handler for PrintRuns<'_, L> {
             Some(1) if !c.is_ascii() => self.run.push(c),
             Some(2) => {
                 self.flush();
-                if !(self.writes_plainly() && self.write_wide(c)) {
+                if !(self.writes_plainly() && self.write_row::<2, char>(&[c]) == 1) {
                     self.term.input(c);
                 }
             }
