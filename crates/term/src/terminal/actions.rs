@@ -41,16 +41,6 @@ pub(super) enum Action {
 /// Decides what to do about a sequence (queries only count when they are answered); `size` is
 /// the screen's (cols, rows).
 pub(super) fn action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, u16)) -> Action {
-    if let Sequence::Csi {
-        private: 0,
-        intermediate: 0,
-        final_byte: b'm',
-        ..
-    } = sequence
-    {
-        // SGR, most of what programs send, is neither a query nor a count.
-        return Action::Nothing;
-    }
     if answer_queries && let Some(query) = classify(sequence) {
         return Action::Answer(query);
     }
@@ -120,5 +110,38 @@ fn plain_csi_action(params: &[u8], final_byte: u8, overflowed: bool, size: (u16,
         b'b' => Action::Repeat(params.to_vec()),
         _ => bounds::bound_counts(params, final_byte, cols, rows)
             .map_or(Action::Nothing, Action::Rewrite),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SGR needs no early return: it is neither a query nor a count, overlong or not.
+    #[test]
+    fn sgr_is_nothing_to_act_on() {
+        for (params, overflowed) in [
+            (&b""[..], false),
+            (b"0", false),
+            (b"1;38;5;200", false),
+            (b"65535;65535", false),
+            (b"38:2::1:2:3", false),
+            (b"1;2;3", true),
+        ] {
+            let sgr = Sequence::Csi {
+                private: 0,
+                params,
+                intermediate: 0,
+                final_byte: b'm',
+                overflowed,
+            };
+            for answer_queries in [true, false] {
+                assert!(
+                    matches!(action(&sgr, answer_queries, (2, 1)), Action::Nothing),
+                    "{:?}",
+                    String::from_utf8_lossy(params)
+                );
+            }
+        }
     }
 }
