@@ -3,9 +3,10 @@
 //!
 //! The one digit parser of the crate, shared by the key parser, the query responder and the
 //! terminal's own handling of sequences ([`params`]: the fast path around the emulator's parser,
-//! the bounds on counts, scroll regions and modes). It saturates instead of failing on long digit runs, so
-//! each caller states its own range rule when it narrows the value (the key parser rejects what
-//! does not fit a `u32`; the terminal saturates at `u16::MAX` as the emulator's parser does).
+//! the bounds on counts, scroll regions and modes). It saturates instead of failing on long digit
+//! runs, so each caller states its own range rule when it narrows the value (the key parser
+//! rejects what does not fit a `u32`; the terminal saturates at `u16::MAX` as the emulator's
+//! parser does).
 
 /// The value of a run of ASCII digits; `None` when the run is empty or holds anything else.
 /// Values past `u64::MAX` saturate.
@@ -44,31 +45,87 @@ pub(crate) fn fields(params: &[u8]) -> impl Iterator<Item = &[u8]> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Param {
     /// The value of its first sub-parameter (`5` of `5:2`), saturated at `u16::MAX`; `None` when
-    /// that is empty (the function's default applies) or not a decimal number.
+    /// that is empty (the function's default applies).
     pub(crate) value: Option<u16>,
     /// Sub-parameters follow the first one (`:`-separated, as in `38:2::1:2:3`).
     pub(crate) sub_params: bool,
 }
 
-/// The parameters of a control sequence's parameter string (the bytes between `CSI` and the final
-/// byte, private marker removed), in order: the one reading of parameters for the terminal.
+/// The parameters at the start of `bytes`, in order: the one reading of control sequence
+/// parameters for the terminal. They end at the first byte that is not a digit, `:` or `;` (the
+/// final byte of a sequence, say), where [`Params::end`] then points.
 ///
 /// ECMA-48 §5.4.2: a parameter string is a list of parameter sub-strings separated by `;`, each a
 /// decimal number whose empty form means the function's default; `:` separates the parts of a
 /// sub-string (used by xterm and others for sub-parameters, as in `38:2::r:g:b`). An empty string
 /// holds no parameter; `;` alone holds two empty ones. How many parameters a function takes, and
 /// what 0 means, is the caller's to decide.
-pub(crate) fn params(params: &[u8]) -> impl Iterator<Item = Param> + '_ {
-    fields(params).map(|field| {
-        let (first, sub_params) = match memchr::memchr(b':', field) {
-            Some(colon) => (&field[..colon], true),
-            None => (field, false),
-        };
-        Param {
-            value: decimal(first).map(saturate),
-            sub_params,
+#[inline]
+pub(crate) fn params(bytes: &[u8]) -> Params<'_> {
+    Params {
+        bytes,
+        at: 0,
+        done: !bytes.first().is_some_and(|&b| is_param_byte(b)),
+    }
+}
+
+fn is_param_byte(byte: u8) -> bool {
+    matches!(byte, b'0'..=b';')
+}
+
+/// The iterator of [`params`]. It runs for nearly every sequence a program sends, so it reads each
+/// byte once, in one loop.
+pub(crate) struct Params<'a> {
+    bytes: &'a [u8],
+    /// Where the next parameter starts, or (once done) where the parameters ended.
+    at: usize,
+    done: bool,
+}
+
+impl Params<'_> {
+    /// How many bytes the parameters take, once the iterator has returned `None`.
+    pub(crate) fn end(&self) -> usize {
+        self.at
+    }
+}
+
+impl Iterator for Params<'_> {
+    type Item = Param;
+
+    #[inline]
+    fn next(&mut self) -> Option<Param> {
+        if self.done {
+            return None;
         }
-    })
+        let bytes = self.bytes;
+        let start = self.at;
+        let mut at = start;
+        // Saturating as it goes: 65535 × 10 + 9 still fits.
+        let mut value = 0u32;
+        while let Some(&byte) = bytes.get(at)
+            && byte.is_ascii_digit()
+        {
+            value = (value * 10 + u32::from(byte - b'0')).min(u32::from(u16::MAX));
+            at += 1;
+        }
+        let digits = at > start;
+        let sub_params = bytes.get(at) == Some(&b':');
+        if sub_params {
+            while bytes.get(at).is_some_and(|&b| matches!(b, b'0'..=b':')) {
+                at += 1;
+            }
+        }
+        if bytes.get(at) == Some(&b';') {
+            self.at = at + 1;
+        } else {
+            self.at = at;
+            self.done = true;
+        }
+        Some(Param {
+            value: digits.then(|| u16::try_from(value).unwrap_or(u16::MAX)),
+            sub_params,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +178,20 @@ mod tests {
         );
         assert_eq!(params(b"").count(), 0);
         assert_eq!(params(b";").collect::<Vec<_>>(), [param(None, false); 2]);
-        assert_eq!(params(b"?1").next(), Some(param(None, false)));
+        assert_eq!(params(b"?1").next(), None);
+        let mut until_final = params(b"1;;2:5m;3");
+        let read: Vec<Param> = until_final.by_ref().collect();
+        assert_eq!(
+            read,
+            [
+                param(Some(1), false),
+                param(None, false),
+                param(Some(2), true)
+            ]
+        );
+        assert_eq!(until_final.end(), 6);
+        let mut trailing = params(b"4;");
+        assert_eq!(trailing.by_ref().count(), 2);
+        assert_eq!(trailing.end(), 2);
     }
 }

@@ -9,8 +9,7 @@
 //! parameters to handler calls, the same characters printed. What it does not read exactly as the
 //! parser does (sub-parameters, intermediates, other private markers, overlong parameter lists,
 //! other functions, other escapes, malformed UTF-8, C1 controls) it leaves to the parser: a whole
-//! CSI (delimited as the scanner delimits it, parameters read by [`crate::params`]), a run of
-//! text, or the bytes up to the next ESC (where the parser starts a new sequence
+//! CSI (parameters read by [`crate::params`]), a run of text, or the bytes up to the next ESC (where the parser starts a new sequence
 //! whatever its state; the engine follows whether it is back in its ground state).
 
 use alacritty_terminal::vte::ansi::{
@@ -18,8 +17,10 @@ use alacritty_terminal::vte::ansi::{
     NamedPrivateMode, PrivateMode, Rgb,
 };
 
+use shellwright_io::utf8::decode_char;
+
 use super::print_runs::PrintAscii;
-use super::scanner::{Sequence, whole_csi};
+use super::scanner::span_within;
 use crate::params;
 
 const ESC: u8 = 0x1b;
@@ -60,56 +61,34 @@ pub(super) fn step<H: Handler + PrintAscii>(bytes: &[u8], handler: &mut H) -> St
     }
 }
 
-/// The length of the run of printable ASCII (0x20–0x7e) that `bytes` starts with, eight bytes
-/// at a time while they all are (bit tricks after Anderson's "Bit Twiddling Hacks": a byte below
-/// 0x20 borrows into its top bit, one above 0x7e carries into it or has it set already).
+/// The length of the run of printable ASCII (0x20–0x7e) that `bytes` starts with.
 fn printable_len(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const TOPS: u64 = 0x8080_8080_8080_8080;
-    let mut len = 0;
-    for word in bytes.chunks_exact(8) {
-        let mut array = [0; 8];
-        array.copy_from_slice(word);
-        let word = u64::from_le_bytes(array);
-        let below = word.wrapping_sub(0x20 * ONES) & !word;
-        let above = word.wrapping_add(ONES) | word;
-        if (below | above) & TOPS != 0 {
-            break;
-        }
-        len += 8;
-    }
-    let rest = &bytes[len..];
-    len + rest
-        .iter()
-        .position(|b| !(b' '..=b'~').contains(b))
-        .unwrap_or(rest.len())
+    span_within::<b' ', b'~'>(bytes)
 }
 
 /// Characters outside ASCII, printed while they are whole UTF-8 and not C1 controls (which the
-/// parser executes rather than prints); from the first that is not, the parser's. Whole means
-/// what the parser itself checks with, `core::str::from_utf8` (RFC 3629: no overlong forms,
-/// surrogates or values past U+10FFFF).
+/// parser executes rather than prints); from the first that is not, the parser's. Words of a few
+/// such characters sit between ASCII, so they are decoded one at a time ([`decode_char`] agrees
+/// with the `str::from_utf8` the parser decides with).
 fn text<H: Handler>(bytes: &[u8], handler: &mut H) -> Step {
-    let ascii = bytes.iter().position(u8::is_ascii).unwrap_or(bytes.len());
-    let run = &bytes[..ascii];
-    let whole = match std::str::from_utf8(run) {
-        Ok(text) => text,
-        Err(error) => std::str::from_utf8(&run[..error.valid_up_to()]).unwrap_or_default(),
-    };
-    let mut len = 0;
+    let mut at = 0;
     let mut last = None;
-    for c in whole
-        .chars()
-        .take_while(|c| !('\u{80}'..='\u{9f}').contains(c))
-    {
+    while let Some((c, len)) = decode_char(&bytes[at..]) {
+        if ('\u{80}'..='\u{9f}').contains(&c) {
+            break;
+        }
         handler.input(c);
         last = Some(c);
-        len += c.len_utf8();
+        at += len;
     }
-    match len {
-        0 => Step::Parser(run.len()),
-        _ => Step::Handled(len, last),
+    if at > 0 {
+        return Step::Handled(at, last);
     }
+    let run = bytes
+        .iter()
+        .position(|b| b.is_ascii())
+        .unwrap_or(bytes.len());
+    Step::Parser(run)
 }
 
 /// A C0 control, as the parser executes it.
@@ -129,15 +108,16 @@ fn execute<H: Handler>(byte: u8, handler: &mut H) {
 
 /// An escape sequence: a CSI read here, or the bytes up to the next ESC for the parser.
 fn escape<H: Handler>(bytes: &[u8], handler: &mut H) -> Step {
-    let Some((sequence, len)) = whole_csi(bytes) else {
-        return Step::Parser(
-            memchr::memchr(ESC, &bytes[1..]).map_or(bytes.len(), |offset| offset + 1),
-        );
-    };
-    match Csi::read(&sequence) {
-        Some(csi) if csi.dispatch(handler) => Step::Handled(len, None),
+    let to_next_escape =
+        || memchr::memchr(ESC, &bytes[1..]).map_or(bytes.len(), |offset| offset + 1);
+    if bytes.get(1) != Some(&b'[') {
+        return Step::Parser(to_next_escape());
+    }
+    match Csi::parse(&bytes[2..]) {
+        Some((csi, len)) if csi.dispatch(handler) => Step::Handled(len + 2, None),
         // Complete: the parser dispatches it and is back in its ground state.
-        _ => Step::Parser(len),
+        Some((_, len)) => Step::Parser(len + 2),
+        None => Step::Parser(to_next_escape()),
     }
 }
 
@@ -150,31 +130,21 @@ struct Csi {
 }
 
 impl Csi {
-    /// Reads the parameters of a sequence the scanner delimited; `None` when it has another
-    /// private marker, sub-parameters or more than [`MAX_PARAMS`] parameters.
-    fn read(sequence: &Sequence<'_>) -> Option<Self> {
-        let Sequence::Csi {
-            private,
-            params,
-            intermediate: 0,
-            final_byte,
-            overflowed: false,
-        } = *sequence
-        else {
-            return None;
-        };
+    /// Reads the sequence after `ESC [`; returns it and its length, or `None` when it has another
+    /// form (sub-parameters, intermediates, another private marker), more than [`MAX_PARAMS`]
+    /// parameters, or is cut off.
+    fn parse(bytes: &[u8]) -> Option<(Self, usize)> {
+        let private = bytes.first() == Some(&b'?');
+        let start = usize::from(private);
         let mut csi = Csi {
-            private: match private {
-                0 => false,
-                b'?' => true,
-                _ => return None,
-            },
+            private,
             params: [0; MAX_PARAMS],
             // As the parser counts: no parameter at all reads as one, empty.
             count: 1,
-            final_byte,
+            final_byte: 0,
         };
-        for (index, param) in params::params(params).enumerate() {
+        let mut params = params::params(&bytes[start..]);
+        for (index, param) in params.by_ref().enumerate() {
             if param.sub_params || index == MAX_PARAMS {
                 return None;
             }
@@ -182,7 +152,9 @@ impl Csi {
             csi.params[index] = param.value.unwrap_or(0);
             csi.count = index + 1;
         }
-        Some(csi)
+        let final_at = start + params.end();
+        csi.final_byte = *bytes.get(final_at).filter(|b| (0x40..=0x7e).contains(*b))?;
+        Some((csi, final_at + 1))
     }
 
     fn params(&self) -> &[u16] {
