@@ -84,67 +84,91 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
     }
 
     fn write<C: Copy + Into<char>>(&mut self, mut run: &[C]) {
+        // `input` (taken below for a cell it must handle) leaves the template as it found it.
+        let template = self.term.grid().cursor.template.clone();
         while let Some((&first, _)) = run.split_first() {
-            let written = self.write_row::<1, C>(run);
+            let written = self
+                .row_from_cursor()
+                .map_or(0, |cells| write_cells(cells, run, &template));
             if written == 0 {
                 // Wrapping or a wide character to clear: the emulator's own path.
                 self.term.input(first.into());
                 run = &run[1..];
                 continue;
             }
+            self.move_past(written);
             run = &run[written..];
         }
     }
 
-    /// Writes characters `WIDTH` cells wide (1, or 2: the character, then a spacer) along the
-    /// cursor's row from the cursor on, as the emulator writes each at the cursor with the pen of
-    /// its template, and moves the cursor past them as it does. Stops at the end of the row, at
-    /// pending wrap, and before cells holding a wide character or its spacer (clearing those takes
-    /// the emulator's own path). Returns how many characters were written.
-    fn write_row<const WIDTH: usize, C: Copy + Into<char>>(&mut self, run: &[C]) -> usize {
-        let cols = self.term.columns();
+    /// Writes a character two cells wide as the emulator does (the character, then a spacer) when
+    /// it fits on the cursor's row over cells holding no wide character or spacer; false (having
+    /// written nothing) otherwise.
+    fn write_wide(&mut self, c: char) -> bool {
+        let template = self.term.grid().cursor.template.clone();
+        let Some([cell, spacer, ..]) = self.row_from_cursor() else {
+            return false;
+        };
+        if is_wide_part(cell) || is_wide_part(spacer) {
+            return false;
+        }
+        write_cell(cell, c, template.flags | Flags::WIDE_CHAR, &template);
+        write_cell(
+            spacer,
+            ' ',
+            template.flags | Flags::WIDE_CHAR_SPACER,
+            &template,
+        );
+        self.move_past(2);
+        true
+    }
+
+    /// The cells of the cursor's row from the cursor on; `None` while the cursor waits to wrap
+    /// (the next character goes to the next row: the emulator's own path).
+    fn row_from_cursor(&mut self) -> Option<&mut [Cell]> {
         let grid = self.term.grid_mut();
         let cursor = &grid.cursor;
         if cursor.input_needs_wrap {
-            return 0;
+            return None;
         }
-        let (line, column) = (cursor.point.line, cursor.point.column.0);
-        let template = cursor.template.clone();
-        let fits = run.len().min((cols - column) / WIDTH);
-        let cells = &mut grid[line][Column(column)..Column(column + fits * WIDTH)];
-        let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
-        let mut written = 0;
-        for (cells, &c) in cells.chunks_exact_mut(WIDTH).zip(run) {
-            if cells.iter().any(|cell| cell.flags.intersects(special)) {
-                break;
-            }
-            match cells {
-                [cell] => write_cell(cell, c.into(), template.flags, &template),
-                [cell, spacer] => {
-                    write_cell(cell, c.into(), template.flags | Flags::WIDE_CHAR, &template);
-                    write_cell(
-                        spacer,
-                        ' ',
-                        template.flags | Flags::WIDE_CHAR_SPACER,
-                        &template,
-                    );
-                }
-                _ => break,
-            }
-            written += 1;
-        }
-        if written > 0 {
-            let end = column + written * WIDTH;
-            let cursor = &mut grid.cursor;
-            if end < cols {
-                cursor.point.column = Column(end);
-            } else {
-                cursor.point.column = Column(cols - 1);
-                cursor.input_needs_wrap = true;
-            }
-        }
-        written
+        let (line, column) = (cursor.point.line, cursor.point.column);
+        Some(&mut grid[line][column..])
     }
+
+    /// Moves the cursor past `cells` cells just written from it, as the emulator does: onto the
+    /// next cell, or, past the last column, onto the last one with the next character wrapping.
+    fn move_past(&mut self, cells: usize) {
+        let cols = self.term.columns();
+        let cursor = &mut self.term.grid_mut().cursor;
+        let end = cursor.point.column.0 + cells;
+        if end < cols {
+            cursor.point.column = Column(end);
+        } else {
+            cursor.point.column = Column(cols - 1);
+            cursor.input_needs_wrap = true;
+        }
+    }
+}
+
+/// Whether the cell holds a wide character or its spacer: writing over either must clear the
+/// other half, which takes the emulator's own path.
+fn is_wide_part(cell: &Cell) -> bool {
+    cell.flags
+        .intersects(Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER)
+}
+
+/// Writes `run` into `cells` as the emulator writes each character at the cursor, up to the first
+/// cell that is part of a wide character. Returns how many cells were written.
+fn write_cells<C: Copy + Into<char>>(cells: &mut [Cell], run: &[C], template: &Cell) -> usize {
+    let mut written = 0;
+    for (cell, &c) in cells.iter_mut().zip(run) {
+        if is_wide_part(cell) {
+            break;
+        }
+        write_cell(cell, c.into(), template.flags, template);
+        written += 1;
+    }
+    written
 }
 
 /// Writes `c` into `cell` with the pen of `template` and `flags`, as the emulator writes a
@@ -205,7 +229,7 @@ impl<L: EventListener> Handler for PrintRuns<'_, L> {
             Some(1) if !c.is_ascii() => self.run.push(c),
             Some(2) => {
                 self.flush();
-                if !(self.writes_plainly() && self.write_row::<2, char>(&[c]) == 1) {
+                if !(self.writes_plainly() && self.write_wide(c)) {
                     self.term.input(c);
                 }
             }
