@@ -41,6 +41,23 @@ pub(super) enum Action {
 /// Decides what to do about a sequence (queries only count when they are answered); `size` is
 /// the screen's (cols, rows).
 pub(super) fn action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, u16)) -> Action {
+    if let Sequence::Csi {
+        private: 0,
+        intermediate: 0,
+        final_byte: b'm',
+        ..
+    } = sequence
+    {
+        // SGR, most of what programs send, is neither a query nor a count: the rules below
+        // conclude the same (see the tests), but answering here saves ~3% of the instructions of
+        // the terminal benchmark's stream.
+        return Action::Nothing;
+    }
+    any_action(sequence, answer_queries, size)
+}
+
+/// [`action`] without its shortcut for SGR.
+fn any_action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, u16)) -> Action {
     if answer_queries && let Some(query) = classify(sequence) {
         return Action::Answer(query);
     }
@@ -117,7 +134,8 @@ fn plain_csi_action(params: &[u8], final_byte: u8, overflowed: bool, size: (u16,
 mod tests {
     use super::*;
 
-    /// SGR needs no early return: it is neither a query nor a count, overlong or not.
+    /// The shortcut for SGR answers what the rules for every sequence answer: it is neither a
+    /// query nor a count, overlong or not.
     #[test]
     fn sgr_is_nothing_to_act_on() {
         for (params, overflowed) in [
@@ -137,7 +155,7 @@ mod tests {
             };
             for answer_queries in [true, false] {
                 assert!(
-                    matches!(action(&sgr, answer_queries, (2, 1)), Action::Nothing),
+                    matches!(any_action(&sgr, answer_queries, (2, 1)), Action::Nothing),
                     "{:?}",
                     String::from_utf8_lossy(params)
                 );
