@@ -63,29 +63,26 @@ pub(crate) struct Param {
 #[inline]
 pub(crate) fn params(bytes: &[u8]) -> Params<'_> {
     Params {
-        bytes,
-        at: 0,
-        done: !bytes.first().is_some_and(|&b| is_param_byte(b)),
+        rest: bytes,
+        len: bytes.len(),
+        done: !bytes.first().is_some_and(|&b| matches!(b, b'0'..=b';')),
     }
-}
-
-fn is_param_byte(byte: u8) -> bool {
-    matches!(byte, b'0'..=b';')
 }
 
 /// The iterator of [`params`]. It runs for nearly every sequence a program sends, so it reads each
 /// byte once, in one loop.
 pub(crate) struct Params<'a> {
-    bytes: &'a [u8],
-    /// Where the next parameter starts, or (once done) where the parameters ended.
-    at: usize,
+    /// From the next parameter on, or (once done) from where the parameters ended.
+    rest: &'a [u8],
+    /// The length of the whole string.
+    len: usize,
     done: bool,
 }
 
 impl Params<'_> {
     /// How many bytes the parameters take, once the iterator has returned `None`.
     pub(crate) fn end(&self) -> usize {
-        self.at
+        self.len - self.rest.len()
     }
 }
 
@@ -97,29 +94,26 @@ impl Iterator for Params<'_> {
         if self.done {
             return None;
         }
-        let bytes = self.bytes;
-        let start = self.at;
-        let mut at = start;
+        let mut rest = self.rest;
         // Saturating as it goes: 65535 × 10 + 9 still fits.
         let mut value = 0u32;
-        while let Some(&byte) = bytes.get(at)
-            && byte.is_ascii_digit()
-        {
+        while let [byte @ b'0'..=b'9', tail @ ..] = rest {
             value = (value * 10 + u32::from(byte - b'0')).min(u32::from(u16::MAX));
-            at += 1;
+            rest = tail;
         }
-        let digits = at > start;
-        let sub_params = bytes.get(at) == Some(&b':');
-        if sub_params {
-            while bytes.get(at).is_some_and(|&b| matches!(b, b'0'..=b':')) {
-                at += 1;
+        let digits = rest.len() < self.rest.len();
+        let sub_params = rest.first() == Some(&b':');
+        while let [b'0'..=b':', tail @ ..] = rest
+            && sub_params
+        {
+            rest = tail;
+        }
+        match rest {
+            [b';', tail @ ..] => self.rest = tail,
+            _ => {
+                self.rest = rest;
+                self.done = true;
             }
-        }
-        if bytes.get(at) == Some(&b';') {
-            self.at = at + 1;
-        } else {
-            self.at = at;
-            self.done = true;
         }
         Some(Param {
             value: digits.then(|| u16::try_from(value).unwrap_or(u16::MAX)),

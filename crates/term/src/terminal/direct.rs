@@ -9,8 +9,9 @@
 //! parameters to handler calls, the same characters printed. What it does not read exactly as the
 //! parser does (sub-parameters, intermediates, other private markers, overlong parameter lists,
 //! other functions, other escapes, malformed UTF-8, C1 controls) it leaves to the parser: a whole
-//! CSI (parameters read by [`crate::params`]), a run of text, or the bytes up to the next ESC (where the parser starts a new sequence
-//! whatever its state; the engine follows whether it is back in its ground state).
+//! CSI (its parameters read by [`crate::params`]), a run of text, or the bytes up to the next ESC
+//! (where the parser starts a new sequence whatever its state; the engine follows whether it is
+//! back in its ground state).
 
 use alacritty_terminal::vte::ansi::{
     Attr, CharsetIndex, ClearMode, Color, Handler, LineClearMode, Mode, NamedColor, NamedMode,
@@ -40,6 +41,7 @@ pub(super) enum Step {
 
 /// Handles the element at the start of `bytes` (not empty), the parser being in its ground
 /// state with no partial character.
+#[inline]
 pub(super) fn step<H: Handler + PrintAscii>(bytes: &[u8], handler: &mut H) -> Step {
     match bytes[0] {
         b' '..=b'~' => {
@@ -139,19 +141,21 @@ impl Csi {
         let mut csi = Csi {
             private,
             params: [0; MAX_PARAMS],
-            // As the parser counts: no parameter at all reads as one, empty.
-            count: 1,
+            count: 0,
             final_byte: 0,
         };
         let mut params = params::params(&bytes[start..]);
-        for (index, param) in params.by_ref().enumerate() {
-            if param.sub_params || index == MAX_PARAMS {
+        let mut count = 0;
+        for param in &mut params {
+            if param.sub_params || count == MAX_PARAMS {
                 return None;
             }
             // Empty reads as 0, which each function below takes as its default.
-            csi.params[index] = param.value.unwrap_or(0);
-            csi.count = index + 1;
+            csi.params[count] = param.value.unwrap_or(0);
+            count += 1;
         }
+        // As the parser counts: no parameter at all reads as one, empty.
+        csi.count = count.max(1);
         let final_at = start + params.end();
         csi.final_byte = *bytes.get(final_at).filter(|b| (0x40..=0x7e).contains(*b))?;
         Some((csi, final_at + 1))

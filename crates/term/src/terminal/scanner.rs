@@ -171,6 +171,7 @@ impl Scanner {
     }
 
     /// Advances over `input` from `*pos` to the next event; `None` when the input is used up.
+    #[inline]
     pub(crate) fn next<'s>(&'s mut self, input: &'s [u8], pos: &mut usize) -> Option<Event<'s>> {
         while *pos < input.len() {
             if self.state == State::Ground {
@@ -454,6 +455,7 @@ impl Scanner {
 /// The common form of CSI read in one step when it lies whole at the start of `input`: `ESC [`, an
 /// optional private marker, at most [`CSI_PARAMS_LIMIT`] parameter bytes and a final byte. Returns
 /// the sequence [`Scanner::step`] would make of it byte by byte, and its length.
+#[inline]
 fn whole_csi(input: &[u8]) -> Option<(Sequence<'_>, usize)> {
     let body = input.strip_prefix(b"\x1b[")?;
     let private = match body.first() {
