@@ -1,6 +1,6 @@
-//! UTF-8 text handling: incremental decoding of a byte stream that arrives in arbitrary pieces, and
-//! cutting text into bounded pieces on character boundaries ([`pieces`]).
-//!
+//! UTF-8 text handling: incremental decoding of a byte stream that arrives in arbitrary pieces,
+//! one character at a time for hot paths that stop at the first one they cannot take
+//! ([`decode_char`]), and cutting text into bounded pieces on character boundaries ([`pieces`]).
 //!
 //! A sequence split across reads is joined; each maximal invalid subpart becomes one U+FFFD (the
 //! rule of [`String::from_utf8_lossy`], Unicode §3.9); nothing is dropped. Only the (at most three)
@@ -101,6 +101,32 @@ impl Utf8Decoder {
             }
         }
     }
+}
+
+/// The character that `bytes` starts with as UTF-8 outside ASCII (RFC 3629: no overlong forms,
+/// surrogates or values past U+10FFFF, as [`std::str::from_utf8`] decides) and its length; `None`
+/// when it is ASCII, not UTF-8, or cut short. For a few characters at a time between ASCII, this
+/// costs a fraction of validating them with `from_utf8` first.
+#[inline]
+pub fn decode_char(bytes: &[u8]) -> Option<(char, usize)> {
+    let (len, least) = match *bytes.first()? {
+        0xc2..=0xdf => (2, 0x80),
+        0xe0..=0xef => (3, 0x800),
+        0xf0..=0xf4 => (4, 0x1_0000),
+        _ => return None,
+    };
+    let encoded = bytes.get(..len)?;
+    let mut value = u32::from(encoded[0]) & (0x7f >> len);
+    for &byte in &encoded[1..] {
+        if byte & 0xc0 != 0x80 {
+            return None;
+        }
+        value = value << 6 | u32::from(byte & 0x3f);
+    }
+    if value < least {
+        return None;
+    }
+    char::from_u32(value).map(|c| (c, len))
 }
 
 /// `text` cut into pieces of at most `max` bytes, each ending on a character boundary. A `max`
@@ -207,6 +233,33 @@ mod tests {
         assert_eq!(decoder.decode(b"ok\xe2\x82"), "ok");
         assert_eq!(decoder.finish(), "\u{fffd}");
         assert_eq!(decoder.finish(), "");
+    }
+
+    #[test]
+    fn characters_decode_as_from_utf8_decides() {
+        // Every lead byte with every second byte, and the continuations that reach the edges of
+        // each range (overlong, surrogate, past U+10FFFF) for the third and fourth.
+        let edges = [
+            0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff,
+        ];
+        for lead in 0x80..=0xffu8 {
+            for second in 0..=0xffu8 {
+                for third in edges {
+                    for fourth in edges {
+                        let bytes = [lead, second, third, fourth];
+                        let standard = bytes.utf8_chunks().next().and_then(|chunk| {
+                            let c = chunk.valid().chars().next()?;
+                            Some((c, c.len_utf8()))
+                        });
+                        assert_eq!(decode_char(&bytes), standard, "{bytes:02x?}");
+                        let cut = standard.map_or(1, |(_, len)| len - 1);
+                        assert_eq!(decode_char(&bytes[..cut]), None, "{bytes:02x?} cut");
+                    }
+                }
+            }
+        }
+        assert_eq!(decode_char(b"a"), None);
+        assert_eq!(decode_char(b""), None);
     }
 
     #[test]

@@ -48,9 +48,16 @@ pub(super) fn action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, 
         ..
     } = sequence
     {
-        // SGR, most of what programs send, is neither a query nor a count.
+        // SGR, most of what programs send, is neither a query nor a count: the rules below
+        // conclude the same (see the tests), but answering here saves ~3% of the instructions of
+        // the terminal benchmark's stream.
         return Action::Nothing;
     }
+    any_action(sequence, answer_queries, size)
+}
+
+/// [`action`] without its shortcut for SGR.
+fn any_action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, u16)) -> Action {
     if answer_queries && let Some(query) = classify(sequence) {
         return Action::Answer(query);
     }
@@ -74,7 +81,7 @@ pub(super) fn action(sequence: &Sequence<'_>, answer_queries: bool, size: (u16, 
             params,
             overflowed: false,
         } => match final_byte {
-            b'l' if params::fields(params).any(|field| field == b"1049") => {
+            b'l' if params::params(params).any(|param| param.value == Some(1049)) => {
                 Action::LeaveAlternateScreen
             }
             b'W' if params == b"5" => Action::Tabs(TabChange::Default),
@@ -107,9 +114,9 @@ fn plain_csi_action(params: &[u8], final_byte: u8, overflowed: bool, size: (u16,
     }
     match final_byte {
         b'r' => {
-            let mut fields = params::fields(params).map(params::terminal_param);
-            let top = fields.next().flatten().unwrap_or(1).max(1);
-            let bottom = fields.next().flatten().filter(|&b| b > 0);
+            let mut values = params::params(params).map(|param| param.value);
+            let top = values.next().flatten().unwrap_or(1).max(1);
+            let bottom = values.next().flatten().filter(|&b| b > 0);
             Action::ScrollRegion(top, bottom, bounds::bound_counts(params, b'r', cols, rows))
         }
         b'g' => match params {
@@ -120,5 +127,39 @@ fn plain_csi_action(params: &[u8], final_byte: u8, overflowed: bool, size: (u16,
         b'b' => Action::Repeat(params.to_vec()),
         _ => bounds::bound_counts(params, final_byte, cols, rows)
             .map_or(Action::Nothing, Action::Rewrite),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shortcut for SGR answers what the rules for every sequence answer: it is neither a
+    /// query nor a count, overlong or not.
+    #[test]
+    fn sgr_is_nothing_to_act_on() {
+        for (params, overflowed) in [
+            (&b""[..], false),
+            (b"0", false),
+            (b"1;38;5;200", false),
+            (b"65535;65535", false),
+            (b"38:2::1:2:3", false),
+            (b"1;2;3", true),
+        ] {
+            let sgr = Sequence::Csi {
+                private: 0,
+                params,
+                intermediate: 0,
+                final_byte: b'm',
+                overflowed,
+            };
+            for answer_queries in [true, false] {
+                assert!(
+                    matches!(any_action(&sgr, answer_queries, (2, 1)), Action::Nothing),
+                    "{:?}",
+                    String::from_utf8_lossy(params)
+                );
+            }
+        }
     }
 }

@@ -12,7 +12,7 @@
 
 use std::fmt::Write;
 
-use crate::params::{fields, leading, terminal_param};
+use crate::params::{self, Param};
 
 /// What the emulator's state says about a REP at the point it arrives.
 #[derive(Clone, Copy, Debug)]
@@ -55,39 +55,29 @@ pub(crate) fn takes_count(final_byte: u8) -> bool {
 }
 
 /// The sequence to give the emulator instead of `CSI params final_byte` when a count exceeds the
-/// screen, or `None` to pass it unchanged. REP is handled by [`bound_repeat`].
+/// screen or has sub-parameters (which the function does not take), or `None` to pass it
+/// unchanged. REP is handled by [`bound_repeat`]. Parameters past the function's last are dropped
+/// from a rewrite, as the emulator ignores them.
 pub(crate) fn bound_counts(params: &[u8], final_byte: u8, cols: u16, rows: u16) -> Option<Vec<u8>> {
     let bounds = param_bounds(final_byte)?;
-    // Nearly every sequence is within bounds, which one pass over the bytes tells.
-    if within_bounds(params, bounds, cols, rows) {
-        return None;
-    }
-    rewrite_counts(params, bounds, final_byte, cols, rows)
-}
-
-/// The rewritten sequence when a field of `params` is past its bound or has sub-parameters.
-fn rewrite_counts(
-    params: &[u8],
-    bounds: &[bool],
-    final_byte: u8,
-    cols: u16,
-    rows: u16,
-) -> Option<Vec<u8>> {
-    let bounded = |(field, &height): (&[u8], &bool)| {
+    let bounded = |(param, &height): (Param, &bool)| {
         let limit = if height { rows } else { cols };
-        let value = terminal_param(leading(field));
-        let changed = value.is_some_and(|v| v > limit) || leading(field).len() != field.len();
-        (value.map(|v| v.min(limit)), changed)
+        let changed = param.value.is_some_and(|v| v > limit) || param.sub_params;
+        (param.value.map(|v| v.min(limit)), changed)
     };
-    if !fields(params).zip(bounds).any(|field| bounded(field).1) {
+    // Nearly every sequence is within bounds: nothing is allocated for it.
+    if !params::params(params)
+        .zip(bounds)
+        .any(|param| bounded(param).1)
+    {
         return None;
     }
     let mut out = b"\x1b[".to_vec();
-    for (i, field) in fields(params).zip(bounds).enumerate() {
+    for (i, param) in params::params(params).zip(bounds).enumerate() {
         if i > 0 {
             out.push(b';');
         }
-        if let (Some(value), _) = bounded(field) {
+        if let (Some(value), _) = bounded(param) {
             let _ = write!(ByteWriter(&mut out), "{value}");
         }
     }
@@ -95,32 +85,10 @@ fn rewrite_counts(
     Some(out)
 }
 
-/// Whether `params` are plain decimal fields each within its bound (fields past the bounds do
-/// not count), read in one pass; false also when they need the closer look of sub-parameters.
-fn within_bounds(params: &[u8], bounds: &[bool], cols: u16, rows: u16) -> bool {
-    let within = |index: usize, value: u32| {
-        bounds
-            .get(index)
-            .is_none_or(|&height| value <= u32::from(if height { rows } else { cols }))
-    };
-    let (mut index, mut value) = (0, 0u32);
-    for &byte in params {
-        match byte {
-            b'0'..=b'9' => value = (value * 10 + u32::from(byte - b'0')).min(1 << 20),
-            b';' if within(index, value) => (index, value) = (index + 1, 0),
-            _ => return false,
-        }
-    }
-    within(index, value)
-}
-
 /// REP's count: its first parameter, 1 when absent or 0.
 fn repeat_count(params: &[u8]) -> usize {
-    let count = match fields(params).next() {
-        Some(field) => terminal_param(leading(field)).unwrap_or(0).max(1),
-        None => 1,
-    };
-    usize::from(count)
+    let count = params::params(params).next().and_then(|param| param.value);
+    usize::from(count.unwrap_or(0).max(1))
 }
 
 /// Enough repetitions of a character of width 1 to repaint every row of the screen.
@@ -407,22 +375,6 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The one-pass check lets through exactly what the field-by-field rewrite leaves alone.
-        #[test]
-        fn bounds_checked_in_one_pass_as_field_by_field(
-            params in "[0-9;:]{0,14}",
-            final_byte in proptest::sample::select(b"ABCDEFGHLMPSTXZ@`abdefr".to_vec()),
-            cols in 1u16..300,
-            rows in 1u16..300,
-        ) {
-            let bounds = param_bounds(final_byte).unwrap_or(&[]);
-            let slow = rewrite_counts(params.as_bytes(), bounds, final_byte, cols, rows);
-            proptest::prop_assert_eq!(
-                bound_counts(params.as_bytes(), final_byte, cols, rows),
-                slow
-            );
-        }
-
         /// The ASCII shortcut names the character decoding the whole text names.
         #[test]
         fn last_printed_is_the_last_decoded_character(

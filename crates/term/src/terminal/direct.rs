@@ -9,15 +9,20 @@
 //! parameters to handler calls, the same characters printed. What it does not read exactly as the
 //! parser does (sub-parameters, intermediates, other private markers, overlong parameter lists,
 //! other functions, other escapes, malformed UTF-8, C1 controls) it leaves to the parser: a whole
-//! CSI, a run of text, or the bytes up to the next ESC (where the parser starts a new sequence
-//! whatever its state; the engine follows whether it is back in its ground state).
+//! CSI (its parameters read by [`crate::params`]), a run of text, or the bytes up to the next ESC
+//! (where the parser starts a new sequence whatever its state; the engine follows whether it is
+//! back in its ground state).
 
 use alacritty_terminal::vte::ansi::{
     Attr, CharsetIndex, ClearMode, Color, Handler, LineClearMode, Mode, NamedColor, NamedMode,
     NamedPrivateMode, PrivateMode, Rgb,
 };
 
+use shellwright_io::utf8::decode_char;
+
 use super::print_runs::PrintAscii;
+use super::scanner::span_within;
+use crate::params;
 
 const ESC: u8 = 0x1b;
 
@@ -36,6 +41,7 @@ pub(super) enum Step {
 
 /// Handles the element at the start of `bytes` (not empty), the parser being in its ground
 /// state with no partial character.
+#[inline]
 pub(super) fn step<H: Handler + PrintAscii>(bytes: &[u8], handler: &mut H) -> Step {
     match bytes[0] {
         b' '..=b'~' => {
@@ -57,45 +63,25 @@ pub(super) fn step<H: Handler + PrintAscii>(bytes: &[u8], handler: &mut H) -> St
     }
 }
 
-/// The length of the run of printable ASCII (0x20–0x7e) that `bytes` starts with, eight bytes
-/// at a time while they all are (bit tricks after Anderson's "Bit Twiddling Hacks": a byte below
-/// 0x20 borrows into its top bit, one above 0x7e carries into it or has it set already).
+/// The length of the run of printable ASCII (0x20–0x7e) that `bytes` starts with.
 fn printable_len(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const TOPS: u64 = 0x8080_8080_8080_8080;
-    let mut len = 0;
-    for word in bytes.chunks_exact(8) {
-        let mut array = [0; 8];
-        array.copy_from_slice(word);
-        let word = u64::from_le_bytes(array);
-        let below = word.wrapping_sub(0x20 * ONES) & !word;
-        let above = word.wrapping_add(ONES) | word;
-        if (below | above) & TOPS != 0 {
-            break;
-        }
-        len += 8;
-    }
-    let rest = &bytes[len..];
-    len + rest
-        .iter()
-        .position(|b| !(b' '..=b'~').contains(b))
-        .unwrap_or(rest.len())
+    span_within::<b' ', b'~'>(bytes)
 }
 
 /// Characters outside ASCII, printed while they are whole UTF-8 and not C1 controls (which the
-/// parser executes rather than prints); from the first that is not, the parser's.
+/// parser executes rather than prints); from the first that is not, the parser's. Words of a few
+/// such characters sit between ASCII, so they are decoded one at a time ([`decode_char`] agrees
+/// with the `str::from_utf8` the parser decides with).
 fn text<H: Handler>(bytes: &[u8], handler: &mut H) -> Step {
     let mut at = 0;
     let mut last = None;
-    while at < bytes.len() && !bytes[at].is_ascii() {
-        match decode(&bytes[at..]) {
-            Some((c, len)) if !('\u{80}'..='\u{9f}').contains(&c) => {
-                handler.input(c);
-                last = Some(c);
-                at += len;
-            }
-            _ => break,
+    while let Some((c, len)) = decode_char(&bytes[at..]) {
+        if ('\u{80}'..='\u{9f}').contains(&c) {
+            break;
         }
+        handler.input(c);
+        last = Some(c);
+        at += len;
     }
     if at > 0 {
         return Step::Handled(at, last);
@@ -105,29 +91,6 @@ fn text<H: Handler>(bytes: &[u8], handler: &mut H) -> Step {
         .position(|b| b.is_ascii())
         .unwrap_or(bytes.len());
     Step::Parser(run)
-}
-
-/// The character that `bytes` starts with as UTF-8 (RFC 3629: no overlong forms, surrogates or
-/// values past U+10FFFF) and its length; `None` when it is not one or is cut short.
-fn decode(bytes: &[u8]) -> Option<(char, usize)> {
-    let (len, least) = match *bytes.first()? {
-        0xc2..=0xdf => (2, 0x80),
-        0xe0..=0xef => (3, 0x800),
-        0xf0..=0xf4 => (4, 0x1_0000),
-        _ => return None,
-    };
-    let encoded = bytes.get(..len)?;
-    let mut value = u32::from(encoded[0]) & (0x7f >> len);
-    for &byte in &encoded[1..] {
-        if byte & 0xc0 != 0x80 {
-            return None;
-        }
-        value = value << 6 | u32::from(byte & 0x3f);
-    }
-    if value < least {
-        return None;
-    }
-    char::from_u32(value).map(|c| (c, len))
 }
 
 /// A C0 control, as the parser executes it.
@@ -170,32 +133,32 @@ struct Csi {
 
 impl Csi {
     /// Reads the sequence after `ESC [`; returns it and its length, or `None` when it has another
-    /// form, more than [`MAX_PARAMS`] parameters, or is cut off.
+    /// form (sub-parameters, intermediates, another private marker), more than [`MAX_PARAMS`]
+    /// parameters, or is cut off.
     fn parse(bytes: &[u8]) -> Option<(Self, usize)> {
         let private = bytes.first() == Some(&b'?');
+        let start = usize::from(private);
         let mut csi = Csi {
             private,
             params: [0; MAX_PARAMS],
-            count: 1,
+            count: 0,
             final_byte: 0,
         };
-        for (index, &byte) in bytes.iter().enumerate().skip(usize::from(private)) {
-            match byte {
-                b'0'..=b'9' => {
-                    let param = &mut csi.params[csi.count - 1];
-                    *param = param
-                        .saturating_mul(10)
-                        .saturating_add(u16::from(byte - b'0'));
-                }
-                b';' if csi.count < MAX_PARAMS => csi.count += 1,
-                0x40..=0x7e => {
-                    csi.final_byte = byte;
-                    return Some((csi, index + 1));
-                }
-                _ => return None,
+        let mut params = params::params(&bytes[start..]);
+        let mut count = 0;
+        for param in &mut params {
+            if param.sub_params || count == MAX_PARAMS {
+                return None;
             }
+            // Empty reads as 0, which each function below takes as its default.
+            csi.params[count] = param.value.unwrap_or(0);
+            count += 1;
         }
-        None
+        // As the parser counts: no parameter at all reads as one, empty.
+        csi.count = count.max(1);
+        let final_at = start + params.end();
+        csi.final_byte = *bytes.get(final_at).filter(|b| (0x40..=0x7e).contains(*b))?;
+        Some((csi, final_at + 1))
     }
 
     fn params(&self) -> &[u16] {
@@ -593,22 +556,6 @@ mod tests {
                 .position(|b| !(b' '..=b'~').contains(b))
                 .unwrap_or(bytes.len());
             prop_assert_eq!(super::printable_len(&bytes), by_byte);
-        }
-
-        /// Decoding one character agrees with the standard library's UTF-8 validation.
-        #[test]
-        fn characters_decode_as_the_standard_library_does(
-            bytes in prop::collection::vec(
-                prop_oneof![any::<u8>(), 0x80u8..0xc0, 0xc0u8..0xf8],
-                1..6,
-            ),
-        ) {
-            let standard = bytes.utf8_chunks().next().and_then(|chunk| {
-                let c = chunk.valid().chars().next()?;
-                Some((c, c.len_utf8()))
-            });
-            let expected = standard.filter(|_| !bytes[0].is_ascii());
-            prop_assert_eq!(super::decode(&bytes), expected);
         }
 
         #[test]

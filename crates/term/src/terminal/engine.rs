@@ -30,6 +30,7 @@ use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{NamedColor, Processor, Rgb, Timeout};
+use shellwright_io::Utf8Decoder;
 
 use super::direct::{self, Step};
 use super::print_runs::PrintRuns;
@@ -88,8 +89,8 @@ pub(crate) struct Engine {
     term: Term<TitleListener>,
     processor: Processor<NoSyncUpdates>,
     listener: TitleListener,
-    /// Continuation bytes still missing from a UTF-8 character the last advance ended inside.
-    utf8_needed: usize,
+    /// Follows the UTF-8 character the parser was left inside, if any.
+    utf8: Utf8Decoder,
     backlog: PlainBacklog,
     scrollback: usize,
     /// No scroll region is set (the crate tracks it; alacritty keeps it private).
@@ -110,8 +111,8 @@ pub(crate) struct Engine {
 /// The parser with what is known of its state, for feeding it the pieces [`direct`] leaves.
 struct Parser<'a> {
     processor: &'a mut Processor<NoSyncUpdates>,
-    /// Continuation bytes still missing from a UTF-8 character the parser is inside.
-    utf8_needed: &'a mut usize,
+    /// Follows the UTF-8 character the parser is inside, if any (see [`Parser::feed`]).
+    utf8: &'a mut Utf8Decoder,
     open_sequence: &'a mut OpenSequence,
     unseen_print: &'a mut Option<char>,
 }
@@ -125,7 +126,7 @@ impl Parser<'_> {
     /// Whether the parser is in its ground state with no partial character (so [`direct`] may
     /// go around it).
     fn at_rest(&self) -> bool {
-        *self.utf8_needed == 0 && self.open_sequence.is_empty()
+        self.utf8.pending_len() == 0 && self.open_sequence.is_empty()
     }
 
     fn feed(&mut self, handler: &mut PrintRuns<'_, TitleListener>, mut bytes: &[u8]) {
@@ -136,26 +137,22 @@ impl Parser<'_> {
         self.open_sequence.follow(bytes);
         // vte 0.15 drops the byte after a UTF-8 character completed across two `advance` calls
         // when the new call also ends inside a character ("é" split as C3 | A9 20 E6 loses the
-        // space). Feeding the completing continuation bytes on their own keeps its buffer exact.
-        if *self.utf8_needed > 0 {
-            let take = bytes
-                .iter()
-                .take(*self.utf8_needed)
-                .take_while(|&&b| is_continuation(b))
-                .count();
-            if take > 0 {
-                self.processor.advance(handler, &bytes[..take]);
-            }
-            *self.utf8_needed = if take == bytes.len() {
-                *self.utf8_needed - take
-            } else {
-                0
-            };
-            bytes = &bytes[take..];
+        // space). Feeding the bytes that complete (or break) the character on their own keeps its
+        // buffer exact. The parser keeps a character cut off by the end of its input exactly as
+        // a decoder of the same bytes carries it over (both decide with `str::from_utf8`), so the
+        // shared decoder tells where that character ends.
+        let mut completing = 0;
+        while self.utf8.pending_len() > 0 && completing < bytes.len() {
+            self.utf8.skip(&bytes[completing..=completing]);
+            completing += 1;
+        }
+        if completing > 0 {
+            self.processor.advance(handler, &bytes[..completing]);
+            bytes = &bytes[completing..];
         }
         if !bytes.is_empty() {
             self.processor.advance(handler, bytes);
-            *self.utf8_needed = incomplete_utf8(bytes);
+            self.utf8.skip(bytes);
         }
     }
 }
@@ -406,7 +403,7 @@ impl Engine {
             term: Term::new(config, &size, listener.clone()),
             processor: Processor::new(),
             listener,
-            utf8_needed: 0,
+            utf8: Utf8Decoder::new(),
             backlog: PlainBacklog::default(),
             scrollback,
             full_scroll_region: true,
@@ -451,7 +448,7 @@ impl Engine {
     fn may_defer(&self, bytes: &[u8]) -> bool {
         let modes = self.term.mode();
         self.defer_plain_text
-            && self.utf8_needed == 0
+            && self.utf8.pending_len() == 0
             && self.open_sequence.is_empty()
             && self.full_scroll_region
             && !modes
@@ -524,7 +521,7 @@ impl Engine {
     fn parse(&mut self, bytes: &[u8]) {
         let mut parser = Parser {
             processor: &mut self.processor,
-            utf8_needed: &mut self.utf8_needed,
+            utf8: &mut self.utf8,
             open_sequence: &mut self.open_sequence,
             unseen_print: &mut self.unseen_print,
         };
@@ -647,28 +644,6 @@ impl Engine {
         *self.term.grid_mut() = alternate;
         result
     }
-}
-
-fn is_continuation(byte: u8) -> bool {
-    byte & 0xc0 == 0x80
-}
-
-/// How many continuation bytes are missing when `bytes` ends inside a UTF-8 character.
-fn incomplete_utf8(bytes: &[u8]) -> usize {
-    for back in 1..=bytes.len().min(3) {
-        let byte = bytes[bytes.len() - back];
-        if is_continuation(byte) {
-            continue;
-        }
-        let length: usize = match byte {
-            0xc2..=0xdf => 2,
-            0xe0..=0xef => 3,
-            0xf0..=0xf4 => 4,
-            _ => return 0,
-        };
-        return length.saturating_sub(back);
-    }
-    0
 }
 
 /// The text of one grid row: wide-character spacers skipped, combining marks kept, trailing blanks

@@ -84,98 +84,105 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
     }
 
     fn write<C: Copy + Into<char>>(&mut self, mut run: &[C]) {
-        let cols = self.term.columns();
         // `input` (taken below for a cell it must handle) leaves the template as it found it.
         let template = self.term.grid().cursor.template.clone();
         while let Some((&first, _)) = run.split_first() {
-            let grid = self.term.grid_mut();
-            let cursor = &grid.cursor;
-            let (line, column) = (cursor.point.line, cursor.point.column.0);
-            let fits = if cursor.input_needs_wrap {
-                0
-            } else {
-                run.len().min(cols - column)
-            };
-            let cells = &mut grid[line][Column(column)..Column(column + fits)];
-            let written = write_cells(cells, run, &template);
+            let written = self
+                .row_from_cursor()
+                .map_or(0, |cells| write_cells(cells, run, &template));
             if written == 0 {
                 // Wrapping or a wide character to clear: the emulator's own path.
                 self.term.input(first.into());
                 run = &run[1..];
                 continue;
             }
-            let cursor = &mut grid.cursor;
-            if column + written < cols {
-                cursor.point.column = Column(column + written);
-            } else {
-                cursor.point.column = Column(cols - 1);
-                cursor.input_needs_wrap = true;
-            }
+            self.move_past(written);
             run = &run[written..];
         }
     }
-}
 
-impl<L: EventListener> PrintRuns<'_, L> {
     /// Writes a character two cells wide as the emulator does (the character, then a spacer) when
     /// it fits on the cursor's row over cells holding no wide character or spacer; false (having
     /// written nothing) otherwise.
     fn write_wide(&mut self, c: char) -> bool {
-        let cols = self.term.columns();
+        let template = self.term.grid().cursor.template.clone();
+        let Some([cell, spacer, ..]) = self.row_from_cursor() else {
+            return false;
+        };
+        if is_wide_part(cell) || is_wide_part(spacer) {
+            return false;
+        }
+        write_cell(cell, c, template.flags | Flags::WIDE_CHAR, &template);
+        write_cell(
+            spacer,
+            ' ',
+            template.flags | Flags::WIDE_CHAR_SPACER,
+            &template,
+        );
+        self.move_past(2);
+        true
+    }
+
+    /// The cells of the cursor's row from the cursor on; `None` while the cursor waits to wrap
+    /// (the next character goes to the next row: the emulator's own path).
+    fn row_from_cursor(&mut self) -> Option<&mut [Cell]> {
         let grid = self.term.grid_mut();
         let cursor = &grid.cursor;
-        let (line, column) = (cursor.point.line, cursor.point.column.0);
-        if cursor.input_needs_wrap || column + 1 >= cols {
-            return false;
+        if cursor.input_needs_wrap {
+            return None;
         }
-        let template = cursor.template.clone();
-        let cells = &mut grid[line][Column(column)..Column(column + 2)];
-        let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
-        if cells.iter().any(|cell| cell.flags.intersects(special)) {
-            return false;
-        }
-        for (cell, (c, flag)) in cells
-            .iter_mut()
-            .zip([(c, Flags::WIDE_CHAR), (' ', Flags::WIDE_CHAR_SPACER)])
-        {
-            *cell = Cell {
-                c,
-                flags: template.flags | flag,
-                ..template.clone()
-            };
-        }
-        let cursor = &mut grid.cursor;
-        if column + 2 < cols {
-            cursor.point.column = Column(column + 2);
+        let (line, column) = (cursor.point.line, cursor.point.column);
+        Some(&mut grid[line][column..])
+    }
+
+    /// Moves the cursor past `cells` cells just written from it, as the emulator does: onto the
+    /// next cell, or, past the last column, onto the last one with the next character wrapping.
+    fn move_past(&mut self, cells: usize) {
+        let cols = self.term.columns();
+        let cursor = &mut self.term.grid_mut().cursor;
+        let end = cursor.point.column.0 + cells;
+        if end < cols {
+            cursor.point.column = Column(end);
         } else {
-            cursor.point.column = Column(column + 1);
+            cursor.point.column = Column(cols - 1);
             cursor.input_needs_wrap = true;
         }
-        true
     }
 }
 
-/// Writes `run` into `cells` with the pen of `template`, as the emulator writes a character at the
-/// cursor, up to the first cell that holds a wide character or its spacer (clearing those takes
-/// the emulator's own path). Returns how many cells were written.
+/// Whether the cell holds a wide character or its spacer: writing over either must clear the
+/// other half, which takes the emulator's own path.
+fn is_wide_part(cell: &Cell) -> bool {
+    cell.flags
+        .intersects(Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER)
+}
+
+/// Writes `run` into `cells` as the emulator writes each character at the cursor, up to the first
+/// cell that is part of a wide character. Returns how many cells were written.
 fn write_cells<C: Copy + Into<char>>(cells: &mut [Cell], run: &[C], template: &Cell) -> usize {
-    let special = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
     let mut written = 0;
     for (cell, &c) in cells.iter_mut().zip(run) {
-        if cell.flags.intersects(special) {
+        if is_wide_part(cell) {
             break;
         }
-        cell.c = c.into();
-        cell.fg = template.fg;
-        cell.bg = template.bg;
-        cell.flags = template.flags;
-        // Most cells and pens have no extra; skip the reference counting then.
-        if cell.extra.is_some() || template.extra.is_some() {
-            cell.extra.clone_from(&template.extra);
-        }
+        write_cell(cell, c.into(), template.flags, template);
         written += 1;
     }
     written
+}
+
+/// Writes `c` into `cell` with the pen of `template` and `flags`, as the emulator writes a
+/// character at the cursor.
+#[inline]
+fn write_cell(cell: &mut Cell, c: char, flags: Flags, template: &Cell) {
+    cell.c = c;
+    cell.fg = template.fg;
+    cell.bg = template.bg;
+    cell.flags = flags;
+    // Most cells and pens have no extra; skip the reference counting then.
+    if cell.extra.is_some() || template.extra.is_some() {
+        cell.extra.clone_from(&template.extra);
+    }
 }
 
 /// Printing a run of printable ASCII in one call (the parser's path prints one character at a

@@ -171,6 +171,7 @@ impl Scanner {
     }
 
     /// Advances over `input` from `*pos` to the next event; `None` when the input is used up.
+    #[inline]
     pub(crate) fn next<'s>(&'s mut self, input: &'s [u8], pos: &mut usize) -> Option<Event<'s>> {
         while *pos < input.len() {
             if self.state == State::Ground {
@@ -374,10 +375,7 @@ impl Scanner {
     /// Takes the digits and separators (0x30–0x3b) at the start of `input` inside a CSI in one
     /// step, as [`Self::csi_byte`] would take them one by one; returns how many there were.
     fn csi_params(&mut self, input: &[u8]) -> usize {
-        let count = input
-            .iter()
-            .position(|b| !(b'0'..=b';').contains(b))
-            .unwrap_or(input.len());
+        let count = span_within::<b'0', b';'>(input);
         if count == 0 {
             return 0;
         }
@@ -457,6 +455,7 @@ impl Scanner {
 /// The common form of CSI read in one step when it lies whole at the start of `input`: `ESC [`, an
 /// optional private marker, at most [`CSI_PARAMS_LIMIT`] parameter bytes and a final byte. Returns
 /// the sequence [`Scanner::step`] would make of it byte by byte, and its length.
+#[inline]
 fn whole_csi(input: &[u8]) -> Option<(Sequence<'_>, usize)> {
     let body = input.strip_prefix(b"\x1b[")?;
     let private = match body.first() {
@@ -464,13 +463,10 @@ fn whole_csi(input: &[u8]) -> Option<(Sequence<'_>, usize)> {
         _ => 0,
     };
     let params_start = usize::from(private != 0);
-    let params_len = body[params_start..]
-        .iter()
-        .take(CSI_PARAMS_LIMIT + 1)
-        .position(|b| !(b'0'..=b';').contains(b))?;
-    let final_at = params_start + params_len;
+    let limit = body.len().min(params_start + CSI_PARAMS_LIMIT);
+    let final_at = params_start + span_within::<b'0', b';'>(&body[params_start..limit]);
     let final_byte = *body.get(final_at)?;
-    if params_len > CSI_PARAMS_LIMIT || !(0x40..=0x7e).contains(&final_byte) {
+    if !(0x40..=0x7e).contains(&final_byte) {
         return None;
     }
     let sequence = Sequence::Csi {
@@ -481,6 +477,34 @@ fn whole_csi(input: &[u8]) -> Option<(Sequence<'_>, usize)> {
         overflowed: false,
     };
     Some((sequence, 2 + final_at + 1))
+}
+
+/// The length of the run of bytes from `LOW` to `HIGH` (both ASCII) that `bytes` starts with,
+/// eight bytes at a time while they all are: text runs and parameter strings are scanned here. Bit
+/// tricks after Anderson's "Bit Twiddling Hacks": a byte below `LOW` borrows into its top bit
+/// when `LOW` is taken from it, one above `HIGH` carries into it when `0x7f - HIGH` is added or
+/// has it set already; a borrow or carry across bytes only follows a byte already found.
+#[inline]
+pub(super) fn span_within<const LOW: u8, const HIGH: u8>(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const TOPS: u64 = 0x8080_8080_8080_8080;
+    let mut len = 0;
+    for word in bytes.chunks_exact(8) {
+        let mut array = [0; 8];
+        array.copy_from_slice(word);
+        let word = u64::from_le_bytes(array);
+        let below = word.wrapping_sub(u64::from(LOW) * ONES) & !word;
+        let above = word.wrapping_add(u64::from(0x7f - HIGH) * ONES) | word;
+        if (below | above) & TOPS != 0 {
+            break;
+        }
+        len += 8;
+    }
+    let rest = &bytes[len..];
+    len + rest
+        .iter()
+        .position(|b| !(LOW..=HIGH).contains(b))
+        .unwrap_or(rest.len())
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -680,6 +704,22 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Eight bytes at a time finds the end of a run of parameter bytes where one at a time
+        /// does, whatever the bytes around.
+        #[test]
+        fn parameter_runs_end_where_bytes_say(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![b'0'..=b';', proptest::num::u8::ANY],
+                0..40,
+            ),
+        ) {
+            let by_byte = bytes
+                .iter()
+                .position(|b| !(b'0'..=b';').contains(b))
+                .unwrap_or(bytes.len());
+            proptest::prop_assert_eq!(span_within::<b'0', b';'>(&bytes), by_byte);
+        }
+
         /// CSI parameters taken in bulk, and whole sequences read in one step, make the sequences
         /// taking them one byte at a time makes (with the same start and length), overlong and
         /// malformed ones included, however the input is cut.
