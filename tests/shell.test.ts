@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -209,6 +209,30 @@ describe('session lifetime', () => {
     out.text = ''
     await shell.run({ command: 'echo "[$kept]"' }, out.push)
     expect(out.text).toBe('[1]\n')
+  })
+
+  it('a panic inside brush ends the session like a fatal error: output kept, processes stopped', async () => {
+    const shell = new Shell()
+    const out = collector()
+    const pidFile = join(scratch, 'panic-bg.pid')
+    // brush-parser unwraps the parse of a brace sequence's bound, so one past i64 panics. The
+    // background job writes its pid ($! is empty in brush 0.5) before the panic.
+    const command = [
+      'kept=1; echo before',
+      `sh -c 'echo $$ > "${pidFile}"; exec sleep 30' &`,
+      `until [ -s '${pidFile}' ]; do sleep 0.01; done`,
+      'echo {1..99999999999999999999}',
+    ].join('\n')
+    await expect(shell.run({ command }, out.push)).rejects.toMatchObject({
+      code: 'ERR_SHELL_EXEC',
+      message: expect.stringMatching(/^Shell execution failed: the shell failed \(brush panicked: .+\); the session has ended$/),
+    })
+    expect(out.text).toBe('before\n')
+    const bg = Number(readFileSync(pidFile, 'utf8'))
+    expect(bg).toBeGreaterThan(0)
+    expect(isRunning(bg)).toBe(false)
+    expect(await shell.run({ command: 'echo "[${kept-}]"' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(out.text).toBe('before\n[]\n')
   })
 
   it('executeShell uses a fresh session per call', async () => {

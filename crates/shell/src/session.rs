@@ -4,6 +4,7 @@
 //! blocking thread so that a timeout or an abort is not held up by it.
 
 use std::io::Write;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,6 +19,7 @@ use brush_core::{
     RcLoadBehavior, Shell, ShellValue, ShellVariable, SourceInfo,
 };
 use brush_parser::{Parser, ParserOptions};
+use futures_util::FutureExt as _;
 use shellwright_io::Utf8Decoder;
 use shellwright_proc::{CancelReason, CancelToken, RunScope, processless_run_tag};
 
@@ -138,6 +140,8 @@ enum Ended {
     Cancelled(CancelReason),
     /// A command passed a nesting limit (the message is in the stream).
     Limit,
+    /// brush panicked, with this message: the shell's state is not to be trusted any more.
+    Panicked(String),
 }
 
 /// A live brush shell plus the hooks registered for it.
@@ -255,10 +259,14 @@ impl Session {
             let source = self
                 .shell
                 .source_script(path, std::iter::empty::<String>(), &params);
+            let source = AssertUnwindSafe(source).catch_unwind();
             tokio::pin!(source);
             tokio::select! {
                 biased;
-                result = &mut source => Ended::Finished(result.map_err(|e| fail(&e))),
+                result = &mut source => match result {
+                    Ok(result) => Ended::Finished(result.map_err(|e| fail(&e))),
+                    Err(payload) => Ended::Panicked(panic_message(payload.as_ref())),
+                },
                 reason = cancel.cancelled() => Ended::Cancelled(reason),
                 _ = limit.cancelled() => Ended::Limit,
             }
@@ -272,6 +280,10 @@ impl Session {
             Ended::Cancelled(reason) => {
                 self.stop_run(scope);
                 Err(CreateStopped::Cancelled(reason))
+            }
+            Ended::Panicked(message) => {
+                self.stop_run(scope);
+                Err(fail(&format!("brush panicked: {message}")).into())
             }
             Ended::Limit | Ended::Refused(_) => {
                 self.stop_run(scope);
@@ -334,7 +346,7 @@ impl Session {
                 self.exit_trap_after_cancel().await;
                 self.stop_run(scope);
             }
-            Ended::Limit => self.stop_run(scope),
+            Ended::Limit | Ended::Panicked(_) => self.stop_run(scope),
             Ended::Finished(_) | Ended::Refused(_) => {}
         }
         let outcome = self.conclude(ended);
@@ -423,6 +435,11 @@ impl Session {
                 keep_session: matches!(result.next_control_flow, ExecutionControlFlow::Normal),
             },
             Ended::Finished(Err(error)) => return Err(error),
+            Ended::Panicked(message) => {
+                return Err(ShellError::Execution(format!(
+                    "the shell failed (brush panicked: {message}); the session has ended"
+                )));
+            }
             Ended::Refused(code) => RunOutcome {
                 result: RunResult::finished(code),
                 keep_session: true,
@@ -544,13 +561,19 @@ impl Session {
         // Like `bash -c`: `$-` has `c`, and `$LINENO` counts the command string's lines.
         self.shell.start_command_string_mode();
         let ended = {
-            let run = run_parsed(&mut self.shell, parsed, params);
+            // A panic in brush (a bug of its own, such as an unchecked number) would otherwise
+            // unwind through the session's thread, skipping the teardown that stops the run's
+            // processes. The session is not used again after one (see `conclude`).
+            let run = AssertUnwindSafe(run_parsed(&mut self.shell, parsed, params)).catch_unwind();
             tokio::pin!(run);
             tokio::select! {
                 biased;
                 reason = cancel.cancelled() => Ended::Cancelled(reason),
                 _ = limit.cancelled() => Ended::Limit,
-                result = &mut run => Ended::Finished(Ok(result)),
+                result = &mut run => match result {
+                    Ok(result) => Ended::Finished(Ok(result)),
+                    Err(payload) => Ended::Panicked(panic_message(payload.as_ref())),
+                },
             }
         };
         // A command can finish *because* the run was stopped (its process killed, a stage it
@@ -715,6 +738,15 @@ async fn run_parsed(
         shell.set_last_exit_status(result.exit_code.into());
         result
     })
+}
+
+/// The text a panic was raised with.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string())
 }
 
 fn too_deep() -> String {
