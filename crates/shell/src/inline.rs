@@ -101,7 +101,8 @@ fn simple_builtin(pipeline: &ast::Pipeline) -> Option<String> {
 /// in bulk or expand without bound: substitutions and arithmetic (`` ` ``, `$(`, `<(`, `>(`),
 /// redirections (`<`, `>`), background jobs and pipelines (`&`, `|` alone), globs (`*`, `?`
 /// other than `$?`), brace expansion and braced parameter expansion (`{`), and tildes (`~user`,
-/// or `~` with `HOME` unset, is a password-database lookup, which may read files or the network). Quoting is not interpreted: a quoted `*` is refused too, which only costs speed.
+/// or `~` with `HOME` unset, is a password-database lookup, which may read files or the network).
+/// Quoting is not interpreted: a quoted `*` is refused too, which only costs speed.
 fn plain_text(command: &str) -> bool {
     let bytes = command.as_bytes();
     bytes.iter().enumerate().all(|(i, &b)| {

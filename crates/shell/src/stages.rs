@@ -18,8 +18,8 @@
 //! the run's `$-` show the user's flags (see [`flags`]).
 //!
 //! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
-//! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null` (`255>&2 2>/dev/null`
-//! around the call, undone around the original command; `BASH_XTRACEFD` set aside by
+//! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null`
+//! (`255>&2 2>/dev/null` around the call, undone around the original command; `BASH_XTRACEFD` set aside by
 //! [`hooks::XTRACEFD_ASIDE`]), and the DEBUG hook does not show it to the user's DEBUG trap.
 //!
 //! A stage ends early, as a bash subshell would be killed, in two cases, both found by the DEBUG

@@ -12,12 +12,13 @@
 //! [`nesting`]) keep every run well inside it.
 //!
 //! The runtime is also what bounds the session's in-process work. A session ends after `exit`,
-//! an error, a cancelled or timed-out run, or when its owner drops it; then its hooks are stopped
-//! (every clone of the shell parks at its next simple command), its runtime is shut down, which
-//! drops every task brush spawned for it, and only then are the processes of a stopped run
-//! terminated (a job waiting on one would otherwise go on to its next command when it dies). A run that ends its session is answered only once
-//! all of that is done, so when its caller hears of the end, nothing the session ran in-process
-//! can run another command or write another byte.
+//! an error (a panic inside brush included), a cancelled or timed-out run, or when its owner
+//! drops it; then its hooks are stopped (every clone of the shell parks at its next simple
+//! command), its runtime is shut down, which drops every task brush spawned for it, and only then
+//! are the processes of a stopped run terminated (a job waiting on one would otherwise go on to
+//! its next command when it dies). A run that ends its session is answered only once all of that
+//! is done, so when its caller hears of the end, nothing the session ran in-process can run
+//! another command or write another byte.
 //!
 //! [`limits`]: crate::limits
 //! [`nesting`]: crate::nesting
@@ -163,8 +164,8 @@ impl SessionThread {
     }
 }
 
-/// The session thread: creates the session (one that ends with its first run when `one_shot`), serves runs until one ends it or the handle is
-/// dropped, then tears it down.
+/// The session thread: creates the session (one that ends with its first run when `one_shot`),
+/// serves runs until one ends it or the handle is dropped, then tears it down.
 fn serve(
     options: &SessionOptions,
     cancel: &CancelToken,
