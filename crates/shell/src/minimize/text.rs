@@ -18,6 +18,7 @@
 //!
 //! The set is deliberately wide: a false positive only keeps a line.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::LazyLock;
 
@@ -154,8 +155,10 @@ fn inside_a_name(line: &str, start: usize, end: usize) -> bool {
 
 /// The transcript as a reader of a terminal would see it: ANSI escape sequences and other
 /// control characters removed (tabs kept), CRLF line ends made LF, and a line redrawn with
-/// carriage returns (progress bars, spinners) reduced to its last drawing.
-pub fn clean(raw: &str) -> String {
+/// carriage returns (progress bars, spinners) reduced to its last drawing. Borrows `raw` when
+/// there is nothing to remove (most transcripts): a megabyte copied for nothing cost more than
+/// some filters' whole work on it.
+pub fn clean(raw: &str) -> Cow<'_, str> {
     let plain = strip_controls(raw);
     if memchr::memchr(b'\r', plain.as_bytes()).is_none() {
         return plain;
@@ -172,14 +175,14 @@ pub fn clean(raw: &str) -> String {
             .unwrap_or("");
         out.push_str(last_drawing);
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Removes CSI, OSC and two-byte escape sequences and C0 controls other than `\t`, `\n`, `\r`.
-fn strip_controls(raw: &str) -> String {
+fn strip_controls(raw: &str) -> Cow<'_, str> {
     let bytes = raw.as_bytes();
     let Some(first) = next_control(bytes, 0) else {
-        return raw.to_string();
+        return Cow::Borrowed(raw);
     };
     let mut out = String::with_capacity(raw.len());
     let mut kept_from = 0;
@@ -194,7 +197,7 @@ fn strip_controls(raw: &str) -> String {
         control = next_control(bytes, kept_from);
     }
     out.push_str(&raw[kept_from..]);
-    out
+    Cow::Owned(out)
 }
 
 /// The first byte at or after `from` that [`strip_controls`] removes. Blocks of bytes are tested
@@ -482,7 +485,7 @@ mod tests {
         let mut texts: Vec<String> = Vec::new();
         for entry in std::fs::read_dir(dir).expect("corpus") {
             let text = std::fs::read_to_string(entry.expect("entry").path()).expect("utf-8");
-            texts.push(clean(&text));
+            texts.push(clean(&text).into_owned());
         }
         texts.push(
             [
