@@ -322,6 +322,45 @@ pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
     squeeze_transcript(&Transcript::new(text), similar_run)
 }
 
+/// [`squeeze`] of exact repeats only (`similar_run` of `None`), for a text a filter just built:
+/// the text itself when there is nothing to collapse (the common case), which is not copied.
+pub fn squeeze_repeats(text: String) -> String {
+    if squeeze_changes(&text) {
+        squeeze(&text, None)
+    } else {
+        text
+    }
+}
+
+/// Whether `squeeze(text, None)` differs from `text`: it has a run of blank lines, a line of
+/// only blanks, three equal lines in a row, a CR (conservatively: `\r\n` ends are made `\n`)
+/// or no final line end.
+fn squeeze_changes(text: &str) -> bool {
+    if !(text.is_empty() || text.ends_with('\n'))
+        || memchr::memchr(b'\r', text.as_bytes()).is_some()
+    {
+        return true;
+    }
+    let mut previous = None;
+    let mut repeats = 0;
+    for line in lines(text) {
+        let blank = line.trim().is_empty();
+        if blank && (!line.is_empty() || previous == Some("")) {
+            return true;
+        }
+        repeats = if previous == Some(line) {
+            repeats + 1
+        } else {
+            0
+        };
+        if repeats == 2 {
+            return true;
+        }
+        previous = Some(line);
+    }
+    false
+}
+
 /// [`squeeze`] of a text whose important lines may already be known.
 pub fn squeeze_transcript(text: &Transcript, similar_run: Option<usize>) -> String {
     let lines: Vec<&str> = lines(text).collect();
@@ -583,6 +622,44 @@ mod tests {
         assert_eq!(squeeze(&run, Some(10)), run);
         let with_error = "item 0\nitem 1\nitem error 2\nitem 3\n";
         assert_eq!(squeeze(with_error, Some(1)), with_error);
+    }
+
+    #[test]
+    fn squeezing_repeats_returns_an_unchanged_text_as_it_is() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/transcripts"
+        );
+        let mut texts: Vec<String> = [
+            "",
+            "a",
+            "a\n",
+            "a\na\n",
+            "a\na\na\n",
+            "a\n\nb\n",
+            "a\n\n\nb\n",
+            "a\n \nb\n",
+            "\n",
+            "\n\n",
+            "a\r\n",
+            "a\rb\n",
+            "a\nb\na\nb\n",
+            "x\n\ny\n\n",
+        ]
+        .map(String::from)
+        .into();
+        for entry in std::fs::read_dir(dir).expect("corpus") {
+            let text = std::fs::read_to_string(entry.expect("entry").path()).expect("utf-8");
+            texts.push(squeeze(&text, None));
+            texts.push(text);
+        }
+        for text in texts {
+            assert_eq!(
+                squeeze_repeats(text.clone()),
+                squeeze(&text, None),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::drop_kinds;
-use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze};
+use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze_repeats};
 
 static STATUS: LazyLock<Regex> = pattern!(
     r"^\s*(Compiling|Checking|Downloaded|Downloading|Locking|Adding|Updating|Fresh|Blocking|Documenting|Packaging|Verifying|Archiving|Installing|Installed|Replacing|Unpacking|Removing|Migrating|Vendoring) \S"
@@ -29,7 +29,7 @@ pub fn cargo(cleaned: &Transcript) -> String {
             None
         }
     });
-    squeeze(&trim_backtraces(&text), None)
+    squeeze_repeats(trim_backtraces(&text))
 }
 
 /// libtest's line for a test that passed or was ignored: `test <name> ... ok`. (By hand: a test

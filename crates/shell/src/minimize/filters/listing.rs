@@ -199,7 +199,10 @@ impl<'a> Marked<'a> {
 /// What [`pack`] lays out: a name, or names sharing a prefix of `prefix` bytes.
 enum Token<'n, 'a> {
     Name(Marked<'a>),
-    Group { prefix: usize, names: &'n [Marked<'a>] },
+    Group {
+        prefix: usize,
+        names: &'n [Marked<'a>],
+    },
 }
 
 impl Token<'_, '_> {

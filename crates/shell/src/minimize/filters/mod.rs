@@ -12,7 +12,9 @@ mod listing;
 mod python;
 
 use super::command::Invocation;
-use super::text::{Output, Transcript, lines, shorten_rules, squeeze, squeeze_transcript};
+use super::text::{
+    Output, Transcript, lines, shorten_rules, squeeze, squeeze_repeats, squeeze_transcript,
+};
 
 /// Programs whose output is a file's content the agent asked for: never rewritten.
 const PRINTS_FILES: &[&str] = &[
@@ -104,5 +106,5 @@ pub fn drop_kinds<'k>(cleaned: &Transcript, kind: impl Fn(&str) -> Option<&'k st
         }
     }
     note(&mut out, run);
-    squeeze(&out.finish(), None)
+    squeeze_repeats(out.finish())
 }
