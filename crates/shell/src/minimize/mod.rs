@@ -65,7 +65,9 @@ pub struct Minimized {
 }
 
 impl Minimized {
-    fn new(filter: String, text: String, original_text: String) -> Self {
+    fn new(filter: String, mut text: String, original_text: String) -> Self {
+        // Filters write into room for their whole input.
+        text.shrink_to_fit();
         Self {
             filter,
             input_bytes: original_text.len(),

@@ -181,33 +181,46 @@ pub fn clean(raw: &str) -> Cow<'_, str> {
 /// Removes CSI, OSC and two-byte escape sequences and C0 controls other than `\t`, `\n`, `\r`.
 fn strip_controls(raw: &str) -> Cow<'_, str> {
     let bytes = raw.as_bytes();
-    let Some(first) = next_control(bytes, 0) else {
+    let Some(first) = first_control(bytes) else {
         return Cow::Borrowed(raw);
     };
+    // Byte by byte near a control (in coloured output the next escape is often a word away,
+    // closer than a block search pays off), by blocks again past a plain stretch.
+    const NEAR: usize = 128;
     let mut out = String::with_capacity(raw.len());
     let mut kept_from = 0;
-    let mut control = Some(first);
-    while let Some(i) = control {
+    let mut i = first;
+    while let Some(&b) = bytes.get(i) {
+        if !is_control(b) {
+            i += 1;
+            if i - kept_from > NEAR {
+                i = first_control(&bytes[i..]).map_or(bytes.len(), |next| i + next);
+            }
+            continue;
+        }
         out.push_str(&raw[kept_from..i]);
-        kept_from = if bytes[i] == 0x1b {
+        i = if b == 0x1b {
             escape_end(bytes, i)
         } else {
             i + 1
         };
-        control = next_control(bytes, kept_from);
+        kept_from = i;
     }
     out.push_str(&raw[kept_from..]);
     Cow::Owned(out)
 }
 
-/// The first byte at or after `from` that [`strip_controls`] removes. Blocks of bytes are tested
-/// whole first (a test without an early exit, which the compiler vectorises): most transcripts
-/// have none or few such bytes.
-fn next_control(bytes: &[u8], from: usize) -> Option<usize> {
-    let is_control = |b: u8| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f;
-    let rest = bytes.get(from..)?;
-    let mut offset = from;
-    for block in rest.chunks(64) {
+/// Whether [`strip_controls`] removes `b`.
+fn is_control(b: u8) -> bool {
+    (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f
+}
+
+/// The first byte of `bytes` that [`strip_controls`] removes. Blocks of bytes are tested whole
+/// first (a test without an early exit, which the compiler vectorises): most transcripts have
+/// none.
+fn first_control(bytes: &[u8]) -> Option<usize> {
+    let mut offset = 0;
+    for block in bytes.chunks(64) {
         if block.iter().fold(false, |any, &b| any | is_control(b)) {
             return block
                 .iter()
@@ -291,6 +304,14 @@ pub struct Output {
 }
 
 impl Output {
+    /// An output with room for `bytes` (a filter's input size: its output is no longer). Only
+    /// what is written is touched, and growing by doubling copied a long output several times.
+    pub fn with_capacity(bytes: usize) -> Self {
+        Self {
+            text: String::with_capacity(bytes),
+        }
+    }
+
     pub fn line(&mut self, line: &str) {
         self.text.push_str(line);
         self.text.push('\n');
@@ -364,7 +385,7 @@ fn squeeze_changes(text: &str) -> bool {
 /// [`squeeze`] of a text whose important lines may already be known.
 pub fn squeeze_transcript(text: &Transcript, similar_run: Option<usize>) -> String {
     let lines: Vec<&str> = lines(text).collect();
-    let mut out = Output::default();
+    let mut out = Output::with_capacity(text.len());
     let mut i = 0;
     // Lines before this index belong to a run already measured and found short enough: they
     // are not measured again (which would make the scan quadratic in the run length).
@@ -411,7 +432,7 @@ const RULE_CHARS: &[char] = &['=', '_', '-', '─', '━', '⎯', '*', '#', '~']
 /// and a space, `_ _ _ …`), alone or around a title, have each run cut to three characters: the title stays, the width goes. Important
 /// lines (a test summary inside a rule) are kept as they are.
 pub fn shorten_rules(text: &str) -> String {
-    let mut out = Output::default();
+    let mut out = Output::with_capacity(text.len());
     for line in lines(text) {
         match shortened_rule(line).filter(|_| !is_important(line)) {
             Some(short) => out.line(&short),

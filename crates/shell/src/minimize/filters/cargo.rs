@@ -61,7 +61,7 @@ fn trim_backtraces(text: String) -> String {
         return text;
     }
     let lines: Vec<&str> = lines(&text).collect();
-    let mut out = Output::default();
+    let mut out = Output::with_capacity(text.len());
     let mut i = 0;
     let mut in_backtrace = false;
     let mut hidden = 0;

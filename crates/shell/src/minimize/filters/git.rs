@@ -125,14 +125,20 @@ fn has_diffs(text: &str) -> bool {
 /// long log is thousands of commits.
 fn compact_headers(text: &Transcript) -> String {
     let mut lines = lines(text).peekable();
-    let mut out = Output::default();
+    let mut out = Output::with_capacity(text.len());
     let mut previous = Previous::default();
     let mut header = String::new();
     while let Some(line) = lines.next() {
         let Some((sha, rest)) = commit_line(line).filter(|_| !text.is_important(line)) else {
             // The blank line before a commit header: the header's own line marks the start.
             let next_is_commit = lines.peek().is_some_and(|l| commit_line(l).is_some());
-            if !(line.is_empty() && next_is_commit) {
+            if line.trim().is_empty() {
+                // As the squeeze below would make it (git indents a message's blank lines):
+                // then there is usually nothing left for it to change, and no copy to make.
+                if !(line.is_empty() && next_is_commit) {
+                    out.line("");
+                }
+            } else {
                 out.line(line);
             }
             continue;

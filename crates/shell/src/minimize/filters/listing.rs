@@ -51,7 +51,7 @@ pub fn ls(cleaned: &Transcript) -> Option<String> {
     if entries < MIN_ENTRIES {
         return None;
     }
-    let mut out = Output::default();
+    let mut out = Output::with_capacity(cleaned.len());
     for (line, entries) in &sections {
         if let Some(line) = line {
             out.line(line);
