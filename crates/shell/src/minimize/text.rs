@@ -120,8 +120,10 @@ impl std::ops::Deref for Transcript<'_> {
 fn important_line_starts(text: &str) -> Vec<usize> {
     let mut starts = Vec::new();
     let mut from = 0;
-    while let Some(found) = CANDIDATE.find_at(text, from) {
-        let (start, end) = line_bounds(text, found.start());
+    // The end of the first match to end is enough to name its line: no search for where the
+    // leftmost match starts (no alternative is empty, so the byte before that end is in it).
+    while let Some(found_end) = CANDIDATE.shortest_match_at(text, from) {
+        let (start, end) = line_bounds(text, found_end - 1);
         let line = &text[start..end];
         if matches_precisely(line.strip_suffix('\r').unwrap_or(line)) {
             starts.push(start);
