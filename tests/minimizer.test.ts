@@ -54,6 +54,30 @@ describe('minimizer', () => {
     })
   })
 
+  it('minimizes a run done in place from the transcript it collected, with and without onChunk', async () => {
+    const shell = new Shell({ minimizer: { enabled: true } })
+    const names = Array.from({ length: 30 }, (_, i) => `SW_SAME_${i + 1}`)
+    await shell.run({ command: `export ${names.map((name) => `${name}=x`).join(' ')}` })
+    const chunks: string[] = []
+    const running = shell.run({ command: `declare -p ${names.join(' ')}` }, (chunk) => chunks.push(chunk))
+    // In place: the whole transcript reaches onChunk in the microtask after run() returned.
+    await Promise.resolve()
+    const kept = (name: string) => `declare -x ${name}="x"\n`
+    const raw = names.map(kept).join('')
+    expect(chunks).toEqual([raw])
+    const omitted = '[… 25 similar lines omitted]\n'
+    const text = [...names.slice(0, 3).map(kept), omitted, ...names.slice(28).map(kept)].join('')
+    const expected = {
+      filter: 'generic',
+      text,
+      originalText: raw,
+      inputBytes: Buffer.byteLength(raw),
+      outputBytes: Buffer.byteLength(text),
+    }
+    expect({ ...(await running).minimized }).toEqual(expected)
+    expect({ ...(await shell.run({ command: `declare -p ${names.join(' ')}` })).minimized }).toEqual(expected)
+  })
+
   it('makes originalText a string only when it is first read, then keeps it as a plain value', async () => {
     const shell = new Shell({ minimizer: { enabled: true } })
     const command = 'for i in $(seq 30); do echo "line $i"; done; echo "error: boom"'

@@ -249,13 +249,10 @@ impl Shell {
         if !self.unsettled.none() || !quick_enough || aborted {
             return Ok(InPlace::Declined(args));
         }
+        // The transcript collected here is also what the minimizer reads: no separate capture.
         let output = Arc::new(std::sync::Mutex::new(String::new()));
         let collected = Arc::clone(&output);
-        let capture = args.minimizing.as_ref().map(|m| Arc::clone(&m.capture));
         let on_chunk = Box::new(move |chunk: String| {
-            if let Some(capture) = &capture {
-                capture.push(&chunk);
-            }
             if let Ok(mut output) = collected.lock() {
                 output.push_str(&chunk);
             }
@@ -268,14 +265,18 @@ impl Shell {
                 return Ok(InPlace::Declined(args));
             }
         };
-        let settlement = match outcome {
-            Ok(result) => {
-                let minimized = args.minimizing.as_ref().and_then(|m| m.finish(&result));
-                Settlement::Value(ShellResult::new(result, minimized))
-            }
-            Err(error) => Settlement::Failed(shell_failure(error)),
-        };
         let text = std::mem::take(&mut *output.lock().unwrap_or_else(|p| p.into_inner()));
+        let (settlement, text) = match outcome {
+            Ok(result) => {
+                let keep = args.on_chunk.is_some();
+                let (minimized, text) = match &args.minimizing {
+                    Some(m) => m.finish_collected(&result, text, keep),
+                    None => (None, text),
+                };
+                (Settlement::Value(ShellResult::new(result, minimized)), text)
+            }
+            Err(error) => (Settlement::Failed(shell_failure(error)), text),
+        };
         settled(env, args.on_chunk, text, settlement).map(InPlace::Done)
     }
 
@@ -369,6 +370,28 @@ impl Minimizing {
     fn finish(&self, result: &RunResult) -> Option<Minimized> {
         self.minimizer
             .minimize_capture(&self.command, result.exit_code, &self.capture)
+    }
+
+    /// [`finish`](Self::finish) for a run whose whole transcript `text` the caller collected
+    /// (nothing was pushed to the capture): `text` moves into the result, and is copied back
+    /// only for a caller that still needs it (`keep`, to deliver it to `onChunk`).
+    fn finish_collected(
+        &self,
+        result: &RunResult,
+        text: String,
+        keep: bool,
+    ) -> (Option<Minimized>, String) {
+        match self
+            .minimizer
+            .minimize_owned(&self.command, result.exit_code, text)
+        {
+            Ok(minimized) if keep => {
+                let text = minimized.original_text.clone();
+                (Some(minimized), text)
+            }
+            Ok(minimized) => (Some(minimized), String::new()),
+            Err(text) => (None, text),
+        }
     }
 }
 
@@ -466,13 +489,16 @@ impl RunCall {
             minimizing,
         } = self;
         let chunk_sink = sink.clone();
-        // The one place the transcript is captured for the minimizer: as it streams to onChunk.
+        // The one place the transcript is captured for the minimizer: as it streams to onChunk
+        // (without a copy when there is no onChunk to stream it to).
         let capture = minimizing.as_ref().map(|m| Arc::clone(&m.capture));
-        let on_chunk = move |chunk: String| {
-            if let Some(capture) = &capture {
+        let on_chunk = move |chunk: String| match &capture {
+            Some(capture) if chunk_sink.is_silent() => capture.push_owned(chunk),
+            Some(capture) => {
                 capture.push(&chunk);
+                chunk_sink.send(chunk);
             }
-            chunk_sink.send(chunk);
+            None => chunk_sink.send(chunk),
         };
         // Called here, on the JS thread, so a persistent shell queues the run in call order.
         let run = run(request, Box::new(on_chunk));

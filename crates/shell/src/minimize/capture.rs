@@ -1,6 +1,11 @@
 //! [`Capture`]: the run's transcript kept for the minimizer, up to a byte limit. Written from
 //! the output thread while the same text streams to the caller; past the limit it stops
 //! keeping text and remembers that it overflowed (the minimizer then leaves output unchanged).
+//!
+//! The chunks are kept as they come and joined once, into a buffer of the exact size, when the
+//! run is over: a string grown chunk by chunk is copied at every doubling and touches twice the
+//! memory, which on a megabyte cost more than minimizing it. A chunk nobody else needs is moved
+//! in ([`Capture::push_owned`]) rather than copied.
 
 use std::sync::Mutex;
 
@@ -12,7 +17,8 @@ pub struct Capture {
 
 #[derive(Debug, Default)]
 struct State {
-    text: String,
+    chunks: Vec<String>,
+    len: usize,
     overflowed: bool,
 }
 
@@ -30,25 +36,39 @@ impl Capture {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Appends `chunk`, or marks the capture overflowed (and frees it) if it would pass the limit.
+    /// Appends a copy of `chunk` (see [`push_owned`](Self::push_owned)).
     pub fn push(&self, chunk: &str) {
+        self.push_owned(chunk.to_string());
+    }
+
+    /// Appends `chunk`, or marks the capture overflowed (and frees it) if it would pass the limit.
+    pub fn push_owned(&self, chunk: String) {
         let mut state = self.state();
-        if state.overflowed {
+        if state.overflowed || chunk.is_empty() {
             return;
         }
-        if state.text.len() + chunk.len() > self.limit {
+        if state.len + chunk.len() > self.limit {
             state.overflowed = true;
-            state.text = String::new();
+            state.chunks = Vec::new();
             return;
         }
-        state.text.push_str(chunk);
+        state.len += chunk.len();
+        state.chunks.push(chunk);
     }
 
     /// The whole transcript, taken out (the capture is left empty), or `None` if it went past
     /// the limit.
     pub fn take_text(&self) -> Option<String> {
         let mut state = self.state();
-        (!state.overflowed).then(|| std::mem::take(&mut state.text))
+        if state.overflowed {
+            return None;
+        }
+        state.len = 0;
+        let mut chunks = std::mem::take(&mut state.chunks);
+        if chunks.len() <= 1 {
+            return Some(chunks.pop().unwrap_or_default());
+        }
+        Some(chunks.concat())
     }
 }
 
@@ -70,5 +90,7 @@ mod tests {
         capture.push("four");
         assert_eq!(capture.take_text().as_deref(), Some("hello four"));
         assert_eq!(capture.take_text().as_deref(), Some(""));
+        capture.push_owned("moved".to_string());
+        assert_eq!(capture.take_text().as_deref(), Some("moved"));
     }
 }

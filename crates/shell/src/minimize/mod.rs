@@ -65,7 +65,9 @@ pub struct Minimized {
 }
 
 impl Minimized {
-    fn new(filter: String, text: String, original_text: String) -> Self {
+    fn new(filter: String, mut text: String, original_text: String) -> Self {
+        // Filters write into room for their whole input.
+        text.shrink_to_fit();
         Self {
             filter,
             input_bytes: original_text.len(),
@@ -122,8 +124,23 @@ impl Minimizer {
     ) -> Option<Minimized> {
         exit_code?;
         let output = capture.take_text()?;
-        let (filter, text) = self.filter_and_text(command, &output)?;
-        Some(Minimized::new(filter, text, output))
+        self.minimize_owned(command, exit_code, output).ok()
+    }
+
+    /// Minimizes `output`, the whole transcript of `command`, which ended with `exit_code` (as
+    /// [`minimize_capture`](Self::minimize_capture) does), for a caller that collected the
+    /// transcript itself: the result keeps `output` as `original_text` without a copy, and `Err`
+    /// gives it back when it is left unchanged.
+    pub fn minimize_owned(
+        &self,
+        command: &str,
+        exit_code: Option<i32>,
+        output: String,
+    ) -> Result<Minimized, String> {
+        match exit_code.and_then(|_| self.filter_and_text(command, &output)) {
+            Some((filter, text)) => Ok(Minimized::new(filter, text, output)),
+            None => Err(output),
+        }
     }
 
     /// The rewritten transcript of `command`, or `None` to keep `output` as it is.

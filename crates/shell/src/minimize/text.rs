@@ -18,6 +18,7 @@
 //!
 //! The set is deliberately wide: a false positive only keeps a line.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::LazyLock;
 
@@ -119,8 +120,10 @@ impl std::ops::Deref for Transcript<'_> {
 fn important_line_starts(text: &str) -> Vec<usize> {
     let mut starts = Vec::new();
     let mut from = 0;
-    while let Some(found) = CANDIDATE.find_at(text, from) {
-        let (start, end) = line_bounds(text, found.start());
+    // The end of the first match to end is enough to name its line: no search for where the
+    // leftmost match starts (no alternative is empty, so the byte before that end is in it).
+    while let Some(found_end) = CANDIDATE.shortest_match_at(text, from) {
+        let (start, end) = line_bounds(text, found_end - 1);
         let line = &text[start..end];
         if matches_precisely(line.strip_suffix('\r').unwrap_or(line)) {
             starts.push(start);
@@ -154,8 +157,10 @@ fn inside_a_name(line: &str, start: usize, end: usize) -> bool {
 
 /// The transcript as a reader of a terminal would see it: ANSI escape sequences and other
 /// control characters removed (tabs kept), CRLF line ends made LF, and a line redrawn with
-/// carriage returns (progress bars, spinners) reduced to its last drawing.
-pub fn clean(raw: &str) -> String {
+/// carriage returns (progress bars, spinners) reduced to its last drawing. Borrows `raw` when
+/// there is nothing to remove (most transcripts): a megabyte copied for nothing cost more than
+/// some filters' whole work on it.
+pub fn clean(raw: &str) -> Cow<'_, str> {
     let plain = strip_controls(raw);
     if memchr::memchr(b'\r', plain.as_bytes()).is_none() {
         return plain;
@@ -172,39 +177,52 @@ pub fn clean(raw: &str) -> String {
             .unwrap_or("");
         out.push_str(last_drawing);
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Removes CSI, OSC and two-byte escape sequences and C0 controls other than `\t`, `\n`, `\r`.
-fn strip_controls(raw: &str) -> String {
+fn strip_controls(raw: &str) -> Cow<'_, str> {
     let bytes = raw.as_bytes();
-    let Some(first) = next_control(bytes, 0) else {
-        return raw.to_string();
+    let Some(first) = first_control(bytes) else {
+        return Cow::Borrowed(raw);
     };
+    // Byte by byte near a control (in coloured output the next escape is often a word away,
+    // closer than a block search pays off), by blocks again past a plain stretch.
+    const NEAR: usize = 128;
     let mut out = String::with_capacity(raw.len());
     let mut kept_from = 0;
-    let mut control = Some(first);
-    while let Some(i) = control {
+    let mut i = first;
+    while let Some(&b) = bytes.get(i) {
+        if !is_control(b) {
+            i += 1;
+            if i - kept_from > NEAR {
+                i = first_control(&bytes[i..]).map_or(bytes.len(), |next| i + next);
+            }
+            continue;
+        }
         out.push_str(&raw[kept_from..i]);
-        kept_from = if bytes[i] == 0x1b {
+        i = if b == 0x1b {
             escape_end(bytes, i)
         } else {
             i + 1
         };
-        control = next_control(bytes, kept_from);
+        kept_from = i;
     }
     out.push_str(&raw[kept_from..]);
-    out
+    Cow::Owned(out)
 }
 
-/// The first byte at or after `from` that [`strip_controls`] removes. Blocks of bytes are tested
-/// whole first (a test without an early exit, which the compiler vectorises): most transcripts
-/// have none or few such bytes.
-fn next_control(bytes: &[u8], from: usize) -> Option<usize> {
-    let is_control = |b: u8| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f;
-    let rest = bytes.get(from..)?;
-    let mut offset = from;
-    for block in rest.chunks(64) {
+/// Whether [`strip_controls`] removes `b`.
+fn is_control(b: u8) -> bool {
+    (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f
+}
+
+/// The first byte of `bytes` that [`strip_controls`] removes. Blocks of bytes are tested whole
+/// first (a test without an early exit, which the compiler vectorises): most transcripts have
+/// none.
+fn first_control(bytes: &[u8]) -> Option<usize> {
+    let mut offset = 0;
+    for block in bytes.chunks(64) {
         if block.iter().fold(false, |any, &b| any | is_control(b)) {
             return block
                 .iter()
@@ -288,6 +306,14 @@ pub struct Output {
 }
 
 impl Output {
+    /// An output with room for `bytes` (a filter's input size: its output is no longer). Only
+    /// what is written is touched, and growing by doubling copied a long output several times.
+    pub fn with_capacity(bytes: usize) -> Self {
+        Self {
+            text: String::with_capacity(bytes),
+        }
+    }
+
     pub fn line(&mut self, line: &str) {
         self.text.push_str(line);
         self.text.push('\n');
@@ -319,10 +345,49 @@ pub fn squeeze(text: &str, similar_run: Option<usize>) -> String {
     squeeze_transcript(&Transcript::new(text), similar_run)
 }
 
+/// [`squeeze`] of exact repeats only (`similar_run` of `None`), for a text a filter just built:
+/// the text itself when there is nothing to collapse (the common case), which is not copied.
+pub fn squeeze_repeats(text: String) -> String {
+    if squeeze_changes(&text) {
+        squeeze(&text, None)
+    } else {
+        text
+    }
+}
+
+/// Whether `squeeze(text, None)` differs from `text`: it has a run of blank lines, a line of
+/// only blanks, three equal lines in a row, a CR (conservatively: `\r\n` ends are made `\n`)
+/// or no final line end.
+fn squeeze_changes(text: &str) -> bool {
+    if !(text.is_empty() || text.ends_with('\n'))
+        || memchr::memchr(b'\r', text.as_bytes()).is_some()
+    {
+        return true;
+    }
+    let mut previous = None;
+    let mut repeats = 0;
+    for line in lines(text) {
+        let blank = line.trim().is_empty();
+        if blank && (!line.is_empty() || previous == Some("")) {
+            return true;
+        }
+        repeats = if previous == Some(line) {
+            repeats + 1
+        } else {
+            0
+        };
+        if repeats == 2 {
+            return true;
+        }
+        previous = Some(line);
+    }
+    false
+}
+
 /// [`squeeze`] of a text whose important lines may already be known.
 pub fn squeeze_transcript(text: &Transcript, similar_run: Option<usize>) -> String {
     let lines: Vec<&str> = lines(text).collect();
-    let mut out = Output::default();
+    let mut out = Output::with_capacity(text.len());
     let mut i = 0;
     // Lines before this index belong to a run already measured and found short enough: they
     // are not measured again (which would make the scan quadratic in the run length).
@@ -369,7 +434,7 @@ const RULE_CHARS: &[char] = &['=', '_', '-', '─', '━', '⎯', '*', '#', '~']
 /// and a space, `_ _ _ …`), alone or around a title, have each run cut to three characters: the title stays, the width goes. Important
 /// lines (a test summary inside a rule) are kept as they are.
 pub fn shorten_rules(text: &str) -> String {
-    let mut out = Output::default();
+    let mut out = Output::with_capacity(text.len());
     for line in lines(text) {
         match shortened_rule(line).filter(|_| !is_important(line)) {
             Some(short) => out.line(&short),
@@ -482,7 +547,7 @@ mod tests {
         let mut texts: Vec<String> = Vec::new();
         for entry in std::fs::read_dir(dir).expect("corpus") {
             let text = std::fs::read_to_string(entry.expect("entry").path()).expect("utf-8");
-            texts.push(clean(&text));
+            texts.push(clean(&text).into_owned());
         }
         texts.push(
             [
@@ -580,6 +645,44 @@ mod tests {
         assert_eq!(squeeze(&run, Some(10)), run);
         let with_error = "item 0\nitem 1\nitem error 2\nitem 3\n";
         assert_eq!(squeeze(with_error, Some(1)), with_error);
+    }
+
+    #[test]
+    fn squeezing_repeats_returns_an_unchanged_text_as_it_is() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/transcripts"
+        );
+        let mut texts: Vec<String> = [
+            "",
+            "a",
+            "a\n",
+            "a\na\n",
+            "a\na\na\n",
+            "a\n\nb\n",
+            "a\n\n\nb\n",
+            "a\n \nb\n",
+            "\n",
+            "\n\n",
+            "a\r\n",
+            "a\rb\n",
+            "a\nb\na\nb\n",
+            "x\n\ny\n\n",
+        ]
+        .map(String::from)
+        .into();
+        for entry in std::fs::read_dir(dir).expect("corpus") {
+            let text = std::fs::read_to_string(entry.expect("entry").path()).expect("utf-8");
+            texts.push(squeeze(&text, None));
+            texts.push(text);
+        }
+        for text in texts {
+            assert_eq!(
+                squeeze_repeats(text.clone()),
+                squeeze(&text, None),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

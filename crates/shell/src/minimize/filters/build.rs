@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::drop_lines;
-use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze};
+use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze_repeats};
 
 static DIRECTORY_NOTICE: LazyLock<Regex> =
     pattern!(r"^(make|gmake)(\[\d+\])?: (Entering|Leaving) directory ");
@@ -52,7 +52,7 @@ fn collapse_echoed_commands(text: &str) -> String {
             i += 1;
         }
     }
-    squeeze(&out.finish(), None)
+    squeeze_repeats(out.finish())
 }
 
 pub fn docker_build(cleaned: &Transcript) -> String {

@@ -11,7 +11,9 @@ use regex::Regex;
 
 use super::{diff, drop_lines, generic};
 use crate::minimize::command::Invocation;
-use crate::minimize::text::{Output, Transcript, is_important, line_bounds, lines, squeeze};
+use crate::minimize::text::{
+    Output, Transcript, is_important, line_bounds, lines, squeeze_repeats,
+};
 
 static TRANSFER: LazyLock<Regex> = pattern!(
     r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b"
@@ -25,6 +27,10 @@ static STATUS_HINT: LazyLock<Regex> = pattern!(r#"^\s+\((use "git |commit or dis
 
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+const MONTH_NUMBERS: [&str; 12] = [
+    "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12",
 ];
 
 /// git's options that take a value before the subcommand.
@@ -55,7 +61,7 @@ pub fn git(invocation: &Invocation, cleaned: &Transcript) -> Option<String> {
                 compact_headers(cleaned)
             }
         }
-        "log" | "show" | "diff" => squeeze(&diff::compact(cleaned), None),
+        "log" | "show" | "diff" => squeeze_repeats(diff::compact(cleaned)),
         "status" => group_status(&drop_lines(cleaned, "hint line", |l| {
             STATUS_HINT.is_match(l)
         })),
@@ -115,58 +121,78 @@ fn has_diffs(text: &str) -> bool {
 
 /// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <date> · <name>`; the
 /// day, the time zone and the name are left out where they repeat the previous commit's (a first
-/// line says so).
+/// line says so). Each header is written into one reused line, not formatted piece by piece: a
+/// long log is thousands of commits.
 fn compact_headers(text: &Transcript) -> String {
-    let lines: Vec<&str> = lines(text).collect();
-    let mut out = Output::default();
+    let mut lines = lines(text).peekable();
+    let mut out = Output::with_capacity(text.len());
     let mut previous = Previous::default();
-    let mut i = 0;
-    while i < lines.len() {
-        let Some((sha, rest)) = commit_line(lines[i]).filter(|_| !text.is_important(lines[i]))
-        else {
+    let mut header = String::new();
+    while let Some(line) = lines.next() {
+        let Some((sha, rest)) = commit_line(line).filter(|_| !text.is_important(line)) else {
             // The blank line before a commit header: the header's own line marks the start.
-            let next_is_commit = lines.get(i + 1).is_some_and(|l| commit_line(l).is_some());
-            if !(lines[i].is_empty() && next_is_commit) {
-                out.line(lines[i]);
+            let next_is_commit = lines.peek().is_some_and(|l| commit_line(l).is_some());
+            if line.trim().is_empty() {
+                // As the squeeze below would make it (git indents a message's blank lines):
+                // then there is usually nothing left for it to change, and no copy to make.
+                if !(line.is_empty() && next_is_commit) {
+                    out.line("");
+                }
+            } else {
+                out.line(line);
             }
-            i += 1;
             continue;
         };
-        let mut header = format!("commit {}{rest}", &sha[..sha.len().min(8)]);
+        header.clear();
+        header.push_str("commit ");
+        header.push_str(&sha[..sha.len().min(8)]);
+        header.push_str(rest);
         let mut author = None;
-        let mut j = i + 1;
-        while let Some(line) = lines.get(j) {
+        let mut fields = 0;
+        while let Some(&line) = lines.peek() {
             if let Some(merge) = line.strip_prefix("Merge: ") {
-                header.push_str(&format!(" · merge {merge}"));
+                header.push_str(" · merge ");
+                header.push_str(merge);
             } else if let Some((field, value)) =
                 person_line(line).filter(|_| !text.is_important(line))
             {
                 match field {
-                    "Author" => author = previous.unless_repeated(value, Field::Author),
-                    "Date" => header.push_str(&format!(" · {}", previous.date(value))),
-                    field => header.push_str(&format!(" · {field} {value}")),
+                    "Author" => {
+                        author = previous.changed(value, Field::Author).then_some(value);
+                    }
+                    "Date" => {
+                        header.push_str(" · ");
+                        previous.write_date(value, &mut header);
+                    }
+                    field => {
+                        for part in [" · ", field, " ", value] {
+                            header.push_str(part);
+                        }
+                    }
                 }
             } else {
                 break;
             }
-            j += 1;
+            lines.next();
+            fields += 1;
         }
         if let Some(author) = author {
-            header.push_str(&format!(" · {author}"));
+            header.push_str(" · ");
+            header.push_str(author);
         }
         out.line(&header);
-        if lines.get(j).is_some_and(|l| l.is_empty()) && j > i + 1 {
-            j += 1;
+        if fields > 0 && lines.peek().is_some_and(|l| l.is_empty()) {
+            lines.next();
         }
-        i = j;
     }
-    let text = out.finish();
-    let text = if previous.elided {
-        format!("[day, time zone and author shown only where they change]\n{text}")
-    } else {
-        text
-    };
-    squeeze(&text, None)
+    let mut text = out.finish();
+    if previous.elided {
+        text.insert_str(
+            0,
+            "[day, time zone and author shown only where they change]\n",
+        );
+    }
+    squeeze_repeats(text)
 }
 
 /// `commit <sha>[ decorations]` as the hash and the rest of the line. (The header lines are
@@ -213,41 +239,52 @@ struct Previous {
 }
 
 impl Previous {
-    /// `value`, or `None` if it is the previous commit's.
-    fn unless_repeated(&mut self, value: &str, field: Field) -> Option<String> {
+    /// Whether `value` differs from the previous commit's (which it then becomes).
+    fn changed(&mut self, value: &str, field: Field) -> bool {
         let previous = &mut self.values[field as usize];
         if previous == value {
             self.elided = true;
-            return None;
+            return false;
         }
-        *previous = value.to_string();
-        Some(value.to_string())
+        previous.clear();
+        previous.push_str(value);
+        true
     }
 
-    /// `Mon Nov 23 14:47:40 2026 +0000` as `2026-11-23 14:47 +0000`, less the day and the zone
-    /// where they repeat; any other format as it is.
-    fn date(&mut self, date: &str) -> String {
-        let parts: Vec<&str> = date.split(' ').filter(|p| !p.is_empty()).collect();
-        let [_weekday, month, day, time, year, zone] = parts[..] else {
-            return date.to_string();
+    /// Writes `Mon Nov 23 14:47:40 2026 +0000` as `2026-11-23 14:47 +0000`, less the day and the
+    /// zone where they repeat; any other format as it is.
+    fn write_date(&mut self, date: &str, out: &mut String) {
+        let mut parts = date.split(' ').filter(|p| !p.is_empty());
+        let fields = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        );
+        let (Some(_weekday), Some(month), Some(day), Some(time), Some(year), Some(zone), None) =
+            fields
+        else {
+            return out.push_str(date);
         };
         let month = MONTHS.iter().position(|m| *m == month);
         let (Some(month), Some(minutes)) = (month, time.get(..5).filter(|_| time.len() == 8))
         else {
-            return date.to_string();
+            return out.push_str(date);
         };
-        let day = format!("{year}-{:02}-{day:0>2}", month + 1);
-        let mut text = String::new();
-        if let Some(day) = self.unless_repeated(&day, Field::Day) {
-            text.push_str(&day);
-            text.push(' ');
+        let pad = if day.chars().count() < 2 { "0" } else { "" };
+        let day = [year, "-", MONTH_NUMBERS[month], "-", pad, day].concat();
+        if self.changed(&day, Field::Day) {
+            out.push_str(&day);
+            out.push(' ');
         }
-        text.push_str(minutes);
-        if let Some(zone) = self.unless_repeated(zone, Field::Zone) {
-            text.push(' ');
-            text.push_str(&zone);
+        out.push_str(minutes);
+        if self.changed(zone, Field::Zone) {
+            out.push(' ');
+            out.push_str(zone);
         }
-        text
     }
 }
 

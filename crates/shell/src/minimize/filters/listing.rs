@@ -51,7 +51,7 @@ pub fn ls(cleaned: &Transcript) -> Option<String> {
     if entries < MIN_ENTRIES {
         return None;
     }
-    let mut out = Output::default();
+    let mut out = Output::with_capacity(cleaned.len());
     for (line, entries) in &sections {
         if let Some(line) = line {
             out.line(line);
@@ -116,6 +116,31 @@ struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     fn next(&mut self) -> Option<&'a str> {
+        self.next_ascii().unwrap_or_else(|| self.next_any())
+    }
+
+    /// [`next`](Self::next) for a field of printable ASCII after ASCII blanks (a listing's
+    /// fields before the name), byte by byte: decoding characters made this most of the
+    /// listing filter's cost. `None` (nothing read) on any other byte, which may be a wider
+    /// space.
+    fn next_ascii(&mut self) -> Option<Option<&'a str>> {
+        let bytes = self.line.as_bytes();
+        let mut i = self.at;
+        while bytes.get(i).is_some_and(|&b| b == b' ' || b == b'\t') {
+            i += 1;
+        }
+        let start = i;
+        while bytes.get(i).is_some_and(|b| (0x21..=0x7e).contains(b)) {
+            i += 1;
+        }
+        if bytes.get(i).is_some_and(|&b| b != b' ' && b != b'\t') {
+            return None;
+        }
+        self.at = i;
+        Some((i > start).then(|| &self.line[start..i]))
+    }
+
+    fn next_any(&mut self) -> Option<&'a str> {
         let rest = &self.line[self.at..];
         let start = self.at + (rest.len() - rest.trim_start().len());
         let len = self.line[start..]
@@ -163,22 +188,83 @@ fn names_only(entries: &[Entry], out: &mut Output) {
             continue;
         }
         names.push(match entry.kind {
-            "d" => format!("{}/", entry.name),
-            "l" => format!("{}@", entry.name.split(" -> ").next().unwrap_or(entry.name)),
-            _ => entry.name.to_string(),
+            "d" => Marked::new(entry.name, "/"),
+            "l" => Marked::new(entry.name.split(" -> ").next().unwrap_or(entry.name), "@"),
+            _ => Marked::new(entry.name, ""),
         });
     }
     pack(&brace_groups(&names), out);
 }
 
+/// A name as `ls -F` shows it, kept as the name and its mark rather than a string of its own:
+/// a listing has thousands of names.
+#[derive(Clone, Copy)]
+struct Marked<'a> {
+    name: &'a str,
+    mark: &'static str,
+    /// Whether it may go into a `prefix{a,b}` group (no `,`, `{`, `}` or space in it).
+    groupable: bool,
+}
+
+impl<'a> Marked<'a> {
+    fn new(name: &'a str, mark: &'static str) -> Self {
+        let groupable = !name.bytes().any(|b| matches!(b, b',' | b'{' | b'}' | b' '));
+        Self {
+            name,
+            mark,
+            groupable,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.name.len() + self.mark.len()
+    }
+}
+
+/// What [`pack`] lays out: a name, or names sharing a prefix of `prefix` bytes.
+enum Token<'n, 'a> {
+    Name(Marked<'a>),
+    Group {
+        prefix: usize,
+        names: &'n [Marked<'a>],
+    },
+}
+
+impl Token<'_, '_> {
+    fn len(&self) -> usize {
+        match self {
+            Token::Name(name) => name.len(),
+            Token::Group { prefix, names } => {
+                let rests: usize = names.iter().map(|n| n.len() - prefix).sum();
+                prefix + rests + names.len() + 1
+            }
+        }
+    }
+
+    fn write(&self, row: &mut String) {
+        match self {
+            Token::Name(name) => {
+                row.push_str(name.name);
+                row.push_str(name.mark);
+            }
+            Token::Group { prefix, names } => {
+                row.push_str(&names[0].name[..*prefix]);
+                for (i, name) in names.iter().enumerate() {
+                    row.push(if i == 0 { '{' } else { ',' });
+                    row.push_str(&name.name[*prefix..]);
+                    row.push_str(name.mark);
+                }
+                row.push('}');
+            }
+        }
+    }
+}
+
 /// Names packed into lines of about [`NAMES_WIDTH`] bytes, one space apart (two if a name has a
 /// space in it).
-fn pack(tokens: &[String], out: &mut Output) {
-    let gap = if tokens.iter().any(|t| t.contains(' ')) {
-        "  "
-    } else {
-        " "
-    };
+fn pack(tokens: &[Token], out: &mut Output) {
+    let spaced = |t: &Token| matches!(t, Token::Name(n) if n.name.contains(' '));
+    let gap = if tokens.iter().any(spaced) { "  " } else { " " };
     let mut row = String::new();
     for token in tokens {
         if !row.is_empty() && row.len() + gap.len() + token.len() > NAMES_WIDTH {
@@ -188,7 +274,7 @@ fn pack(tokens: &[String], out: &mut Output) {
         if !row.is_empty() {
             row.push_str(gap);
         }
-        row.push_str(token);
+        token.write(&mut row);
     }
     if !row.is_empty() {
         out.line(&row);
@@ -198,35 +284,38 @@ fn pack(tokens: &[String], out: &mut Output) {
 /// Runs of three or more consecutive names (two, if the prefix is six bytes or more) that share
 /// a prefix ending in `-`, `_` or `.` become one `prefix{rest,rest,…}` (the prefix that saves
 /// most); other names stay as they are.
-fn brace_groups(names: &[String]) -> Vec<String> {
-    let groupable = |name: &str| !name.contains([',', '{', '}', ' ']);
+fn brace_groups<'n, 'a>(names: &'n [Marked<'a>]) -> Vec<Token<'n, 'a>> {
     let mut tokens = Vec::new();
     let mut i = 0;
     while i < names.len() {
-        let name = names[i].as_str();
+        let name = names[i];
         let mut best: Option<(usize, usize)> = None;
-        if groupable(name) {
-            for (at, _) in name.match_indices(['-', '_', '.']) {
-                let prefix = &name[..=at];
-                let run = names[i..]
-                    .iter()
-                    .take_while(|n| groupable(n) && n.len() > prefix.len() && n.starts_with(prefix))
-                    .count();
-                let saved = |(len, run): (usize, usize)| (run - 1) * len;
-                let worth_it = run >= 3 || (run == 2 && prefix.len() >= 6);
-                if worth_it && best.is_none_or(|b| saved((prefix.len(), run)) > saved(b)) {
-                    best = Some((prefix.len(), run));
-                }
+        let separators = name.name.bytes().enumerate();
+        for (at, _) in separators.filter(|(_, b)| matches!(b, b'-' | b'_' | b'.')) {
+            if !name.groupable {
+                break;
+            }
+            let prefix = &name.name[..=at];
+            let run = names[i..]
+                .iter()
+                .take_while(|n| n.groupable && n.len() > prefix.len() && n.name.starts_with(prefix))
+                .count();
+            let saved = |(len, run): (usize, usize)| (run - 1) * len;
+            let worth_it = run >= 3 || (run == 2 && prefix.len() >= 6);
+            if worth_it && best.is_none_or(|b| saved((prefix.len(), run)) > saved(b)) {
+                best = Some((prefix.len(), run));
             }
         }
         match best {
-            Some((len, run)) => {
-                let rests: Vec<&str> = names[i..i + run].iter().map(|n| &n[len..]).collect();
-                tokens.push(format!("{}{{{}}}", &name[..len], rests.join(",")));
+            Some((prefix, run)) => {
+                tokens.push(Token::Group {
+                    prefix,
+                    names: &names[i..i + run],
+                });
                 i += run;
             }
             None => {
-                tokens.push(name.to_string());
+                tokens.push(Token::Name(name));
                 i += 1;
             }
         }
@@ -330,6 +419,17 @@ mod tests {
             (spaced.kind, spaced.size, spaced.name),
             ("-", "10", " two words")
         );
+        // Fields that are not plain ASCII are read character by character: a wide space
+        // separates, a wide letter does not.
+        for line in [
+            "-rw-r--r--\u{a0}1 me me 10 Jan  4  2023 x",
+            "-rw-r--r-- 1 josé staff 10 Jan  4  2023 x",
+            "-rw-r--r-- 1 me me 10\u{2003}Jan  4  2023 x",
+        ] {
+            let entry = long_entry(line, &Transcript::new(line)).expect(line);
+            assert_eq!((entry.kind, entry.size, entry.name), ("-", "10", "x"));
+        }
+        assert!(long_entry("-rw-r--r-- 1 me me 1é Jan 4 2023 a", &Transcript::new("")).is_none());
         for line in [
             "-rw-r--r-- 1 me me 10 Jan 4 2023",
             "-rw-r--r-- x me me 10 Jan 4 2023 a",

@@ -12,7 +12,9 @@ mod listing;
 mod python;
 
 use super::command::Invocation;
-use super::text::{Output, Transcript, lines, shorten_rules, squeeze, squeeze_transcript};
+use super::text::{
+    Output, Transcript, lines, shorten_rules, squeeze, squeeze_repeats, squeeze_transcript,
+};
 
 /// Programs whose output is a file's content the agent asked for: never rewritten.
 const PRINTS_FILES: &[&str] = &[
@@ -82,7 +84,7 @@ pub fn drop_lines(cleaned: &Transcript, what: &str, drop: impl Fn(&str) -> bool)
 /// [`drop_lines`] for several kinds of line in one pass: `kind` names what a line to drop is,
 /// and each run of one kind gets its own note.
 pub fn drop_kinds<'k>(cleaned: &Transcript, kind: impl Fn(&str) -> Option<&'k str>) -> String {
-    let mut out = Output::default();
+    let mut out = Output::with_capacity(cleaned.len());
     let mut run: Option<(&str, usize)> = None;
     let note = |out: &mut Output, run: Option<(&str, usize)>| {
         if let Some((what, dropped)) = run.filter(|(_, dropped)| *dropped > 1) {
@@ -104,5 +106,5 @@ pub fn drop_kinds<'k>(cleaned: &Transcript, kind: impl Fn(&str) -> Option<&'k st
         }
     }
     note(&mut out, run);
-    squeeze(&out.finish(), None)
+    squeeze_repeats(out.finish())
 }
