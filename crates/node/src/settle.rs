@@ -1,22 +1,21 @@
-//! [`spawn_settled`]: the one way an async export runs its work and settles its promise.
+//! [`spawn_settled`]: the one way an async export runs its work and settles its promise, and
+//! [`settled`] for work already done on the JS thread (a run in place).
 //!
 //! The work runs on the Tokio runtime; back on the JS thread the promise settles — rejected with
 //! what `onChunk` threw if it threw, else with the work's result mapped by the caller (an abort
 //! rejection gets the signal's `reason` as its `cause`) — and the AbortSignal listener is removed,
-//! whatever the outcome. A panic in the work or in the
-//! settling is caught and becomes a rejection with `ERR_INTERNAL_ASSERTION` — never an abort of
-//! the host process.
+//! whatever the outcome. A panic in the work or in the settling is caught and becomes a rejection
+//! with `ERR_INTERNAL_ASSERTION` — never an abort of the host process.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use std::cell::RefCell;
 use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 
 use napi::bindgen_prelude::{
     Env, Function, JsObjectValue, JsValue, PromiseRaw, Result, ToNapiValue, Unknown,
