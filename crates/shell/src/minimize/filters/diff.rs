@@ -85,7 +85,7 @@ pub fn compact(text: &str) -> String {
                 continue;
             }
         }
-        let stat = is_stat_line(line).then(|| STAT.captures(line)).flatten();
+        let stat = line.contains(" | ").then(|| STAT.captures(line)).flatten();
         match stat.filter(|_| !is_important(line)) {
             Some(stat) => {
                 omitted.stat_bars += 1;

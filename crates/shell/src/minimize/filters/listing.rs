@@ -291,10 +291,9 @@ fn brace_groups<'n, 'a>(names: &'n [Marked<'a>]) -> Vec<Token<'n, 'a>> {
         let name = names[i];
         let mut best: Option<(usize, usize)> = None;
         let separators = name.name.bytes().enumerate();
-        for (at, _) in separators.filter(|(_, b)| matches!(b, b'-' | b'_' | b'.')) {
-            if !name.groupable {
-                break;
-            }
+        let separators =
+            separators.filter(|(_, b)| name.groupable && matches!(b, b'-' | b'_' | b'.'));
+        for (at, _) in separators {
             let prefix = &name.name[..=at];
             let run = names[i..]
                 .iter()
