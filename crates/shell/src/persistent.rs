@@ -118,14 +118,16 @@ impl PersistentShell {
     /// in the history as any run is. Gives the request back, with nothing run, otherwise — then
     /// [`run`](Self::run) it. A session must exist already (the first run creates it).
     ///
-    /// The calling thread must not be driving a Tokio runtime (a plain thread or Node's JS thread
-    /// is fine): the run is driven to its end on it with the session runtime's `block_on`.
+    /// The run is driven to its end on the calling thread with the session runtime's `block_on`,
+    /// which Tokio forbids on a thread that is driving a runtime: called from one, this declines
+    /// (a plain thread or Node's JS thread is fine).
     pub fn try_run_inline(
         &self,
         request: RunRequest,
         on_chunk: ChunkHandler,
     ) -> Result<Result<RunResult, ShellError>, RunRequest> {
-        if request.cancel.is_cancelled() || !self.is_idle() {
+        let in_a_runtime = tokio::runtime::Handle::try_current().is_ok();
+        if in_a_runtime || request.cancel.is_cancelled() || !self.is_idle() {
             return Err(request);
         }
         let Ok(mut slot) = self.inner.session.try_lock() else {

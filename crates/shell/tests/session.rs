@@ -231,6 +231,23 @@ fn run_inline_with(shell: &PersistentShell, request: RunRequest) -> Option<(RunR
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_driving_a_runtime_is_declined_and_the_session_left_as_it_was() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    assert_eq!(run(&shell, "x=1").await.0.expect("run").exit_code, Some(0));
+    // This test's own thread drives a runtime: blocking on the session's would panic.
+    let request = RunRequest {
+        command: "x=2".into(),
+        ..Default::default()
+    };
+    assert!(shell.try_run_inline(request, Box::new(|_| {})).is_err());
+    assert_eq!(run(&shell, "echo $x").await.1, "1\n");
+    assert_eq!(
+        run_inline(&shell, "echo $x").map(|(_, out)| out).as_deref(),
+        Some("1\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
     let shell = PersistentShell::new(SessionOptions::default());
     // No session yet: the first run creates it, queued.
