@@ -21,13 +21,21 @@ async function warmShell(): Promise<Shell> {
   return shell
 }
 
-/** Runs `commands` one after another on a fresh shell, each in place or queued; returns what they gave. */
+/**
+ * Runs `commands` one after another on a fresh shell, each in place or queued; returns what they
+ * gave, and for each run whether its output had arrived one microtask after the call (only a run
+ * in place delivers that soon).
+ */
 async function transcript(commands: string[], extra: object) {
   const shell = await warmShell()
   const runs = []
+  const early: boolean[] = []
   for (const command of commands) {
     const out = collector()
-    const result = await shell.run({ command, ...extra }, out.push)
+    const running = shell.run({ command, ...extra }, out.push)
+    await Promise.resolve()
+    early.push(out.text !== '')
+    const result = await running
     runs.push({ output: out.text, result })
   }
   const history = shell.history().map(({ id, command, cwd, output, truncatedBytes, exitCode, cancelled, timedOut }) => ({
@@ -43,7 +51,7 @@ async function transcript(commands: string[], extra: object) {
   // What the runs left behind, read by an external command (never in place).
   const state = collector()
   await shell.run({ command: 'env | grep "^INLINE_" | sort; /bin/pwd' }, state.push)
-  return { runs, history, state: state.text }
+  return { runs, history, state: state.text, early }
 }
 
 describe('Shell.run in place', () => {
@@ -83,9 +91,12 @@ describe('Shell.run in place', () => {
       'local x=1',
       '[ -n "$SHELLWRIGHT_RUN" ] && echo tagged',
     ]
-    const inPlace = await transcript(commands, {})
-    const queued = await transcript(commands, QUEUED)
+    const { early: inPlaceEarly, ...inPlace } = await transcript(commands, {})
+    const { early: queuedEarly, ...queued } = await transcript(commands, QUEUED)
     expect(inPlace).toEqual(queued)
+    // The comparison is between the two paths: the runs of pure builtins that print went in place.
+    expect([inPlaceEarly[0], inPlaceEarly[5], inPlaceEarly[11]]).toEqual([true, true, true])
+    expect(queuedEarly.some(Boolean)).toBe(false)
     expect(inPlace.runs[0]).toEqual({ output: 'hi\n', result: { exitCode: 0, cancelled: false, timedOut: false } })
     expect(inPlace.runs[4].result.exitCode).toBe(1)
     expect(inPlace.runs[5].output).toBe('1\n0\n')
