@@ -83,15 +83,26 @@ pub fn settled<'env, V: ToNapiValue + 'static>(
         let Some((callback, text, settlement)) = pending.borrow_mut().take() else {
             return Ok(());
         };
-        let function = callback.borrow_back(ctx.env)?;
-        let thrown = deliver_text(ctx.env, function.raw(), &text)?;
+        // Whatever happens here, the promise settles: a failure or a panic rejects it.
+        let delivered = catch_unwind(AssertUnwindSafe(|| {
+            let function = callback.borrow_back(ctx.env)?;
+            deliver_text(ctx.env, function.raw(), &text)
+        }));
         drop(callback);
-        match thrown {
+        match delivered {
             // SAFETY: `deferred` is settled exactly once, here, on the JS thread.
-            Some(thrown) => {
+            Ok(Ok(Some(thrown))) => {
                 check_status!(unsafe { sys::napi_reject_deferred(ctx.env.raw(), deferred, thrown) })
             }
-            None => settle_deferred(ctx.env, deferred, settlement),
+            Ok(Ok(None)) => settle_deferred(ctx.env, deferred, settlement),
+            Ok(Err(error)) => {
+                let failure = JsFailure::panic(&format!("delivering the output failed: {error}"));
+                settle_deferred::<V>(ctx.env, deferred, Settlement::Failed(failure))
+            }
+            Err(panic) => {
+                let failure = JsFailure::panic(&panic_message(&*panic));
+                settle_deferred::<V>(ctx.env, deferred, Settlement::Failed(failure))
+            }
         }
     })?;
     let queue: Function<Function<(), ()>, Unknown> =
