@@ -275,6 +275,8 @@ async fn serve_runs(
         // idle for a run in place.
         let outcome = match session.lock().await.as_mut() {
             Some(session) => session.run(&job.request, job.on_start, job.on_chunk).await,
+            // Not reached while runs are served (the slot is emptied after this loop), but an
+            // error is a safer answer than a panic on the session's thread.
             None => Err(ShellError::Execution("the session has ended".into())),
         };
         if !keeps_session(&outcome) {

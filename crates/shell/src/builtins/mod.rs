@@ -127,8 +127,9 @@ pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellEx
 }
 
 /// The builtin `name` as [`install`] leaves it — ours where we have one, else the stock one —
-/// for wrappers that add to it. It does not depend on what a registration table holds, so a
-/// wrapper works whatever order the tables were set up in.
+/// for wrappers that add to it. It does not read a registration table, so a wrapper never calls
+/// another wrapper by mistake; the install order still matters the other way, as `install`
+/// replaces whatever a table holds for its names (see [`hooks::install_builtins`]).
 pub(crate) fn base(name: &str) -> Option<BuiltinFn> {
     OURS.iter()
         .find(|(ours, _)| *ours == name)
