@@ -245,6 +245,7 @@ describe('PtySession.attach', () => {
     let delivered = 0
     let resyncs = 0
     let blocked = false
+    let stalledPastTheBound = false
     const view = new VirtualTerminal({ cols: 60, rows: 10 })
     const attachment = session.attach((chunk) => {
       delivered += chunk.length
@@ -256,12 +257,14 @@ describe('PtySession.attach', () => {
         const nap = new Int32Array(new SharedArrayBuffer(4))
         const deadline = Date.now() + 20_000
         while (!existsSync(past) && Date.now() < deadline) Atomics.wait(nap, 0, 0, 10)
+        stalledPastTheBound = existsSync(past)
       }
     })
     view.write(attachment.snapshot)
     expect((await done).exitCode).toBe(0)
     const screen = session.screen()
     await waitUntil(() => JSON.stringify(view.screen().lines) === JSON.stringify(screen.lines), 10_000, 'the viewer to catch up')
+    expect(stalledPastTheBound).toBe(true)
     expect(resyncs).toBeGreaterThanOrEqual(1)
     expect(delivered).toBeLessThan(bytes)
     expect(view.screen().lines).toEqual(screen.lines)
