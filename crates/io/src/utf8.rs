@@ -48,7 +48,8 @@ impl Utf8Decoder {
 
     /// Advances over `bytes` whose text nobody needs, keeping only what the next
     /// [`decode`](Self::decode) depends on: the sequence cut off at the end. Costs a look at the
-    /// last three bytes, whatever the length.
+    /// last three bytes, whatever the length, and allocates nothing (it runs on every feed of the
+    /// terminal's parser).
     pub fn skip(&mut self, bytes: &[u8]) {
         // A cut-off sequence is at most three bytes and starts with a lead byte, which no earlier
         // byte can claim, so the last three bytes decide it alone.
@@ -58,7 +59,24 @@ impl Utf8Decoder {
         } else {
             bytes
         };
-        let _ = self.decode(tail);
+        let mut joined = [0u8; 6];
+        let carried = self.pending.len();
+        joined[..carried].copy_from_slice(&self.pending);
+        joined[carried..carried + tail.len()].copy_from_slice(tail);
+        let mut rest = &joined[..carried + tail.len()];
+        self.pending.clear();
+        // What `decode` would carry over: the end of the bytes, past every whole character and
+        // every invalid subpart, when it is the start of a sequence.
+        while let Err(error) = std::str::from_utf8(rest) {
+            let after_valid = &rest[error.valid_up_to()..];
+            match error.error_len() {
+                Some(invalid) => rest = &after_valid[invalid..],
+                None => {
+                    self.pending.extend_from_slice(after_valid);
+                    return;
+                }
+            }
+        }
     }
 
     /// How many bytes of a cut-off sequence are carried over to the next call (0 to 3).
