@@ -562,7 +562,11 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_pid_allocator_hands_out_increasing_pids() {
-        let cursor = pid_cursor().expect("ns_last_pid and pid_max are readable");
+        let Some(cursor) = pid_cursor() else {
+            // A kernel without ns_last_pid: RunScope lists the host's children instead.
+            eprintln!("skipped: /proc/sys/kernel/ns_last_pid is not readable here");
+            return;
+        };
         assert!(cursor.last < cursor.max);
         // A process started now gets a pid past the cursor, unless the allocator wrapped.
         let mut child = std::process::Command::new("true").spawn().expect("spawn");
