@@ -1,12 +1,12 @@
 //! Decimal parameters of control sequences (ECMA-48 §5.4.2): runs of digits separated by `;`
 //! (parameters) and `:` (sub-parameters).
 //!
-//! The one digit parser of the crate, shared by the key parser, the query responder and the
-//! terminal's own handling of sequences ([`params`]: the fast path around the emulator's parser,
-//! the bounds on counts, scroll regions and modes). It saturates instead of failing on long digit
-//! runs, so each caller states its own range rule when it narrows the value (the key parser
-//! rejects what does not fit a `u32`; the terminal saturates at `u16::MAX` as the emulator's
-//! parser does).
+//! The crate's two readers of them, both here: [`decimal`] and [`fields`] for a parameter string
+//! taken whole (the key parser, the query responder), and [`params`], one pass over the bytes for
+//! the terminal's hot path (the fast path around the emulator's parser, the bounds on counts,
+//! scroll regions and modes). Both saturate instead of failing on long digit runs, so each caller
+//! states its own range rule when it narrows the value (the key parser rejects what does not fit
+//! a `u32`; the terminal saturates at `u16::MAX` as the emulator's parser does).
 
 /// The value of a run of ASCII digits; `None` when the run is empty or holds anything else.
 /// Values past `u64::MAX` saturate.
@@ -51,8 +51,8 @@ pub(crate) struct Param {
     pub(crate) sub_params: bool,
 }
 
-/// The parameters at the start of `bytes`, in order: the one reading of control sequence
-/// parameters for the terminal. They end at the first byte that is not a digit, `:` or `;` (the
+/// The parameters at the start of `bytes`, in order, as the terminal's handling of sequences
+/// reads them. They end at the first byte that is not a digit, `:` or `;` (the
 /// final byte of a sequence, say), where [`Params::end`] then points.
 ///
 /// ECMA-48 §5.4.2: a parameter string is a list of parameter sub-strings separated by `;`, each a
