@@ -82,7 +82,10 @@ pub fn drop_lines(cleaned: &Transcript, what: &str, drop: impl Fn(&str) -> bool)
 }
 
 /// [`drop_lines`] for several kinds of line in one pass: `kind` names what a line to drop is,
-/// and each run of one kind gets its own note.
+/// and each run of one kind gets its own note. Kinds that alternate line by line (a status line,
+/// a passing test, a status line…) are runs of one and so leave no note, where passes one kind
+/// at a time would have joined the leftovers under one count; no line that matters is lost, only
+/// the count of what was dropped.
 pub fn drop_kinds<'k>(cleaned: &Transcript, kind: impl Fn(&str) -> Option<&'k str>) -> String {
     let mut out = Output::with_capacity(cleaned.len());
     let mut run: Option<(&str, usize)> = None;
