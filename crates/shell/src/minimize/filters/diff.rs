@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::minimize::text::{Output, is_important, lines};
+use crate::minimize::text::{Output, is_important, line_bounds, lines};
 
 /// Lines of a new or deleted file's body shown before the rest is counted.
 pub const WHOLE_FILE_HEAD: usize = 15;
@@ -43,9 +43,19 @@ struct File {
     deleted: bool,
 }
 
-/// A `--stat` line (` src/a.rs | 12 +++--`), which [`compact`] rewrites.
-pub fn is_stat_line(line: &str) -> bool {
-    line.contains(" | ") && STAT.is_match(line)
+/// How a file's diff starts; [`compact`] rewrites from there.
+const DIFF_START: &str = "diff --git a/";
+
+/// Whether `text` has anything [`compact`] rewrites: a file's diff or a `--stat` line
+/// (` src/a.rs | 12 +++--`). Kept beside `compact`, whose triggers it must name: without them, a
+/// `git log` is compacted on its transcript as it is.
+pub fn rewrites(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memmem::find(bytes, DIFF_START.as_bytes()).is_some()
+        || memchr::memmem::find_iter(bytes, b" | ").any(|at| {
+            let (start, end) = line_bounds(text, at);
+            STAT.is_match(&text[start..end])
+        })
 }
 
 /// `text` with its diffs compacted (other lines, such as commit headers, pass through).
@@ -58,7 +68,7 @@ pub fn compact(text: &str) -> String {
     while i < lines.len() {
         let line = lines[i];
         i += 1;
-        if let Some(paths) = line.strip_prefix("diff --git a/") {
+        if let Some(paths) = line.strip_prefix(DIFF_START) {
             let (old, new) = paths.rsplit_once(" b/").unwrap_or((paths, paths));
             file = Some(File {
                 old: old.to_string(),

@@ -11,9 +11,7 @@ use regex::Regex;
 
 use super::{diff, drop_lines, generic};
 use crate::minimize::command::Invocation;
-use crate::minimize::text::{
-    Output, Transcript, is_important, line_bounds, lines, squeeze_repeats,
-};
+use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze_repeats};
 
 static TRANSFER: LazyLock<Regex> = pattern!(
     r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b"
@@ -55,7 +53,7 @@ pub fn git(invocation: &Invocation, cleaned: &Transcript) -> Option<String> {
     });
     Some(match sub {
         "log" | "show" | "whatchanged" if !custom_format => {
-            if has_diffs(cleaned) {
+            if diff::rewrites(cleaned) {
                 compact_headers(&Transcript::new(&diff::compact(cleaned)))
             } else {
                 compact_headers(cleaned)
@@ -106,17 +104,6 @@ fn group_status(text: &str) -> String {
         i += run.len();
     }
     out.finish()
-}
-
-/// Whether `text` has anything [`diff::compact`] rewrites (a file's diff or a `--stat` line);
-/// without it, the commit headers are compacted on the transcript itself.
-fn has_diffs(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    memchr::memmem::find(bytes, b"diff --git a/").is_some()
-        || memchr::memmem::find_iter(bytes, b" | ").any(|at| {
-            let (start, end) = line_bounds(text, at);
-            diff::is_stat_line(&text[start..end])
-        })
 }
 
 /// `commit <sha>` / `Author:` / `Date:` / blank become `commit <sha8> · <date> · <name>`; the
