@@ -26,6 +26,7 @@ macro_rules! pattern {
 mod capture;
 pub mod command;
 mod filters;
+mod lines;
 pub mod rules;
 pub mod text;
 

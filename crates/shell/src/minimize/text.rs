@@ -24,6 +24,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::lines::LineScan;
+
 // Word boundaries are ASCII (`-u`): a Unicode `\b` keeps the regex engine off its DFA on any
 // line with a non-ASCII character (✓, ⎯, box drawing), which made such transcripts ten times
 // slower to check. The keywords are ASCII, so only what counts as a word's edge changes.
@@ -35,7 +37,7 @@ const MARKERS_PATTERN: &str = r"(?ix:
         | [✗×✖❌]                                   # failure marks
         | ^\s*not\ ok(?-u:\b)                       # TAP failure
         | (?-u:\b)ERR!
-        | (^|[\s(,|:])\d+\ (passed|failed|skipped|pending|todo|tests?|errors?|warnings?)(?-u:\b)
+        | (^|[\s(,|:])[0-9]+\ (passed|failed|skipped|pending|todo|tests?|errors?|warnings?)(?-u:\b)
         | (?-u:\b)test\ result:
         | ^\#\ (tests|suites|pass|fail|cancelled|skipped|todo)\ \d
         )";
@@ -45,17 +47,20 @@ static KEYWORDS: LazyLock<Regex> = pattern!(KEYWORDS_PATTERN);
 static MARKERS: LazyLock<Regex> = pattern!(MARKERS_PATTERN);
 
 /// A looser pattern than either of the two, matching every line one of them matches (keywords
-/// without their word boundaries or plural forms, markers reduced to a literal they contain): a
-/// single scan with a small, case-folded-ASCII automaton that rules out the great majority of
-/// lines, which match neither, at a fraction of the precise patterns' cost. Multi-line, so that
-/// one search can run over a whole text ([`Transcript`]); no alternative crosses a line end.
-static CANDIDATE: LazyLock<Regex> = pattern!(
-    r"(?m)(?i-u:error|fatal|fail|panic|warn|exception|traceback|abort|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out|not ok|err!|test result:)|-->|^[eE]|^\# |✗|×|✖|❌|\d (?i-u:passed|failed|skipped|pending|todo|test|error|warning)"
-);
+/// without their word boundaries or plural forms, markers reduced to a literal they contain),
+/// compiled to a small, case-folded-ASCII DFA that rules out the great majority of lines, which
+/// match neither, at a fraction of the precise patterns' cost. Multi-line, so that one scan can
+/// run over a whole text ([`Transcript`]); no alternative crosses a line end.
+static CANDIDATE: LazyLock<LineScan> = LazyLock::new(|| {
+    LineScan::new(
+        r"(?m)(?i-u:error|fatal|fail|panic|warn|exception|traceback|abort|denied|segmentation fault|core dumped|undefined reference|cannot|could not|couldn't|unable to|conflict|rejected|timed out|not ok|err!|test result:)|-->|^[eE]|^\# |✗|×|✖|❌|[0-9] (?i-u:passed|failed|skipped|pending|todo|test|error|warning)",
+    )
+    .expect("valid built-in pattern")
+});
 
 /// Whether `line` must survive minimization verbatim (see the module documentation).
 pub fn is_important(line: &str) -> bool {
-    CANDIDATE.is_match(line) && matches_precisely(line)
+    CANDIDATE.matches(line) && matches_precisely(line)
 }
 
 /// The precise test, for a line the candidate search did not rule out.
@@ -120,23 +125,13 @@ impl std::ops::Deref for Transcript<'_> {
     }
 }
 
-/// The offsets of `text`'s important lines, found by one candidate search over all of it.
+/// The offsets of `text`'s important lines, found by one candidate scan over all of it.
 fn important_line_starts(text: &str) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut from = 0;
-    // The end of the first match to end is enough to name its line: no search for where the
-    // leftmost match starts (no alternative is empty, so the byte before that end is in it).
-    while let Some(found_end) = CANDIDATE.shortest_match_at(text, from) {
-        let (start, end) = line_bounds(text, found_end - 1);
-        let line = &text[start..end];
-        if matches_precisely(line.strip_suffix('\r').unwrap_or(line)) {
-            starts.push(start);
-        }
-        from = end + 1;
-        if from >= text.len() {
-            break;
-        }
-    }
+    let mut starts = CANDIDATE.matching_lines(text);
+    starts.retain(|&start| {
+        let line = text[start..].split('\n').next().unwrap_or_default();
+        matches_precisely(line.strip_suffix('\r').unwrap_or(line))
+    });
     starts
 }
 
