@@ -22,6 +22,7 @@
 //! ```
 
 mod builtins;
+mod direct;
 pub mod env;
 mod error;
 pub mod fixups;
@@ -40,6 +41,7 @@ mod session;
 mod stages;
 mod worker;
 
+pub use direct::direct_spawns;
 pub use error::ShellError;
 pub use fixups::{Fixups, apply_bash_fixups};
 pub use history::{History, HistoryEntry};

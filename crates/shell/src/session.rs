@@ -9,11 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use brush_core::env::EnvironmentScope;
+use std::os::unix::process::CommandExt as _;
+
+use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
 use brush_core::parser::{ParseError, ast};
 use brush_core::traps::TrapSignal;
-use brush_core::variables::ShellValueUnsetType;
+use brush_core::variables::{ShellValueLiteral, ShellValueUnsetType};
 use brush_core::{
     ErrorKind, ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProfileLoadBehavior,
     RcLoadBehavior, Shell, ShellValue, ShellVariable, SourceInfo,
@@ -24,6 +26,7 @@ use shellwright_io::Utf8Decoder;
 use shellwright_proc::{CancelReason, CancelToken, RunScope, processless_run_tag};
 
 use crate::builtins::{self, StateGuard};
+use crate::direct::{self, DirectCommand};
 use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
@@ -329,14 +332,23 @@ impl Session {
             .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
         self.attach_stdio(OpenFile::PipeWriter(writer))?;
         let params = self.shell.default_exec_params();
+        let direct = self.direct_command(&request.command, &params);
 
         self.hooks.begin_run(request.cancel.clone());
         let limit = self.hooks.watch_limits();
         let umask = self.state.umask();
-        let ended = isolation::run_isolated(
-            umask,
-            self.execute(&request.command, &params, &request.cancel, &limit),
-        )
+        let ended = isolation::run_isolated(umask, async {
+            match direct {
+                Some(direct) => {
+                    self.execute_direct(direct, &request.command, &params, &request.cancel, &limit)
+                        .await
+                }
+                None => {
+                    self.execute(&request.command, &params, &request.cancel, &limit)
+                        .await
+                }
+            }
+        })
         .await
         .map_err(|e| ShellError::Execution(format!("cannot start the run thread: {e}")))?;
         self.hooks.end_run();
@@ -510,6 +522,124 @@ impl Session {
         })
         .await;
         self.hooks.end_run();
+    }
+
+    /// The command of a run when the session spawns it itself ([`direct`]): one program with
+    /// plain words, resolved as brush resolves it, in a session whose state gives brush nothing
+    /// else to do around it.
+    fn direct_command(
+        &mut self,
+        command: &str,
+        params: &ExecutionParameters,
+    ) -> Option<DirectCommand> {
+        let words = direct::plain_words(command)?;
+        let options = self.shell.options();
+        if self.one_shot
+            || options.exit_on_nonzero_command_exit
+            || options.print_commands_and_arguments
+            || options.print_shell_input_lines
+            || options.enable_job_control
+            || options.interactive
+            || self.hooks.has_user_debug_trap()
+            || self.shell.traps().handles(TrapSignal::Err)
+            || self.shell.funcs().iter().any(|(_, f)| f.is_exported())
+        {
+            return None;
+        }
+        let name = words[0];
+        if self.shell.aliases().contains_key(name)
+            || self.shell.funcs().get(name).is_some()
+            || self.shell.builtins().get(name).is_some()
+        {
+            return None;
+        }
+        let stdio = direct::stdio(params.iter_fds(&self.shell))?;
+        let program = if name.contains('/') {
+            PathBuf::from(name)
+        } else {
+            self.shell.find_first_executable_in_path_using_cache(name)?
+        };
+        Some(DirectCommand {
+            program,
+            words: words.into_iter().map(String::from).collect(),
+            stdio,
+        })
+    }
+
+    /// Spawns a [`direct_command`](Self::direct_command) and waits for it as brush would have run
+    /// it, leaving `$?`, `PIPESTATUS`, `$_` and `BASH_COMMAND` as brush leaves them. Should the
+    /// spawn fail, nothing has run: brush runs `command` instead, and reports the failure its way.
+    async fn execute_direct(
+        &mut self,
+        direct: DirectCommand,
+        command: &str,
+        params: &ExecutionParameters,
+        cancel: &CancelToken,
+        limit: &CancelToken,
+    ) -> Ended {
+        let DirectCommand {
+            program,
+            words,
+            stdio: [stdin, stdout, stderr],
+        } = direct;
+        let _ = self.shell.env_mut().update_or_add(
+            "BASH_COMMAND",
+            ShellValueLiteral::Scalar(words.join(" ")),
+            |_| Ok(()),
+            EnvironmentLookup::Anywhere,
+            EnvironmentScope::Global,
+        );
+        let mut spawn = std::process::Command::new(&program);
+        spawn
+            .arg0(&words[0])
+            .args(&words[1..])
+            .current_dir(self.shell.working_dir())
+            .env_clear()
+            .stdin(stdin)
+            .stdout(stdout)
+            .stderr(stderr);
+        for (name, variable) in self.shell.env().iter_exported() {
+            if variable.value().is_set() {
+                spawn.env(name, variable.value().to_cow_str(&self.shell).as_ref());
+            }
+        }
+        spawn.env("_", &program);
+        let Ok(mut child) = tokio::process::Command::from(spawn).spawn() else {
+            return self.execute(command, params, cancel, limit).await;
+        };
+        direct::count_spawn();
+        self.set_last_argument(words.last().map_or("", String::as_str));
+        let status = tokio::select! {
+            biased;
+            reason = cancel.cancelled() => return Ended::Cancelled(reason),
+            status = child.wait() => status,
+        };
+        // The program may have ended *because* the run was stopped (see `execute_parsed`).
+        if let Some(reason) = cancel.reason() {
+            return Ended::Cancelled(reason);
+        }
+        match status {
+            Ok(status) => {
+                let code = direct::exit_status(status);
+                self.shell.set_last_exit_status(code);
+                *self.shell.last_pipeline_statuses_mut() = vec![code];
+                Ended::Finished(Ok(ExecutionResult::new(code)))
+            }
+            Err(e) => Ended::Finished(Err(ShellError::Execution(format!(
+                "cannot wait for {}: {e}",
+                program.display()
+            )))),
+        }
+    }
+
+    /// Sets `$_` as brush does after a command: a fresh unexported variable, unless `_` is
+    /// read-only.
+    fn set_last_argument(&mut self, last: &str) {
+        let env = self.shell.env_mut();
+        if env.get("_").is_some_and(|(_, var)| var.is_readonly()) {
+            return;
+        }
+        let _ = env.set_global("_", ShellVariable::new(ShellValue::String(last.into())));
     }
 
     /// Checks, parses and runs `command`, until it ends, `cancel` fires or a limit is passed.
