@@ -29,6 +29,10 @@
 //! `command_not_found_handle` if there is one), and so is one whose spawn fails (not executable,
 //! a script without `#!`, which brush's `execvp` hands to `/bin/sh`): nothing has run then, so
 //! brush runs the command from the start, exactly as it would have.
+//!
+//! One difference remains, which no check can foresee: a program stopped by a signal (`kill
+//! -STOP` from outside) keeps the run waiting until it continues, ends or the run is stopped,
+//! where brush would end the run with status 148 and keep the program as a stopped job.
 
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -63,7 +67,8 @@ pub(crate) fn count_spawn() {
     SPAWNS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// How many programs runs have spawned directly so far, in this process.
+/// How many programs runs have spawned directly so far, in this process: how a test tells a run
+/// spawned directly from one brush ran (their effects are meant to be the same).
 pub fn direct_spawns() -> u64 {
     SPAWNS.load(Ordering::Relaxed)
 }
@@ -75,7 +80,7 @@ pub(crate) fn plain_words(command: &str) -> Option<Vec<&str>> {
         return None;
     }
     let words: Vec<&str> = command
-        .split(|c: char| c == ' ' || c == '\t')
+        .split([' ', '\t'])
         .filter(|word| !word.is_empty())
         .collect();
     let name = words.first()?;

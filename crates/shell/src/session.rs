@@ -310,7 +310,8 @@ impl Session {
     }
 
     /// Runs one command, telling `on_start` where it starts and streaming its output to
-    /// `on_chunk`; returns once every chunk was passed to `on_chunk`.
+    /// `on_chunk`; returns once every chunk was passed to `on_chunk`. A command that is one plain
+    /// external program is spawned by the session itself ([`direct`]), all else by brush.
     pub async fn run(
         &mut self,
         request: &RunRequest,
