@@ -375,15 +375,9 @@ impl Session {
     /// `set -e` nor `-u` (which can end the session) nor `-x` or `-v` (which write traces) is on.
     /// The calling thread must have [`limits::INLINE_STACK_NEEDED`] of stack left.
     pub fn inline_program(&self, request: &RunRequest) -> Option<ast::Program> {
-        let options = self.shell.options();
-        if self.one_shot
+        if !self.runs_commands_alone()
             || request.cwd.is_some()
-            || options.exit_on_nonzero_command_exit
-            || options.treat_unset_variables_as_error
-            || options.print_commands_and_arguments
-            || options.print_shell_input_lines
-            || self.hooks.has_user_debug_trap()
-            || self.shell.traps().handles(TrapSignal::Err)
+            || self.shell.options().treat_unset_variables_as_error
             || limits::remaining_stack().is_none_or(|left| left < limits::INLINE_STACK_NEEDED)
         {
             return None;
@@ -398,6 +392,21 @@ impl Session {
                 || self.shell.builtins().get(name).is_none_or(|b| b.disabled)
         };
         (!names.iter().any(shadowed)).then_some(program)
+    }
+
+    /// Whether a command of this session runs alone, with nothing of the user's run or printed
+    /// around it — no DEBUG or ERR trap, no `set -e` (which can end the session), no `-x` or `-v`
+    /// (which write traces) — and the session outlives it (no `executeShell`, whose EXIT trap
+    /// ends the run). The paths that do brush's work in its stead ([`inline`], [`direct`]) need
+    /// that.
+    fn runs_commands_alone(&self) -> bool {
+        let options = self.shell.options();
+        !(self.one_shot
+            || options.exit_on_nonzero_command_exit
+            || options.print_commands_and_arguments
+            || options.print_shell_input_lines
+            || self.hooks.has_user_debug_trap()
+            || self.shell.traps().handles(TrapSignal::Err))
     }
 
     /// Runs `program` (from [`inline_program`](Self::inline_program)) on the calling thread,
@@ -535,14 +544,9 @@ impl Session {
     ) -> Option<DirectCommand> {
         let words = direct::plain_words(command)?;
         let options = self.shell.options();
-        if self.one_shot
-            || options.exit_on_nonzero_command_exit
-            || options.print_commands_and_arguments
-            || options.print_shell_input_lines
+        if !self.runs_commands_alone()
             || options.enable_job_control
             || options.interactive
-            || self.hooks.has_user_debug_trap()
-            || self.shell.traps().handles(TrapSignal::Err)
             || self.shell.funcs().iter().any(|(_, f)| f.is_exported())
         {
             return None;
@@ -619,18 +623,17 @@ impl Session {
         if let Some(reason) = cancel.reason() {
             return Ended::Cancelled(reason);
         }
-        match status {
+        let result = match status {
             Ok(status) => {
                 let code = direct::exit_status(status);
                 self.shell.set_last_exit_status(code);
                 *self.shell.last_pipeline_statuses_mut() = vec![code];
-                Ended::Finished(Ok(ExecutionResult::new(code)))
+                ExecutionResult::new(code)
             }
-            Err(e) => Ended::Finished(Err(ShellError::Execution(format!(
-                "cannot wait for {}: {e}",
-                program.display()
-            )))),
-        }
+            // As brush reports a wait that failed (another waiter reaped the program, say).
+            Err(e) => reported(&mut self.shell, params, e.into()),
+        };
+        Ended::Finished(Ok(result))
     }
 
     /// Sets `$_` as brush does after a command: a fresh unexported variable, unless `_` is
@@ -863,12 +866,20 @@ async fn run_parsed(
             Err(brush_core::Error::from(ErrorKind::ParseError(e, source)).into_fatal())
         }
     };
-    result.unwrap_or_else(|error| {
-        let _ = shell.display_error(&mut params.stderr(shell), &error);
-        let result = error.into_result(shell);
-        shell.set_last_exit_status(result.exit_code.into());
-        result
-    })
+    result.unwrap_or_else(|error| reported(shell, params, error))
+}
+
+/// The status of a command that failed with `error`, which is reported on stderr as brush reports
+/// an error of a program: the status of the error becomes `$?`.
+fn reported(
+    shell: &mut Shell,
+    params: &ExecutionParameters,
+    error: brush_core::Error,
+) -> ExecutionResult {
+    let _ = shell.display_error(&mut params.stderr(shell), &error);
+    let result = error.into_result(shell);
+    shell.set_last_exit_status(result.exit_code.into());
+    result
 }
 
 /// The text a panic was raised with.

@@ -24,6 +24,17 @@ async fn run(shell: &PersistentShell, command: &str) -> (RunResult, String) {
     (result, text)
 }
 
+/// Runs `command` on the direct shell, then on the brush one; asserts that both gave the same.
+async fn same_on_both(
+    direct: &PersistentShell,
+    brush: &PersistentShell,
+    command: &str,
+) -> (RunResult, String) {
+    let got = run(direct, command).await;
+    assert_eq!(got, run(brush, command).await, "{command}");
+    got
+}
+
 fn finished(code: i32) -> RunResult {
     RunResult {
         exit_code: Some(code),
@@ -69,19 +80,9 @@ async fn plain_programs_are_spawned_directly_with_what_brush_would_give_them() {
         "ls ./no-such-file",
     ] {
         let spawns = direct_spawns();
-        let (result, out) = run(&direct, command).await;
+        same_on_both(&direct, &brush, command).await;
         assert_eq!(direct_spawns(), spawns + 1, "{command}");
-        assert_eq!(
-            (result, out.clone()),
-            run(&brush, command).await,
-            "{command}"
-        );
-        let state = "echo \"$? ${PIPESTATUS[*]} $_\"";
-        assert_eq!(
-            run(&direct, state).await,
-            run(&brush, state).await,
-            "{command}"
-        );
+        same_on_both(&direct, &brush, "echo \"$? ${PIPESTATUS[*]} $_\"").await;
     }
     assert_eq!(
         run(&direct, "/bin/pwd").await.1,
@@ -121,11 +122,7 @@ async fn plain_programs_are_spawned_directly_with_what_brush_would_give_them() {
         "no-such-program-shellwright",
         "./no-such-program",
     ] {
-        assert_eq!(
-            run(&direct, command).await,
-            run(&brush, command).await,
-            "{command}"
-        );
+        same_on_both(&direct, &brush, command).await;
     }
     assert_eq!(
         run(&direct, "./script").await.1,
@@ -152,8 +149,7 @@ async fn plain_programs_are_spawned_directly_with_what_brush_would_give_them() {
         for shell in [&direct, &brush] {
             run(shell, setup).await;
         }
-        let (result, out) = run(&direct, "basename /a/b").await;
-        assert_eq!((result, out), run(&brush, "basename /a/b").await, "{setup}");
+        same_on_both(&direct, &brush, "basename /a/b").await;
         for shell in [&direct, &brush] {
             run(shell, undo).await;
         }
