@@ -2,7 +2,7 @@
 // spawns it itself, without forking the host. It must behave exactly as the same run done by brush:
 // a shell with an fd 3 open takes brush's path for every command (brush would pass the fd on), so
 // each case is run on both and compared.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -46,7 +46,7 @@ describe('a run of one plain external program', () => {
   it('gives the output, exit code, $?, PIPESTATUS and $_ that brush gives', async () => {
     const [direct, brush] = await pair(`cd ${scratch}`)
     const state = 'echo "$? ${PIPESTATUS[*]} $_"'
-    for (const command of ['/bin/echo  a  b', 'ls /definitely/not/here', 'sh -c umask', 'basename /x/y.txt .txt', 'false x']) {
+    for (const command of ['/bin/echo  a  b', 'ls /definitely/not/here', 'sh -c umask', 'cat /proc/self/cmdline', 'basename /x/y.txt .txt']) {
       const got = await run(direct, command)
       expect(got).toEqual(await run(brush, command))
       expect(await run(direct, state)).toEqual(await run(brush, state))
@@ -57,10 +57,13 @@ describe('a run of one plain external program', () => {
       result: { exitCode: 2, cancelled: false, timedOut: false },
     })
     expect((await run(direct, state)).output).toBe('2 2 /definitely/not/here\n')
-    const history = direct.history().slice(-2)
-    expect(history.map(({ command, exitCode, cwd }) => ({ command, exitCode, cwd }))).toEqual([
-      { command: 'ls /definitely/not/here', exitCode: 2, cwd: scratch },
-      { command: state, exitCode: 0, cwd: scratch },
+    // argv[0] is the name as typed, not the path it resolved to.
+    expect((await run(direct, 'cat /proc/self/cmdline')).output).toBe('cat\0/proc/self/cmdline\0')
+    const history = direct.history().slice(-3)
+    expect(history.map(({ command, exitCode, cwd, output }) => ({ command, exitCode, cwd, output }))).toEqual([
+      { command: 'ls /definitely/not/here', exitCode: 2, cwd: scratch, output: "ls: cannot access '/definitely/not/here': No such file or directory\n" },
+      { command: state, exitCode: 0, cwd: scratch, output: '2 2 /definitely/not/here\n' },
+      { command: 'cat /proc/self/cmdline', exitCode: 0, cwd: scratch, output: 'cat\0/proc/self/cmdline\0' },
     ])
   })
 
@@ -75,7 +78,14 @@ describe('a run of one plain external program', () => {
       expect(await run(direct, '/bin/pwd')).toEqual({ output: `${scratch}\n`, result: { exitCode: 0, cancelled: false, timedOut: false } })
       expect((await run(direct, 'sh -c umask')).output).toBe('0027\n')
       expect((await run(direct, 'printenv _')).output).toBe('/usr/bin/printenv\n')
-      expect((await run(direct, 'pwd', { cwd: '/' })).output).toBe('/\n')
+      expect((await run(direct, '/bin/pwd', { cwd: '/' })).output).toBe('/\n')
+      // The name is looked up on the run's PATH.
+      const bin = join(scratch, 'bin')
+      mkdirSync(bin)
+      writeFileSync(join(bin, 'tool'), '#!/bin/sh\necho "tool $0 $1"\n', { mode: 0o755 })
+      const tool = await run(direct, 'tool x', { env: { PATH: `${bin}:/usr/bin:/bin` } })
+      expect(tool).toEqual({ output: `tool ${bin}/tool x\n`, result: { exitCode: 0, cancelled: false, timedOut: false } })
+      expect(tool).toEqual(await run(brush, 'tool x', { env: { PATH: `${bin}:/usr/bin:/bin` } }))
     } finally {
       delete process.env.SW_DIRECT_HOST_ONLY
     }
