@@ -34,7 +34,9 @@
 //! -STOP` from outside) keeps the run waiting until it continues, ends or the run is stopped,
 //! where brush would end the run with status 148 and keep the program as a stopped job.
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -57,6 +59,45 @@ pub(crate) struct DirectCommand {
     pub words: Vec<String>,
     /// fds 0, 1 and 2 of the run (see [`stdio`]).
     pub stdio: [Stdio; 3],
+}
+
+impl DirectCommand {
+    /// `BASH_COMMAND` while it runs: its words joined by spaces.
+    pub fn command_line(&self) -> String {
+        self.words.join(" ")
+    }
+
+    /// `$_` once it ran: its last word.
+    pub fn last_word(&self) -> &str {
+        self.words.last().map_or("", String::as_str)
+    }
+
+    /// The process brush would start for it: in `cwd`, with `exported` (the session's exported
+    /// variables that have a value) as its whole environment plus `_` set to the program's path.
+    /// It has no `pre_exec` closure, so std spawns it with `posix_spawn`.
+    pub fn into_process<K, V>(
+        self,
+        cwd: &Path,
+        exported: impl IntoIterator<Item = (K, V)>,
+    ) -> std::process::Command
+    where
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        let [stdin, stdout, stderr] = self.stdio;
+        let mut process = std::process::Command::new(&self.program);
+        process
+            .arg0(&self.words[0])
+            .args(&self.words[1..])
+            .current_dir(cwd)
+            .env_clear()
+            .envs(exported)
+            .env("_", &self.program)
+            .stdin(stdin)
+            .stdout(stdout)
+            .stderr(stderr);
+        process
+    }
 }
 
 /// Programs spawned directly by this process, for tests to tell the paths apart.

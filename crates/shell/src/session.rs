@@ -9,8 +9,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use std::os::unix::process::CommandExt as _;
-
 use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
 use brush_core::parser::{ParseError, ast};
@@ -582,38 +580,37 @@ impl Session {
         cancel: &CancelToken,
         limit: &CancelToken,
     ) -> Ended {
-        let DirectCommand {
-            program,
-            words,
-            stdio: [stdin, stdout, stderr],
-        } = direct;
+        let last_word = direct.last_word().to_string();
         let _ = self.shell.env_mut().update_or_add(
             "BASH_COMMAND",
-            ShellValueLiteral::Scalar(words.join(" ")),
+            ShellValueLiteral::Scalar(direct.command_line()),
             |_| Ok(()),
             EnvironmentLookup::Anywhere,
             EnvironmentScope::Global,
         );
-        let mut spawn = std::process::Command::new(&program);
-        spawn
-            .arg0(&words[0])
-            .args(&words[1..])
-            .current_dir(self.shell.working_dir())
-            .env_clear()
-            .stdin(stdin)
-            .stdout(stdout)
-            .stderr(stderr);
-        for (name, variable) in self.shell.env().iter_exported() {
-            if variable.value().is_set() {
-                spawn.env(name, variable.value().to_cow_str(&self.shell).as_ref());
-            }
-        }
-        spawn.env("_", &program);
-        let Ok(mut child) = tokio::process::Command::from(spawn).spawn() else {
+        let exported = self.shell.env().iter_exported().filter_map(|(name, var)| {
+            let value = var.value();
+            value
+                .is_set()
+                .then(|| (name, value.to_cow_str(&self.shell).into_owned()))
+        });
+        let process = direct.into_process(self.shell.working_dir(), exported);
+        let Ok(child) = tokio::process::Command::from(process).spawn() else {
             return self.execute(command, params, cancel, limit).await;
         };
         direct::count_spawn();
-        self.set_last_argument(words.last().map_or("", String::as_str));
+        self.set_last_argument(&last_word);
+        self.wait_direct(child, params, cancel).await
+    }
+
+    /// Waits for a program [`execute_direct`](Self::execute_direct) spawned, until it ends or
+    /// `cancel` fires, and sets `$?` and `PIPESTATUS` from its status.
+    async fn wait_direct(
+        &mut self,
+        mut child: tokio::process::Child,
+        params: &ExecutionParameters,
+        cancel: &CancelToken,
+    ) -> Ended {
         let status = tokio::select! {
             biased;
             reason = cancel.cancelled() => return Ended::Cancelled(reason),
