@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use brush_core::env::{EnvironmentLookup, EnvironmentScope};
+use brush_core::env::EnvironmentScope;
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
 use brush_core::parser::{ParseError, ast};
 use brush_core::traps::TrapSignal;
-use brush_core::variables::{ShellValueLiteral, ShellValueUnsetType};
+use brush_core::variables::ShellValueUnsetType;
 use brush_core::{
     ErrorKind, ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProfileLoadBehavior,
     RcLoadBehavior, Shell, ShellValue, ShellVariable, SourceInfo,
@@ -581,13 +581,7 @@ impl Session {
         limit: &CancelToken,
     ) -> Ended {
         let last_word = direct.last_word().to_string();
-        let _ = self.shell.env_mut().update_or_add(
-            "BASH_COMMAND",
-            ShellValueLiteral::Scalar(direct.command_line()),
-            |_| Ok(()),
-            EnvironmentLookup::Anywhere,
-            EnvironmentScope::Global,
-        );
+        hooks::set_bash_command(&mut self.shell, direct.command_line());
         let exported = self.shell.env().iter_exported().filter_map(|(name, var)| {
             let value = var.value();
             value
