@@ -291,13 +291,7 @@ fn debug_trap(
             return park().await;
         }
         let user_command = args.get(3).map(ToString::to_string).unwrap_or_default();
-        let _ = ctx.shell.env_mut().update_or_add(
-            "BASH_COMMAND",
-            ShellValueLiteral::Scalar(user_command.clone()),
-            |_| Ok(()),
-            EnvironmentLookup::Anywhere,
-            EnvironmentScope::Global,
-        );
+        set_bash_command(ctx.shell, user_command.clone());
         if let Some(exceeded) = limits::check(ctx.shell) {
             let stderr = if traced {
                 ctx.params.try_fd(ctx.shell, SAVED_STDERR)
@@ -447,4 +441,15 @@ fn wrapped_shopt(
 /// sessions and groups they created; SIGKILL after `grace`.
 pub async fn terminate_run(run: &RunScope, grace: std::time::Duration) {
     run.stop(RunRoots::HostChildren, &[], grace).await;
+}
+
+/// Sets `BASH_COMMAND`, as brush does before each simple command, to `command_line`.
+pub(crate) fn set_bash_command(shell: &mut Shell, command_line: String) {
+    let _ = shell.env_mut().update_or_add(
+        "BASH_COMMAND",
+        ShellValueLiteral::Scalar(command_line),
+        |_| Ok(()),
+        EnvironmentLookup::Anywhere,
+        EnvironmentScope::Global,
+    );
 }

@@ -3,7 +3,8 @@
 //! Owns the session runtime: the environment model ([`env`](mod@env)), creating and
 //! keeping a brush session alive between runs ([`PersistentShell`]), streaming one merged
 //! stdout/stderr transcript with incremental UTF-8 decoding and the drain rule ([`output`]),
-//! cancellation of builtin-only loops and of every process a run started ([`hooks`]),
+//! cancellation of builtin-only loops and of every process a run started ([`hooks`]), runs
+//! of one plain external program spawned without forking the host ([`direct_spawns`]),
 //! `applyBashFixups` ([`fixups`]), the record of a shell's runs ([`history`]) and the read-only
 //! terminal view of them in VS Code's OSC 633 dialect ([`mirror`], written with
 //! `shellwright-term`'s encoder), and the bounds that keep any input from crashing or hanging the
@@ -22,6 +23,7 @@
 //! ```
 
 mod builtins;
+mod direct;
 pub mod env;
 mod error;
 pub mod fixups;
@@ -40,6 +42,7 @@ mod session;
 mod stages;
 mod worker;
 
+pub use direct::direct_spawns;
 pub use error::ShellError;
 pub use fixups::{Fixups, apply_bash_fixups};
 pub use history::{History, HistoryEntry};

@@ -24,6 +24,7 @@ use shellwright_io::Utf8Decoder;
 use shellwright_proc::{CancelReason, CancelToken, RunScope, processless_run_tag};
 
 use crate::builtins::{self, StateGuard};
+use crate::direct::{self, DirectCommand};
 use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
@@ -307,7 +308,8 @@ impl Session {
     }
 
     /// Runs one command, telling `on_start` where it starts and streaming its output to
-    /// `on_chunk`; returns once every chunk was passed to `on_chunk`.
+    /// `on_chunk`; returns once every chunk was passed to `on_chunk`. A command that is one plain
+    /// external program is spawned by the session itself ([`direct`]), all else by brush.
     pub async fn run(
         &mut self,
         request: &RunRequest,
@@ -329,14 +331,23 @@ impl Session {
             .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
         self.attach_stdio(OpenFile::PipeWriter(writer))?;
         let params = self.shell.default_exec_params();
+        let direct = self.direct_command(&request.command, &params);
 
         self.hooks.begin_run(request.cancel.clone());
         let limit = self.hooks.watch_limits();
         let umask = self.state.umask();
-        let ended = isolation::run_isolated(
-            umask,
-            self.execute(&request.command, &params, &request.cancel, &limit),
-        )
+        let ended = isolation::run_isolated(umask, async {
+            match direct {
+                Some(direct) => {
+                    self.execute_direct(direct, &request.command, &params, &request.cancel, &limit)
+                        .await
+                }
+                None => {
+                    self.execute(&request.command, &params, &request.cancel, &limit)
+                        .await
+                }
+            }
+        })
         .await
         .map_err(|e| ShellError::Execution(format!("cannot start the run thread: {e}")))?;
         self.hooks.end_run();
@@ -362,15 +373,9 @@ impl Session {
     /// `set -e` nor `-u` (which can end the session) nor `-x` or `-v` (which write traces) is on.
     /// The calling thread must have [`limits::INLINE_STACK_NEEDED`] of stack left.
     pub fn inline_program(&self, request: &RunRequest) -> Option<ast::Program> {
-        let options = self.shell.options();
-        if self.one_shot
+        if !self.runs_commands_alone()
             || request.cwd.is_some()
-            || options.exit_on_nonzero_command_exit
-            || options.treat_unset_variables_as_error
-            || options.print_commands_and_arguments
-            || options.print_shell_input_lines
-            || self.hooks.has_user_debug_trap()
-            || self.shell.traps().handles(TrapSignal::Err)
+            || self.shell.options().treat_unset_variables_as_error
             || limits::remaining_stack().is_none_or(|left| left < limits::INLINE_STACK_NEEDED)
         {
             return None;
@@ -385,6 +390,21 @@ impl Session {
                 || self.shell.builtins().get(name).is_none_or(|b| b.disabled)
         };
         (!names.iter().any(shadowed)).then_some(program)
+    }
+
+    /// Whether a command of this session runs alone, with nothing of the user's run or printed
+    /// around it — no DEBUG or ERR trap, no `set -e` (which can end the session), no `-x` or `-v`
+    /// (which write traces) — and the session outlives it (no `executeShell`, whose EXIT trap
+    /// ends the run). The paths that do brush's work in its stead ([`inline`], [`direct`]) need
+    /// that.
+    fn runs_commands_alone(&self) -> bool {
+        let options = self.shell.options();
+        !(self.one_shot
+            || options.exit_on_nonzero_command_exit
+            || options.print_commands_and_arguments
+            || options.print_shell_input_lines
+            || self.hooks.has_user_debug_trap()
+            || self.shell.traps().handles(TrapSignal::Err))
     }
 
     /// Runs `program` (from [`inline_program`](Self::inline_program)) on the calling thread,
@@ -510,6 +530,111 @@ impl Session {
         })
         .await;
         self.hooks.end_run();
+    }
+
+    /// The command of a run when the session spawns it itself ([`direct`]): one program with
+    /// plain words, resolved as brush resolves it, in a session whose state gives brush nothing
+    /// else to do around it.
+    fn direct_command(
+        &mut self,
+        command: &str,
+        params: &ExecutionParameters,
+    ) -> Option<DirectCommand> {
+        let words = direct::plain_words(command)?;
+        let options = self.shell.options();
+        if !self.runs_commands_alone()
+            || options.enable_job_control
+            || options.interactive
+            || self.shell.funcs().iter().any(|(_, f)| f.is_exported())
+        {
+            return None;
+        }
+        let name = words[0];
+        if self.shell.aliases().contains_key(name)
+            || self.shell.funcs().get(name).is_some()
+            || self.shell.builtins().get(name).is_some()
+        {
+            return None;
+        }
+        let stdio = direct::stdio(params.iter_fds(&self.shell))?;
+        let program = if name.contains('/') {
+            PathBuf::from(name)
+        } else {
+            self.shell.find_first_executable_in_path_using_cache(name)?
+        };
+        Some(DirectCommand {
+            program,
+            words: words.into_iter().map(String::from).collect(),
+            stdio,
+        })
+    }
+
+    /// Spawns a [`direct_command`](Self::direct_command) and waits for it as brush would have run
+    /// it, leaving `$?`, `PIPESTATUS`, `$_` and `BASH_COMMAND` as brush leaves them. Should the
+    /// spawn fail, nothing has run: brush runs `command` instead, and reports the failure its way.
+    async fn execute_direct(
+        &mut self,
+        direct: DirectCommand,
+        command: &str,
+        params: &ExecutionParameters,
+        cancel: &CancelToken,
+        limit: &CancelToken,
+    ) -> Ended {
+        let last_word = direct.last_word().to_string();
+        hooks::set_bash_command(&mut self.shell, direct.command_line());
+        let exported = self.shell.env().iter_exported().filter_map(|(name, var)| {
+            let value = var.value();
+            value
+                .is_set()
+                .then(|| (name, value.to_cow_str(&self.shell).into_owned()))
+        });
+        let process = direct.into_process(self.shell.working_dir(), exported);
+        let Ok(child) = tokio::process::Command::from(process).spawn() else {
+            return self.execute(command, params, cancel, limit).await;
+        };
+        direct::count_spawn();
+        self.set_last_argument(&last_word);
+        self.wait_direct(child, params, cancel).await
+    }
+
+    /// Waits for a program [`execute_direct`](Self::execute_direct) spawned, until it ends or
+    /// `cancel` fires, and sets `$?` and `PIPESTATUS` from its status.
+    async fn wait_direct(
+        &mut self,
+        mut child: tokio::process::Child,
+        params: &ExecutionParameters,
+        cancel: &CancelToken,
+    ) -> Ended {
+        let status = tokio::select! {
+            biased;
+            reason = cancel.cancelled() => return Ended::Cancelled(reason),
+            status = child.wait() => status,
+        };
+        // The program may have ended *because* the run was stopped (see `execute_parsed`).
+        if let Some(reason) = cancel.reason() {
+            return Ended::Cancelled(reason);
+        }
+        let result = match status {
+            Ok(status) => {
+                let code = direct::exit_status(status);
+                self.shell.set_last_exit_status(code);
+                *self.shell.last_pipeline_statuses_mut() = vec![code];
+                ExecutionResult::new(code)
+            }
+            // As brush reports a wait that failed (another waiter reaped the program, say).
+            Err(e) => reported(&mut self.shell, params, e.into()),
+        };
+        Ended::Finished(Ok(result))
+    }
+
+    /// Sets `$_` as brush does after a command: a fresh unexported variable, unless `_` is
+    /// read-only.
+    fn set_last_argument(&mut self, last: &str) {
+        let env = self.shell.env_mut();
+        if env.get("_").is_some_and(|(_, var)| var.is_readonly()) {
+            return;
+        }
+        let _ = env.set_global("_", ShellVariable::new(ShellValue::String(last.into())));
     }
 
     /// Checks, parses and runs `command`, until it ends, `cancel` fires or a limit is passed.
@@ -732,12 +857,20 @@ async fn run_parsed(
             Err(brush_core::Error::from(ErrorKind::ParseError(e, source)).into_fatal())
         }
     };
-    result.unwrap_or_else(|error| {
-        let _ = shell.display_error(&mut params.stderr(shell), &error);
-        let result = error.into_result(shell);
-        shell.set_last_exit_status(result.exit_code.into());
-        result
-    })
+    result.unwrap_or_else(|error| reported(shell, params, error))
+}
+
+/// The status of a command that failed with `error`, which is reported on stderr as brush reports
+/// an error of a program: the status of the error becomes `$?`.
+fn reported(
+    shell: &mut Shell,
+    params: &ExecutionParameters,
+    error: brush_core::Error,
+) -> ExecutionResult {
+    let _ = shell.display_error(&mut params.stderr(shell), &error);
+    let result = error.into_result(shell);
+    shell.set_last_exit_status(result.exit_code.into());
+    result
 }
 
 /// The text a panic was raised with.
