@@ -156,6 +156,8 @@ describe('Shell.run in place', () => {
       'false; echo not reached',
       // `set -e` ended that session, as in bash -c: this run has a fresh one.
       'echo "[$-]"',
+      'set -n',
+      'echo not run',
     ]
     const inPlace = await transcript(commands, {})
     expect(inPlace).toEqual(await transcript(commands, QUEUED))
@@ -166,6 +168,7 @@ describe('Shell.run in place', () => {
     const fresh = collector()
     await new Shell().run({ command: 'echo "[$-]"' }, fresh.push)
     expect(inPlace.runs[12].output).toBe(fresh.text)
+    expect(inPlace.runs[14]).toEqual({ output: '', result: { exitCode: 0, cancelled: false, timedOut: false } })
   })
 
   it('runs commands outside the allow-list, and times out and aborts queued runs, between runs in place', async () => {

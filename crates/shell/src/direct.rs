@@ -24,7 +24,8 @@
 //! through brush's own PATH lookup and hash table; no fd beyond 0–2 is open in the session (brush
 //! would pass it on); no function is exported (brush would pass it as `BASH_FUNC_…`); the session
 //! is no `executeShell` one (its EXIT trap ends the run); and nothing would run or print in the
-//! command's stead or around it — no user DEBUG or ERR trap, no `set -e`, `-x`, `-v` or `-m`.
+//! command's stead or around it — no user DEBUG or ERR trap, no `set -e`, `-x`, `-v` or `-m` —
+//! and no `set -n`, under which nothing runs.
 //! A program that does not resolve is left to brush, which reports it (127, with its
 //! `command_not_found_handle` if there is one), and so is one whose spawn fails (not executable,
 //! a script without `#!`, which brush's `execvp` hands to `/bin/sh`): nothing has run then, so

@@ -394,12 +394,13 @@ impl Session {
 
     /// Whether a command of this session runs alone, with nothing of the user's run or printed
     /// around it — no DEBUG or ERR trap, no `set -e` (which can end the session), no `-x` or `-v`
-    /// (which write traces) — and the session outlives it (no `executeShell`, whose EXIT trap
-    /// ends the run). The paths that do brush's work in its stead ([`inline`], [`direct`]) need
-    /// that.
+    /// (which write traces), no `-n` (under which nothing runs) — and the session outlives it
+    /// (no `executeShell`, whose EXIT trap ends the run). The paths that do brush's work in its
+    /// stead ([`inline`], [`direct`]) need that.
     fn runs_commands_alone(&self) -> bool {
         let options = self.shell.options();
         !(self.one_shot
+            || options.do_not_execute_commands
             || options.exit_on_nonzero_command_exit
             || options.print_commands_and_arguments
             || options.print_shell_input_lines

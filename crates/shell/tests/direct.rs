@@ -144,6 +144,8 @@ async fn plain_programs_are_spawned_directly_with_what_brush_would_give_them() {
         "basename() { echo fn; }",
         "f() { :; }; export -f f",
         "exec 4</dev/null",
+        // Last: nothing runs under `set -n`, `set +n` included.
+        "set -n",
     ] {
         let undo = "set +xe; trap - ERR DEBUG; unset -f basename f; exec 4<&-";
         for shell in [&direct, &brush] {
