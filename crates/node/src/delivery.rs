@@ -146,11 +146,6 @@ impl ChunkSink {
         Ok(())
     }
 
-    /// Whether chunks sent here go nowhere (no `onChunk`).
-    pub fn is_silent(&self) -> bool {
-        self.tsfn.is_none()
-    }
-
     /// Hands `chunk` to the callback without blocking: it joins the pending call's chunk, or a
     /// new call is queued. Empty chunks are not sent.
     pub fn send(&self, chunk: String) {

@@ -489,16 +489,13 @@ impl RunCall {
             minimizing,
         } = self;
         let chunk_sink = sink.clone();
-        // The one place the transcript is captured for the minimizer: as it streams to onChunk
-        // (without a copy when there is no onChunk to stream it to).
+        // The one place the transcript is captured for the minimizer: as it streams to onChunk.
         let capture = minimizing.as_ref().map(|m| Arc::clone(&m.capture));
-        let on_chunk = move |chunk: String| match &capture {
-            Some(capture) if chunk_sink.is_silent() => capture.push_owned(chunk),
-            Some(capture) => {
+        let on_chunk = move |chunk: String| {
+            if let Some(capture) = &capture {
                 capture.push(&chunk);
-                chunk_sink.send(chunk);
             }
-            None => chunk_sink.send(chunk),
+            chunk_sink.send(chunk);
         };
         // Called here, on the JS thread, so a persistent shell queues the run in call order.
         let run = run(request, Box::new(on_chunk));

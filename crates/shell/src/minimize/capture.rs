@@ -2,12 +2,16 @@
 //! the output thread while the same text streams to the caller; past the limit it stops
 //! keeping text and remembers that it overflowed (the minimizer then leaves output unchanged).
 //!
-//! The chunks are kept as they come and joined once, into a buffer of the exact size, when the
-//! run is over: a string grown chunk by chunk is copied at every doubling and touches twice the
-//! memory, which on a megabyte cost more than minimizing it. A chunk nobody else needs is moved
-//! in ([`Capture::push_owned`]) rather than copied.
+//! The text is appended to one buffer that reserves room for [`RESERVED`] bytes (or the limit,
+//! if smaller) at its first chunk. The reservation is address space only: a page costs when the
+//! text reaches it, so a short transcript pays for a short one. A string grown chunk by chunk
+//! would be copied at every doubling, and chunks kept apart and joined at the end were copied
+//! once more into fresh memory; on a megabyte either cost more than minimizing it.
 
 use std::sync::Mutex;
+
+/// Room reserved for the transcript up front: text up to this size is never moved.
+const RESERVED: usize = 8 << 20;
 
 #[derive(Debug)]
 pub struct Capture {
@@ -17,8 +21,7 @@ pub struct Capture {
 
 #[derive(Debug, Default)]
 struct State {
-    chunks: Vec<String>,
-    len: usize,
+    text: String,
     overflowed: bool,
 }
 
@@ -36,24 +39,21 @@ impl Capture {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Appends a copy of `chunk` (see [`push_owned`](Self::push_owned)).
-    pub fn push(&self, chunk: &str) {
-        self.push_owned(chunk.to_string());
-    }
-
     /// Appends `chunk`, or marks the capture overflowed (and frees it) if it would pass the limit.
-    pub fn push_owned(&self, chunk: String) {
+    pub fn push(&self, chunk: &str) {
         let mut state = self.state();
         if state.overflowed || chunk.is_empty() {
             return;
         }
-        if state.len + chunk.len() > self.limit {
+        if state.text.len() + chunk.len() > self.limit {
             state.overflowed = true;
-            state.chunks = Vec::new();
+            state.text = String::new();
             return;
         }
-        state.len += chunk.len();
-        state.chunks.push(chunk);
+        if state.text.capacity() == 0 {
+            state.text.reserve(self.limit.min(RESERVED));
+        }
+        state.text.push_str(chunk);
     }
 
     /// The whole transcript, taken out (the capture is left empty), or `None` if it went past
@@ -63,12 +63,10 @@ impl Capture {
         if state.overflowed {
             return None;
         }
-        state.len = 0;
-        let mut chunks = std::mem::take(&mut state.chunks);
-        if chunks.len() <= 1 {
-            return Some(chunks.pop().unwrap_or_default());
-        }
-        Some(chunks.concat())
+        let mut text = std::mem::take(&mut state.text);
+        // Gives back the reservation's untouched rest (a remap, not a copy, at this size).
+        text.shrink_to_fit();
+        Some(text)
     }
 }
 
@@ -90,7 +88,7 @@ mod tests {
         capture.push("four");
         assert_eq!(capture.take_text().as_deref(), Some("hello four"));
         assert_eq!(capture.take_text().as_deref(), Some(""));
-        capture.push_owned("moved".to_string());
-        assert_eq!(capture.take_text().as_deref(), Some("moved"));
+        capture.push("again");
+        assert_eq!(capture.take_text().as_deref(), Some("again"));
     }
 }

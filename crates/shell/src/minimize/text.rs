@@ -19,7 +19,7 @@
 //! The set is deliberately wide: a false positive only keeps a line.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -78,6 +78,9 @@ pub struct Transcript<'t> {
     text: &'t str,
     /// Byte offsets of the important lines' starts, ascending.
     important: OnceCell<Vec<usize>>,
+    /// Where in `important` the last lookup ended: filters ask about lines in order, so the next
+    /// answer is found by stepping on from here rather than by a search.
+    cursor: Cell<usize>,
 }
 
 impl<'t> Transcript<'t> {
@@ -85,6 +88,7 @@ impl<'t> Transcript<'t> {
         Self {
             text,
             important: OnceCell::new(),
+            cursor: Cell::new(0),
         }
     }
 
@@ -94,11 +98,18 @@ impl<'t> Transcript<'t> {
         let Some(start) = self.line_start(line) else {
             return is_important(line);
         };
-        let indexed = self
+        let starts = self
             .important
-            .get_or_init(|| important_line_starts(self.text))
-            .binary_search(&start)
-            .is_ok();
+            .get_or_init(|| important_line_starts(self.text));
+        let mut at = self.cursor.get();
+        if at > 0 && starts.get(at - 1).is_some_and(|&before| before >= start) {
+            at = starts.partition_point(|&s| s < start);
+        }
+        while starts.get(at).is_some_and(|&s| s < start) {
+            at += 1;
+        }
+        self.cursor.set(at);
+        let indexed = starts.get(at) == Some(&start);
         // The filters and the safety net both ask the index: every test build checks it against
         // the line-by-line answer, so an index that missed a line cannot pass unnoticed.
         debug_assert_eq!(indexed, is_important(line), "index disagrees on {line:?}");

@@ -30,7 +30,10 @@ struct Entry<'a> {
 }
 
 pub fn ls(cleaned: &Transcript) -> Option<String> {
-    let mut sections: Vec<(Option<&str>, Vec<Entry>)> = vec![(None, Vec::new())];
+    // Most listings are one section of entries, a line each: sized once, never regrown.
+    let lines_count = memchr::memchr_iter(b'\n', cleaned.as_bytes()).count() + 1;
+    let mut sections: Vec<(Option<&str>, Vec<Entry>)> =
+        vec![(None, Vec::with_capacity(lines_count))];
     for line in lines(cleaned) {
         match long_entry(line, cleaned) {
             Some(entry) => {
@@ -72,8 +75,8 @@ fn long_entry<'a>(line: &'a str, listing: &Transcript) -> Option<Entry<'a>> {
     let mut fields = Fields { line, at: 0 };
     let mode = fields.next()?;
     let kind = mode.get(..1)?;
-    let valid_mode = "-dlcbps".contains(kind)
-        && mode.get(1..10)?.chars().all(|c| "-rwxsStT".contains(c))
+    let valid_mode = matches!(kind, "-" | "d" | "l" | "c" | "b" | "p" | "s")
+        && mode.get(1..10)?.bytes().all(|b| b"-rwxsStT".contains(&b))
         && matches!(mode.get(10..), Some("" | "." | "+" | "@"));
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if !valid_mode || !digits(fields.next()?) {
@@ -125,15 +128,16 @@ impl<'a> Fields<'a> {
     /// space.
     fn next_ascii(&mut self) -> Option<Option<&'a str>> {
         let bytes = self.line.as_bytes();
+        let blank = |i: usize| matches!(bytes.get(i), Some(b' ' | b'\t'));
         let mut i = self.at;
-        while bytes.get(i).is_some_and(|&b| b == b' ' || b == b'\t') {
+        while blank(i) {
             i += 1;
         }
         let start = i;
-        while bytes.get(i).is_some_and(|b| (0x21..=0x7e).contains(b)) {
+        while matches!(bytes.get(i), Some(0x21..=0x7e)) {
             i += 1;
         }
-        if bytes.get(i).is_some_and(|&b| b != b' ' && b != b'\t') {
+        if i < bytes.len() && !blank(i) {
             return None;
         }
         self.at = i;
