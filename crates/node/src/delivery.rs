@@ -26,7 +26,7 @@ use napi::bindgen_prelude::{
     Env, Function, FunctionRef, JsObjectValue, JsValue, Object, ObjectRef, Result, Unknown,
 };
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{ValueType, sys};
+use napi::{JsString, ValueType, sys};
 use shellwright_proc::{CancelReason, CancelToken};
 use tokio::sync::Notify;
 
@@ -261,6 +261,16 @@ pub fn callback_arg<'env>(
     }
 }
 
+/// `text` as a JS string. ASCII text, most of what programs print, is handed over as Latin-1,
+/// which V8 copies as it is; V8's UTF-8 decoder would read it twice (to size it, then to copy).
+pub fn js_string<'env>(env: &'env Env, text: &str) -> Result<JsString<'env>> {
+    if text.is_ascii() {
+        env.create_string_latin1(text.as_bytes())
+    } else {
+        env.create_string(text)
+    }
+}
+
 /// Calls `callback` with `text`, in pieces of at most [`MAX_JS_CHUNK`] bytes cut between
 /// characters, until one call throws; returns what it threw.
 pub fn deliver_text(
@@ -269,7 +279,7 @@ pub fn deliver_text(
     text: &str,
 ) -> Result<Option<sys::napi_value>> {
     for piece in shellwright_io::utf8::pieces(text, MAX_JS_CHUNK) {
-        let chunk = env.create_string(piece)?.to_unknown();
+        let chunk = js_string(env, piece)?.to_unknown();
         if let Some(thrown) = call_catching(env, callback, chunk) {
             return Ok(Some(thrown));
         }

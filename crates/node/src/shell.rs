@@ -19,7 +19,7 @@ use shellwright_shell::{
 };
 
 use crate::abort::AbortWatch;
-use crate::delivery::{ChunkSink, callback_arg};
+use crate::delivery::{ChunkSink, callback_arg, js_string};
 use crate::error::{JsFailure, Settlement};
 use crate::options::OptionReader;
 use crate::settle::{CallScope, Unsettled, settled, spawn_settled};
@@ -84,7 +84,7 @@ impl ToNapiValue for MinimizedOutput {
         let env = Env::from_raw(raw_env);
         let mut object = Object::new(&env)?;
         object.set("filter", value.filter)?;
-        object.set("text", value.text)?;
+        object.set("text", js_string(&env, &value.text)?)?;
         let original = RefCell::new(Some(value.original_text));
         object.define_properties(&[Property::new()
             .with_utf8_name("originalText")?
@@ -92,7 +92,7 @@ impl ToNapiValue for MinimizedOutput {
                 PropertyAttributes::Enumerable | PropertyAttributes::Configurable,
             )
             .with_getter_closure(move |env, mut this: This| {
-                let value = env.create_string(original.borrow().as_deref().unwrap_or(""))?;
+                let value = js_string(&env, original.borrow().as_deref().unwrap_or(""))?;
                 let plain = Property::new()
                     .with_utf8_name("originalText")?
                     .with_value(&value);
