@@ -90,17 +90,19 @@ describe('Shell.run in place', () => {
       'cd ~ && cd - >/dev/null; pwd',
       'local x=1',
       '[ -n "$SHELLWRIGHT_RUN" ] && echo tagged',
+      'echo a b; echo $_ $BASH_COMMAND',
     ]
     const { early: inPlaceEarly, ...inPlace } = await transcript(commands, {})
     const { early: queuedEarly, ...queued } = await transcript(commands, QUEUED)
     expect(inPlace).toEqual(queued)
     // The comparison is between the two paths: the runs of pure builtins that print went in place.
-    expect([inPlaceEarly[0], inPlaceEarly[5], inPlaceEarly[11]]).toEqual([true, true, true])
+    expect([inPlaceEarly[0], inPlaceEarly[5], inPlaceEarly[11], inPlaceEarly[13]]).toEqual([true, true, true, true])
     expect(queuedEarly.some(Boolean)).toBe(false)
     expect(inPlace.runs[0]).toEqual({ output: 'hi\n', result: { exitCode: 0, cancelled: false, timedOut: false } })
     expect(inPlace.runs[4].result.exitCode).toBe(1)
     expect(inPlace.runs[5].output).toBe('1\n0\n')
     expect(inPlace.runs[6].result.exitCode).toBe(1)
+    expect(inPlace.runs[13].output).toBe('a b\nb echo a b\n')
     expect(inPlace.state).toBe(`INLINE_A=1\n${scratch}\n`)
   })
 

@@ -432,8 +432,21 @@ impl Session {
         self.hooks.begin_run(request.cancel.clone());
         let limit = self.hooks.watch_limits();
         let _reserve = limits::InlineReserve::enter();
+        // Our DEBUG trap parks a cancelled run, yields to timers and checks the nesting limits:
+        // nothing a run in place can need (no user trap is set, or it would not be in place). It
+        // costs brush a parse and an expansion of its command before every simple command, a
+        // quarter of such a run: it is lifted for the run. brush sets `BASH_COMMAND` without it.
+        let debug_trap = self.shell.traps().get_handler(TrapSignal::Debug).cloned();
+        self.shell.traps_mut().remove_handlers(TrapSignal::Debug);
         let ended =
             runtime.block_on(self.execute_parsed(Ok(program), &params, &request.cancel, &limit));
+        if let Some(trap) = debug_trap {
+            self.shell.traps_mut().register_handler(
+                TrapSignal::Debug,
+                trap.command,
+                trap.source_info,
+            );
+        }
         self.hooks.end_run();
         let outcome = self.conclude(ended);
         self.restore_stdio(idle_stdio);
