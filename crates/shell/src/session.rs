@@ -410,9 +410,9 @@ impl Session {
 
     /// Runs `program` (from [`inline_program`](Self::inline_program)) on the calling thread,
     /// driving it with the session's `runtime` (brush may spawn on it), by the steps of
-    /// [`run`](Self::run) — `on_start`, the run's environment and tag, the DEBUG hook, `bash -c`
-    /// mode — but with its transcript (stdout and stderr) collected in memory and passed to
-    /// `on_chunk` in one piece when it ends. Nothing it runs can wait, so it takes microseconds;
+    /// [`run`](Self::run) — `on_start`, the run's environment and tag, `bash -c` mode — but
+    /// without our DEBUG hook, and with its transcript (stdout and stderr) collected in memory
+    /// and passed to `on_chunk` in one piece when it ends. Nothing it runs can wait, so it takes microseconds;
     /// nothing can cancel it either (its caller's thread is busy running it). Should a run end
     /// the session all the same, the outcome says so and the caller drops the session.
     pub fn run_inline(
