@@ -88,7 +88,7 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
         let template = self.term.grid().cursor.template.clone();
         while let Some((&first, _)) = run.split_first() {
             let written = self
-                .row_from_cursor()
+                .row_from_cursor(run.len())
                 .map_or(0, |cells| write_cells(cells, run, &template));
             if written == 0 {
                 // Wrapping or a wide character to clear: the emulator's own path.
@@ -106,7 +106,7 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
     /// written nothing) otherwise.
     fn write_wide(&mut self, c: char) -> bool {
         let template = self.term.grid().cursor.template.clone();
-        let Some([cell, spacer, ..]) = self.row_from_cursor() else {
+        let Some([cell, spacer]) = self.row_from_cursor(2) else {
             return false;
         };
         if is_wide_part(cell) || is_wide_part(spacer) {
@@ -123,16 +123,23 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
         true
     }
 
-    /// The cells of the cursor's row from the cursor on; `None` while the cursor waits to wrap
-    /// (the next character goes to the next row: the emulator's own path).
-    fn row_from_cursor(&mut self) -> Option<&mut [Cell]> {
+    /// The cells of the cursor's row from the cursor on, at most `len` of them; `None` while the
+    /// cursor waits to wrap (the next character goes to the next row: the emulator's own path).
+    ///
+    /// The range is bounded because the row counts the cells a mutable index reaches as occupied
+    /// (an open range marks the whole row), and clearing or scrolling it later resets every
+    /// occupied cell: marking only what is written keeps that reset as short as the emulator's
+    /// own per-character writes leave it.
+    fn row_from_cursor(&mut self, len: usize) -> Option<&mut [Cell]> {
+        let cols = self.term.columns();
         let grid = self.term.grid_mut();
         let cursor = &grid.cursor;
         if cursor.input_needs_wrap {
             return None;
         }
         let (line, column) = (cursor.point.line, cursor.point.column);
-        Some(&mut grid[line][column..])
+        let end = Column(column.0.saturating_add(len).min(cols));
+        Some(&mut grid[line][column..end])
     }
 
     /// Moves the cursor past `cells` cells just written from it, as the emulator does: onto the
