@@ -163,6 +163,11 @@ impl Terminal {
                 }
                 Event::Sequence(sequence) => action(&sequence, self.answer_queries, size),
             };
+            if matches!(action, Action::Nothing) && self.scanner.origin() != Origin::Held {
+                // Most sequences: what `apply` does for them, without moving the action around.
+                self.repeat_run.clear();
+                continue;
+            }
             self.apply(action, pos, &mut out, &mut replies);
         }
         let hold_from = self.hold_point(input, &mut out);
