@@ -12,6 +12,7 @@
 //! snapshots, and `CSI ? 1049 l` restoring the saved cursor even on the normal screen.
 
 mod actions;
+mod alternate;
 mod bounds;
 mod commands;
 mod direct;

@@ -39,6 +39,12 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
         Self { term, run }
     }
 
+    /// The emulator's modes.
+    #[inline]
+    pub(crate) fn mode(&self) -> TermMode {
+        *self.term.mode()
+    }
+
     /// Writes the pending run into the grid.
     #[inline]
     pub(crate) fn flush(&mut self) {

@@ -1,0 +1,285 @@
+//! Drawing on the alternate screen kept unparsed until it could show, and dropped when the program
+//! leaves that screen first.
+//!
+//! A full-screen program (top, vim, less) redraws the alternate screen again and again, and once it
+//! leaves it (`CSI ? 1049 l`) nothing it drew there can be seen again: entering it anew copies the
+//! primary screen's cursor to it and resets every one of its cells (alacritty's `Term::swap_alt`),
+//! whatever they held. So while the alternate screen is on, elements that only draw — printed
+//! text, SGR, cursor moves, erases, and the C0 controls that move the cursor — wait in a
+//! [`Backlog`]; a leave drops them, and anything else (another sequence, a query, a read of the
+//! screen) parses them first, in order.
+//!
+//! Why dropping is exact: alacritty's handlers for those elements change only the active grid, its
+//! cursor (position, pending wrap, pen) and what a renderer keeps (damage, selection, the vi-mode
+//! cursor), none of which this crate shows. Leaving swaps the primary grid back and restores its
+//! saved cursor, so the alternate cursor's pen and position go with the grid. Modes that change
+//! nothing about drawing (cursor visibility and blinking, mouse and focus reports, bracketed
+//! paste, cursor keys, urgency hints) are set at once, ahead of drawing they cannot affect, so
+//! the modes read while drawing waits are the ones parsing every byte gives. The last character
+//! printed is kept too: REP repeats it after the leave as it would have.
+
+use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
+use alacritty_terminal::vte::ansi::{
+    CharsetIndex, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
+    KeyboardModesApplyBehavior, Mode, ModifyOtherKeys, NamedPrivateMode, PrivateMode, Rgb,
+    ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
+};
+
+use super::direct::{self, Step};
+use super::print_runs::PrintAscii;
+
+/// Drawing on the alternate screen not yet parsed (see the module doc).
+#[derive(Default)]
+pub(super) struct Backlog {
+    bytes: Vec<u8>,
+    /// The last character printed among `bytes`.
+    last_printed: Option<char>,
+}
+
+/// What ended a run of drawing taken by [`Backlog::take`].
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Stop {
+    /// The input is used up.
+    End,
+    /// The next element leaves the alternate screen: the backlog is to be dropped.
+    Leave,
+    /// The next this many bytes set or reset modes that do not affect drawing.
+    Modes(usize),
+    /// The next element must be parsed after the backlog.
+    Other,
+}
+
+impl Backlog {
+    pub(super) fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Takes the drawing at the start of `input` (the parser resting in its ground state); returns
+    /// how many bytes were taken and what follows them.
+    pub(super) fn take(&mut self, input: &[u8]) -> (usize, Stop) {
+        let mut at = 0;
+        let stop = loop {
+            let Some(rest) = input.get(at..).filter(|rest| !rest.is_empty()) else {
+                break Stop::End;
+            };
+            let mut element = Element::default();
+            match direct::step(rest, &mut element) {
+                Step::Handled(len, printed) if element.kind == Kind::Drawing => {
+                    self.last_printed = printed.or(self.last_printed);
+                    at += len;
+                }
+                Step::Handled(len, _) if element.kind == Kind::Modes => break Stop::Modes(len),
+                Step::Handled(_, _) if element.kind == Kind::Leave => break Stop::Leave,
+                _ => break Stop::Other,
+            }
+        };
+        self.bytes.extend_from_slice(&input[..at]);
+        (at, stop)
+    }
+
+    /// Empties the backlog for a leave; returns the last character it printed.
+    pub(super) fn drop_all(&mut self) -> Option<char> {
+        self.bytes.clear();
+        self.last_printed.take()
+    }
+
+    /// Empties the backlog to parse it; the caller hands the buffer back through
+    /// [`Self::reuse`].
+    pub(super) fn take_bytes(&mut self) -> Vec<u8> {
+        self.last_printed = None;
+        std::mem::take(&mut self.bytes)
+    }
+
+    /// Keeps the (parsed) buffer's allocation for the next backlog.
+    pub(super) fn reuse(&mut self, mut bytes: Vec<u8>) {
+        if self.bytes.is_empty() {
+            bytes.clear();
+            self.bytes = bytes;
+        }
+    }
+}
+
+/// What one element does, as [`direct`] reads it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Kind {
+    /// It only draws (or does nothing at all).
+    #[default]
+    Drawing,
+    /// It only sets or resets modes that do not affect drawing.
+    Modes,
+    /// It is exactly a leave of the alternate screen.
+    Leave,
+    /// Anything else.
+    Other,
+}
+
+/// A handler that calls nothing but notes what kind of element [`direct::step`] handed it.
+#[derive(Default)]
+struct Element {
+    kind: Kind,
+}
+
+impl Element {
+    fn note(&mut self, kind: Kind) {
+        self.kind = match (self.kind, kind) {
+            (Kind::Drawing, kind) => kind,
+            (current, kind) if current == kind && kind == Kind::Modes => kind,
+            _ => Kind::Other,
+        };
+    }
+
+    fn private_mode(&mut self, mode: PrivateMode, set: bool) {
+        use NamedPrivateMode::*;
+        let kind = match mode {
+            PrivateMode::Named(SwapScreenAndSetRestoreCursor) if !set => Kind::Leave,
+            PrivateMode::Named(
+                ShowCursor
+                | BlinkingCursor
+                | CursorKeys
+                | ReportMouseClicks
+                | ReportCellMouseMotion
+                | ReportAllMouseMotion
+                | ReportFocusInOut
+                | Utf8Mouse
+                | SgrMouse
+                | AlternateScroll
+                | UrgencyHints
+                | BracketedPaste,
+            ) => Kind::Modes,
+            _ => Kind::Other,
+        };
+        self.note(kind);
+    }
+}
+
+impl PrintAscii for Element {
+    fn print_ascii(&mut self, _: &[u8]) {}
+}
+
+/// Every other handler call makes the element one to parse.
+macro_rules! other {
+    ($(fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*);)*) => {
+        $(
+            fn $name(&mut self $(, _: $ty)*) {
+                self.note(Kind::Other);
+            }
+        )*
+    };
+}
+
+impl Handler for Element {
+    // Drawing: the handler's own no-ops stand for `input`, `goto`, `goto_line`, `goto_col`,
+    // `move_up`, `move_down`, `move_forward`, `move_backward`, `put_tab`, `backspace`,
+    // `carriage_return`, `linefeed`, `bell`, `substitute`, `clear_line`, `clear_screen` and
+    // `terminal_attribute`.
+
+    fn set_private_mode(&mut self, mode: PrivateMode) {
+        self.private_mode(mode, true);
+    }
+
+    fn unset_private_mode(&mut self, mode: PrivateMode) {
+        self.private_mode(mode, false);
+    }
+
+    other! {
+        fn set_title(&mut self, title: Option<String>);
+        fn set_cursor_style(&mut self, style: Option<CursorStyle>);
+        fn set_cursor_shape(&mut self, shape: CursorShape);
+        fn insert_blank(&mut self, count: usize);
+        fn identify_terminal(&mut self, intermediate: Option<char>);
+        fn device_status(&mut self, kind: usize);
+        fn move_down_and_cr(&mut self, row: usize);
+        fn move_up_and_cr(&mut self, row: usize);
+        fn newline(&mut self);
+        fn set_horizontal_tabstop(&mut self);
+        fn scroll_up(&mut self, count: usize);
+        fn scroll_down(&mut self, count: usize);
+        fn insert_blank_lines(&mut self, count: usize);
+        fn delete_lines(&mut self, count: usize);
+        fn erase_chars(&mut self, count: usize);
+        fn delete_chars(&mut self, count: usize);
+        fn move_backward_tabs(&mut self, count: u16);
+        fn move_forward_tabs(&mut self, count: u16);
+        fn save_cursor_position(&mut self);
+        fn restore_cursor_position(&mut self);
+        fn clear_tabs(&mut self, mode: TabulationClearMode);
+        fn set_tabs(&mut self, interval: u16);
+        fn reset_state(&mut self);
+        fn reverse_index(&mut self);
+        fn set_mode(&mut self, mode: Mode);
+        fn unset_mode(&mut self, mode: Mode);
+        fn report_mode(&mut self, mode: Mode);
+        fn report_private_mode(&mut self, mode: PrivateMode);
+        fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>);
+        fn set_keypad_application_mode(&mut self);
+        fn unset_keypad_application_mode(&mut self);
+        fn set_active_charset(&mut self, index: CharsetIndex);
+        fn configure_charset(&mut self, index: CharsetIndex, charset: StandardCharset);
+        fn set_color(&mut self, index: usize, color: Rgb);
+        fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str);
+        fn reset_color(&mut self, index: usize);
+        fn clipboard_store(&mut self, clipboard: u8, base64: &[u8]);
+        fn clipboard_load(&mut self, clipboard: u8, terminator: &str);
+        fn decaln(&mut self);
+        fn push_title(&mut self);
+        fn pop_title(&mut self);
+        fn text_area_size_pixels(&mut self);
+        fn text_area_size_chars(&mut self);
+        fn set_hyperlink(&mut self, link: Option<Hyperlink>);
+        fn set_mouse_cursor_icon(&mut self, icon: CursorIcon);
+        fn report_keyboard_mode(&mut self);
+        fn push_keyboard_mode(&mut self, mode: KeyboardModes);
+        fn pop_keyboard_modes(&mut self, to_pop: u16);
+        fn set_keyboard_mode(&mut self, mode: KeyboardModes, behavior: KeyboardModesApplyBehavior);
+        fn set_modify_other_keys(&mut self, mode: ModifyOtherKeys);
+        fn report_modify_other_keys(&mut self);
+        fn set_scp(&mut self, char_path: ScpCharPath, update_mode: ScpUpdateMode);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn take(input: &[u8]) -> (usize, Stop, Vec<u8>) {
+        let mut backlog = Backlog::default();
+        let (len, stop) = backlog.take(input);
+        (len, stop, backlog.bytes)
+    }
+
+    #[test]
+    fn drawing_is_taken_up_to_what_is_not() {
+        let drawing = b"\x1b[3;1H\x1b[1;38;5;9mtop \xe6\x97\xa5\x1b[K\r\n\x08\t\x1b[2J";
+        let mut input = drawing.to_vec();
+        input.extend_from_slice(b"\x1b[?1049l");
+        assert_eq!(take(&input), (drawing.len(), Stop::Leave, drawing.to_vec()));
+        for (after, stop) in [
+            (&b"\x1b[?25l"[..], Stop::Modes(6)),
+            (b"\x1b[?25;2004h", Stop::Modes(11)),
+            (b"\x1b[?25;7h", Stop::Other),
+            (b"\x1b[?1049;25l", Stop::Other),
+            (b"\x1b[2;5r", Stop::Other),
+            (b"\x1b[4h", Stop::Other),
+            (b"\x1b]0;title\x07", Stop::Other),
+            (b"\x1b7", Stop::Other),
+            (b"\x0e", Stop::Other),
+            (b"\x1b[5n", Stop::Other),
+            (b"\x1b[2", Stop::Other),
+            (b"", Stop::End),
+        ] {
+            let mut input = drawing.to_vec();
+            input.extend_from_slice(after);
+            assert_eq!(take(&input).1, stop, "{:?}", String::from_utf8_lossy(after));
+        }
+    }
+
+    #[test]
+    fn the_last_character_printed_survives_the_drop() {
+        let mut backlog = Backlog::default();
+        backlog.take(b"ab\x1b[1m");
+        backlog.take("\x1b[Hé\r".as_bytes());
+        assert_eq!(backlog.drop_all(), Some('é'));
+        assert!(backlog.is_empty());
+        assert_eq!(backlog.drop_all(), None);
+    }
+}
