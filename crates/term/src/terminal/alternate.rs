@@ -27,6 +27,11 @@ use alacritty_terminal::vte::ansi::{
 
 use super::direct::{self, Step};
 use super::print_runs::PrintAscii;
+use super::scanner::span_within;
+
+/// The most drawing kept unparsed: a program that redraws for hours without leaving or being
+/// looked at must not hold it all.
+const MAX_BYTES: usize = 1 << 20;
 
 /// Drawing on the alternate screen not yet parsed (see the module doc).
 #[derive(Default)]
@@ -54,14 +59,29 @@ impl Backlog {
         self.bytes.is_empty()
     }
 
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// Takes the drawing at the start of `input` (the parser resting in its ground state); returns
-    /// how many bytes were taken and what follows them.
+    /// how many bytes were taken and what follows them. Past [`MAX_BYTES`] the next element is
+    /// [`Stop::Other`], so the backlog is parsed.
     pub(super) fn take(&mut self, input: &[u8]) -> (usize, Stop) {
+        let room = MAX_BYTES.saturating_sub(self.bytes.len());
         let mut at = 0;
         let stop = loop {
             let Some(rest) = input.get(at..).filter(|rest| !rest.is_empty()) else {
                 break Stop::End;
             };
+            if at >= room {
+                break Stop::Other;
+            }
+            if let Some((len, printed)) = drawing(rest) {
+                self.last_printed = printed.or(self.last_printed);
+                at += len;
+                continue;
+            }
             let mut element = Element::default();
             match direct::step(rest, &mut element) {
                 Step::Handled(len, printed) if element.kind == Kind::Drawing => {
@@ -96,6 +116,37 @@ impl Backlog {
             bytes.clear();
             self.bytes = bytes;
         }
+    }
+}
+
+/// The element at the start of `bytes` when its bytes alone show that [`direct`] takes it as
+/// drawing (printable ASCII, a C0 control other than SO and SI, DEL, a CSI without private
+/// marker, intermediate or sub-parameter, of at most 32 parameters, ending in a drawing function):
+/// its length and the last character it prints. `None` when that takes [`direct`] itself to tell.
+#[inline]
+fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
+    /// SGR, CUP, HVP, CUU, CUD, VPR, CUF, HPR, CUB, CHA, HPA, VPA, ED, EL.
+    const DRAWING_FINALS: &[u8] = b"mHfABeCaDG`dJK";
+    /// Most parameters [`direct`] reads.
+    const MAX_SEPARATORS: usize = 31;
+    match bytes[0] {
+        b' '..=b'~' => {
+            let len = span_within::<b' ', b'~'>(bytes);
+            Some((len, Some(char::from(bytes[len - 1]))))
+        }
+        0x7f => Some((1, Some('\x7f'))),
+        0x0e | 0x0f => None,
+        0x1b => {
+            let body = bytes.strip_prefix(b"\x1b[")?;
+            let params_len = span_within::<b'0', b';'>(body);
+            let params = &body[..params_len];
+            let plain = !params.contains(&b':')
+                && params.iter().filter(|&&b| b == b';').count() <= MAX_SEPARATORS;
+            let final_byte = body.get(params_len)?;
+            (plain && DRAWING_FINALS.contains(final_byte)).then_some((2 + params_len + 1, None))
+        }
+        0x00..=0x1f => Some((1, None)),
+        _ => None,
     }
 }
 
@@ -271,6 +322,54 @@ mod tests {
             input.extend_from_slice(after);
             assert_eq!(take(&input).1, stop, "{:?}", String::from_utf8_lossy(after));
         }
+    }
+
+    proptest::proptest! {
+        /// What the bytes alone call drawing, the emulator's handler calls call drawing too, with
+        /// the same length and last character.
+        #[test]
+        fn drawing_by_bytes_is_drawing_by_calls(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(b"\x1b[0123456789;:?> mHfABeCaDG`dJKhlrn\x0e\x07\x7f".to_vec()),
+                    proptest::num::u8::ANY,
+                ],
+                1..20,
+            ),
+        ) {
+            if let Some((len, printed)) = drawing(&bytes) {
+                let mut element = Element::default();
+                let step = direct::step(&bytes, &mut element);
+                proptest::prop_assert_eq!(element.kind, Kind::Drawing);
+                proptest::prop_assert_eq!(step, Step::Handled(len, printed));
+            }
+        }
+    }
+
+    #[test]
+    fn drawing_by_bytes_covers_the_common_sequences() {
+        for sequence in [
+            "\x1b[m",
+            "\x1b[1;38;5;200m",
+            "\x1b[12;80H",
+            "\x1b[K",
+            "\x1b[2J",
+            "\x1b[3A",
+        ] {
+            assert!(drawing(sequence.as_bytes()).is_some(), "{sequence:?}");
+        }
+        let many = format!("\x1b[{}m", "1;".repeat(32));
+        assert_eq!(drawing(many.as_bytes()), None);
+    }
+
+    #[test]
+    fn a_backlog_past_its_limit_is_parsed() {
+        let mut backlog = Backlog::default();
+        let line = b"\x1b[1;1Hsome drawing\x1b[K";
+        while backlog.take(line).1 == Stop::End {}
+        assert!(backlog.len() >= MAX_BYTES && backlog.len() < MAX_BYTES + line.len());
+        backlog.take_bytes();
+        assert_eq!(backlog.take(line), (line.len(), Stop::End));
     }
 
     #[test]

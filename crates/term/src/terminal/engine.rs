@@ -422,9 +422,10 @@ impl Engine {
         }
     }
 
+    /// Bytes waiting to be parsed: plain text, or drawing on the alternate screen.
     #[cfg(test)]
     pub(crate) fn deferred_bytes(&self) -> usize {
-        self.backlog.bytes.len()
+        self.backlog.bytes.len() + self.alternate.len()
     }
 
     #[cfg(test)]
