@@ -28,6 +28,7 @@ use alacritty_terminal::vte::ansi::{
 use super::direct::{self, Step};
 use super::print_runs::PrintAscii;
 use super::scanner::span_within;
+use shellwright_io::utf8::decode_char;
 
 /// The most drawing kept unparsed: a program that redraws for hours without leaving or being
 /// looked at must not hold it all.
@@ -119,10 +120,11 @@ impl Backlog {
     }
 }
 
-/// The element at the start of `bytes` when its bytes alone show that [`direct`] takes it as
-/// drawing (printable ASCII, a C0 control other than SO and SI, DEL, a CSI without private
-/// marker, intermediate or sub-parameter, of at most 32 parameters, ending in a drawing function):
-/// its length and the last character it prints. `None` when that takes [`direct`] itself to tell.
+/// The elements at the start of `bytes` when their bytes alone show that [`direct`] takes them as
+/// drawing (text: printable ASCII and whole UTF-8 characters other than C1 controls; a C0 control
+/// other than SO and SI; DEL; a CSI without private marker, intermediate or sub-parameter, of at
+/// most 32 parameters, ending in a drawing function): their length and the last character they
+/// print. `None` when that takes [`direct`] itself to tell.
 #[inline]
 fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
     /// SGR, CUP, HVP, CUU, CUD, VPR, CUF, HPR, CUB, CHA, HPA, VPA, ED, EL.
@@ -130,10 +132,7 @@ fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
     /// Most parameters [`direct`] reads.
     const MAX_SEPARATORS: usize = 31;
     match bytes[0] {
-        b' '..=b'~' => {
-            let len = span_within::<b' ', b'~'>(bytes);
-            Some((len, Some(char::from(bytes[len - 1]))))
-        }
+        b' '..=b'~' | 0x80.. => text(bytes),
         0x7f => Some((1, Some('\x7f'))),
         0x0e | 0x0f => None,
         0x1b => {
@@ -146,8 +145,28 @@ fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
             (plain && DRAWING_FINALS.contains(final_byte)).then_some((2 + params_len + 1, None))
         }
         0x00..=0x1f => Some((1, None)),
-        _ => None,
     }
+}
+
+/// The text at the start of `bytes`, as [`direct`] prints it (see [`drawing`]).
+fn text(bytes: &[u8]) -> Option<(usize, Option<char>)> {
+    let mut at = 0;
+    let mut last = None;
+    loop {
+        let ascii = span_within::<b' ', b'~'>(&bytes[at..]);
+        if ascii > 0 {
+            at += ascii;
+            last = Some(char::from(bytes[at - 1]));
+        }
+        match decode_char(&bytes[at..]) {
+            Some((c, len)) if !('\u{80}'..='\u{9f}').contains(&c) => {
+                at += len;
+                last = Some(c);
+            }
+            _ => break,
+        }
+    }
+    (at > 0).then_some((at, last))
 }
 
 /// What one element does, as [`direct`] reads it.
@@ -332,16 +351,25 @@ mod tests {
             bytes in proptest::collection::vec(
                 proptest::prop_oneof![
                     proptest::sample::select(b"\x1b[0123456789;:?> mHfABeCaDG`dJKhlrn\x0e\x07\x7f".to_vec()),
+                    proptest::sample::select(vec![0xc2, 0x80, 0x9f, 0xa0, 0xe6, 0x97, 0xa5, 0xf0]),
                     proptest::num::u8::ANY,
                 ],
                 1..20,
             ),
         ) {
             if let Some((len, printed)) = drawing(&bytes) {
-                let mut element = Element::default();
-                let step = direct::step(&bytes, &mut element);
-                proptest::prop_assert_eq!(element.kind, Kind::Drawing);
-                proptest::prop_assert_eq!(step, Step::Handled(len, printed));
+                let (mut at, mut last) = (0, None);
+                while at < len {
+                    let mut element = Element::default();
+                    let step = direct::step(&bytes[at..], &mut element);
+                    proptest::prop_assert_eq!(element.kind, Kind::Drawing);
+                    let Step::Handled(taken, step_printed) = step else {
+                        return Err(proptest::test_runner::TestCaseError::fail("left to the parser"));
+                    };
+                    at += taken;
+                    last = step_printed.or(last);
+                }
+                proptest::prop_assert_eq!((at, last), (len, printed));
             }
         }
     }
