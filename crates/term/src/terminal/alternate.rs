@@ -18,12 +18,7 @@
 //! the modes read while drawing waits are the ones parsing every byte gives. The last character
 //! printed is kept too: REP repeats it after the leave as it would have.
 
-use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
-use alacritty_terminal::vte::ansi::{
-    CharsetIndex, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
-    KeyboardModesApplyBehavior, Mode, ModifyOtherKeys, NamedPrivateMode, PrivateMode, Rgb,
-    ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
-};
+use alacritty_terminal::vte::ansi::{Handler, NamedPrivateMode, PrivateMode};
 
 use super::direct::{self, Step};
 use super::print_runs::PrintAscii;
@@ -237,11 +232,18 @@ macro_rules! other {
     };
 }
 
+/// Drawing calls leave the element drawing.
+macro_rules! drawing {
+    ($(fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*);)*) => {
+        $(
+            fn $name(&mut self $(, _: $ty)*) {}
+        )*
+    };
+}
+
 impl Handler for Element {
-    // Drawing: the handler's own no-ops stand for `input`, `goto`, `goto_line`, `goto_col`,
-    // `move_up`, `move_down`, `move_forward`, `move_backward`, `put_tab`, `backspace`,
-    // `carriage_return`, `linefeed`, `bell`, `substitute`, `clear_line`, `clear_screen` and
-    // `terminal_attribute`.
+    // `input` (printing) is drawing too: the handler's own no-op stands for it.
+    drawing_calls!(drawing);
 
     fn set_private_mode(&mut self, mode: PrivateMode) {
         self.private_mode(mode, true);
@@ -251,60 +253,7 @@ impl Handler for Element {
         self.private_mode(mode, false);
     }
 
-    other! {
-        fn set_title(&mut self, title: Option<String>);
-        fn set_cursor_style(&mut self, style: Option<CursorStyle>);
-        fn set_cursor_shape(&mut self, shape: CursorShape);
-        fn insert_blank(&mut self, count: usize);
-        fn identify_terminal(&mut self, intermediate: Option<char>);
-        fn device_status(&mut self, kind: usize);
-        fn move_down_and_cr(&mut self, row: usize);
-        fn move_up_and_cr(&mut self, row: usize);
-        fn newline(&mut self);
-        fn set_horizontal_tabstop(&mut self);
-        fn scroll_up(&mut self, count: usize);
-        fn scroll_down(&mut self, count: usize);
-        fn insert_blank_lines(&mut self, count: usize);
-        fn delete_lines(&mut self, count: usize);
-        fn erase_chars(&mut self, count: usize);
-        fn delete_chars(&mut self, count: usize);
-        fn move_backward_tabs(&mut self, count: u16);
-        fn move_forward_tabs(&mut self, count: u16);
-        fn save_cursor_position(&mut self);
-        fn restore_cursor_position(&mut self);
-        fn clear_tabs(&mut self, mode: TabulationClearMode);
-        fn set_tabs(&mut self, interval: u16);
-        fn reset_state(&mut self);
-        fn reverse_index(&mut self);
-        fn set_mode(&mut self, mode: Mode);
-        fn unset_mode(&mut self, mode: Mode);
-        fn report_mode(&mut self, mode: Mode);
-        fn report_private_mode(&mut self, mode: PrivateMode);
-        fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>);
-        fn set_keypad_application_mode(&mut self);
-        fn unset_keypad_application_mode(&mut self);
-        fn set_active_charset(&mut self, index: CharsetIndex);
-        fn configure_charset(&mut self, index: CharsetIndex, charset: StandardCharset);
-        fn set_color(&mut self, index: usize, color: Rgb);
-        fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str);
-        fn reset_color(&mut self, index: usize);
-        fn clipboard_store(&mut self, clipboard: u8, base64: &[u8]);
-        fn clipboard_load(&mut self, clipboard: u8, terminator: &str);
-        fn decaln(&mut self);
-        fn push_title(&mut self);
-        fn pop_title(&mut self);
-        fn text_area_size_pixels(&mut self);
-        fn text_area_size_chars(&mut self);
-        fn set_hyperlink(&mut self, link: Option<Hyperlink>);
-        fn set_mouse_cursor_icon(&mut self, icon: CursorIcon);
-        fn report_keyboard_mode(&mut self);
-        fn push_keyboard_mode(&mut self, mode: KeyboardModes);
-        fn pop_keyboard_modes(&mut self, to_pop: u16);
-        fn set_keyboard_mode(&mut self, mode: KeyboardModes, behavior: KeyboardModesApplyBehavior);
-        fn set_modify_other_keys(&mut self, mode: ModifyOtherKeys);
-        fn report_modify_other_keys(&mut self);
-        fn set_scp(&mut self, char_path: ScpCharPath, update_mode: ScpUpdateMode);
-    }
+    other_calls!(other);
 }
 
 #[cfg(test)]

@@ -11,6 +11,9 @@
 //! input is worth and behave as xterm does: counts cut to the screen (`bounds`), tab stops kept for
 //! snapshots, and `CSI ? 1049 l` restoring the saved cursor even on the normal screen.
 
+#[macro_use]
+mod handler_calls;
+
 mod actions;
 mod alternate;
 mod bounds;

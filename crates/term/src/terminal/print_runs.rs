@@ -17,12 +17,7 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Column;
 use alacritty_terminal::term::TermMode;
 use alacritty_terminal::term::cell::{Cell, Flags};
-use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
-use alacritty_terminal::vte::ansi::{
-    Attr, CharsetIndex, ClearMode, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
-    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, PrivateMode, Rgb,
-    ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
-};
+use alacritty_terminal::vte::ansi::{CharsetIndex, Handler, StandardCharset};
 use unicode_width::UnicodeWidthChar;
 
 /// The emulator as the parser drives it, with printable ASCII batched. Call [`flush`](Self::flush)
@@ -253,78 +248,9 @@ impl<L: EventListener> Handler for PrintRuns<'_, L> {
         }
     }
 
-    forward! {
-        fn set_title(&mut self, title: Option<String>);
-        fn set_cursor_style(&mut self, style: Option<CursorStyle>);
-        fn set_cursor_shape(&mut self, shape: CursorShape);
-        fn goto(&mut self, line: i32, col: usize);
-        fn goto_line(&mut self, line: i32);
-        fn goto_col(&mut self, col: usize);
-        fn insert_blank(&mut self, count: usize);
-        fn move_up(&mut self, count: usize);
-        fn move_down(&mut self, count: usize);
-        fn identify_terminal(&mut self, intermediate: Option<char>);
-        fn device_status(&mut self, kind: usize);
-        fn move_forward(&mut self, col: usize);
-        fn move_backward(&mut self, col: usize);
-        fn move_down_and_cr(&mut self, row: usize);
-        fn move_up_and_cr(&mut self, row: usize);
-        fn put_tab(&mut self, count: u16);
-        fn backspace(&mut self);
-        fn carriage_return(&mut self);
-        fn linefeed(&mut self);
-        fn bell(&mut self);
-        fn substitute(&mut self);
-        fn newline(&mut self);
-        fn set_horizontal_tabstop(&mut self);
-        fn scroll_up(&mut self, count: usize);
-        fn scroll_down(&mut self, count: usize);
-        fn insert_blank_lines(&mut self, count: usize);
-        fn delete_lines(&mut self, count: usize);
-        fn erase_chars(&mut self, count: usize);
-        fn delete_chars(&mut self, count: usize);
-        fn move_backward_tabs(&mut self, count: u16);
-        fn move_forward_tabs(&mut self, count: u16);
-        fn save_cursor_position(&mut self);
-        fn restore_cursor_position(&mut self);
-        fn clear_line(&mut self, mode: LineClearMode);
-        fn clear_screen(&mut self, mode: ClearMode);
-        fn clear_tabs(&mut self, mode: TabulationClearMode);
-        fn set_tabs(&mut self, interval: u16);
-        fn reset_state(&mut self);
-        fn reverse_index(&mut self);
-        fn terminal_attribute(&mut self, attr: Attr);
-        fn set_mode(&mut self, mode: Mode);
-        fn unset_mode(&mut self, mode: Mode);
-        fn report_mode(&mut self, mode: Mode);
-        fn set_private_mode(&mut self, mode: PrivateMode);
-        fn unset_private_mode(&mut self, mode: PrivateMode);
-        fn report_private_mode(&mut self, mode: PrivateMode);
-        fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>);
-        fn set_keypad_application_mode(&mut self);
-        fn unset_keypad_application_mode(&mut self);
-        fn set_active_charset(&mut self, index: CharsetIndex);
-        fn configure_charset(&mut self, index: CharsetIndex, charset: StandardCharset);
-        fn set_color(&mut self, index: usize, color: Rgb);
-        fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str);
-        fn reset_color(&mut self, index: usize);
-        fn clipboard_store(&mut self, clipboard: u8, base64: &[u8]);
-        fn clipboard_load(&mut self, clipboard: u8, terminator: &str);
-        fn decaln(&mut self);
-        fn push_title(&mut self);
-        fn pop_title(&mut self);
-        fn text_area_size_pixels(&mut self);
-        fn text_area_size_chars(&mut self);
-        fn set_hyperlink(&mut self, link: Option<Hyperlink>);
-        fn set_mouse_cursor_icon(&mut self, icon: CursorIcon);
-        fn report_keyboard_mode(&mut self);
-        fn push_keyboard_mode(&mut self, mode: KeyboardModes);
-        fn pop_keyboard_modes(&mut self, to_pop: u16);
-        fn set_keyboard_mode(&mut self, mode: KeyboardModes, behavior: KeyboardModesApplyBehavior);
-        fn set_modify_other_keys(&mut self, mode: ModifyOtherKeys);
-        fn report_modify_other_keys(&mut self);
-        fn set_scp(&mut self, char_path: ScpCharPath, update_mode: ScpUpdateMode);
-    }
+    drawing_calls!(forward);
+    private_mode_calls!(forward);
+    other_calls!(forward);
 }
 
 #[cfg(test)]
