@@ -15,6 +15,9 @@
 //! That holds for raw-mode output too (bare line feeds, which keep the column): the cursor's
 //! column at the cut is worked out by arithmetic ([`TextColumn`]).
 //!
+//! Drawing on the alternate screen (text, SGR, cursor moves, erases) waits the same way and is
+//! dropped unparsed when the program leaves that screen before anyone looks (see [`alternate`]).
+//!
 //! What is parsed goes around `vte`'s byte-at-a-time parser where it can ([`direct`]: text, C0
 //! controls and the common control sequences, each handed to the emulator as the parser would),
 //! and through [`PrintRuns`], which writes runs of characters one cell wide into the grid a
