@@ -21,6 +21,7 @@
 use alacritty_terminal::vte::ansi::{Handler, NamedPrivateMode, PrivateMode};
 
 use super::direct::{self, Step};
+use super::engine::sequence_ended;
 use super::print_runs::PrintAscii;
 use super::scanner::span_within;
 use shellwright_io::utf8::decode_char;
@@ -35,6 +36,8 @@ pub(super) struct Backlog {
     bytes: Vec<u8>,
     /// The last character printed among `bytes`.
     last_printed: Option<char>,
+    /// Deferring stopped on this visit of the alternate screen (see [`Stop::Other`]).
+    paused: bool,
 }
 
 /// What ended a run of drawing taken by [`Backlog::take`].
@@ -46,8 +49,13 @@ pub(super) enum Stop {
     Leave,
     /// The next this many bytes set or reset modes that do not affect drawing.
     Modes(usize),
-    /// The next element must be parsed after the backlog.
+    /// The next element must be parsed after the backlog: the program does more than draw, so
+    /// deferring stops until it leaves the alternate screen (a program that keeps doing so,
+    /// as an editor setting scroll regions, would pay for reading its drawing twice).
     Other,
+    /// The backlog must be parsed (it is full, or the input ends inside an element), and
+    /// deferring goes on.
+    Parse,
 }
 
 impl Backlog {
@@ -60,9 +68,19 @@ impl Backlog {
         self.bytes.len()
     }
 
+    /// Whether drawing is to be deferred now, `alternate` telling whether the alternate screen is
+    /// on (off, a pause ends).
+    #[inline]
+    pub(super) fn deferring(&mut self, alternate: bool) -> bool {
+        if !alternate {
+            self.paused = false;
+        }
+        alternate && !self.paused
+    }
+
     /// Takes the drawing at the start of `input` (the parser resting in its ground state); returns
     /// how many bytes were taken and what follows them. Past [`MAX_BYTES`] the next element is
-    /// [`Stop::Other`], so the backlog is parsed.
+    /// [`Stop::Parse`].
     pub(super) fn take(&mut self, input: &[u8]) -> (usize, Stop) {
         let room = MAX_BYTES.saturating_sub(self.bytes.len());
         let mut at = 0;
@@ -71,7 +89,7 @@ impl Backlog {
                 break Stop::End;
             };
             if at >= room {
-                break Stop::Other;
+                break Stop::Parse;
             }
             if let Some((len, printed)) = drawing(rest) {
                 self.last_printed = printed.or(self.last_printed);
@@ -86,7 +104,11 @@ impl Backlog {
                 }
                 Step::Handled(len, _) if element.kind == Kind::Modes => break Stop::Modes(len),
                 Step::Handled(_, _) if element.kind == Kind::Leave => break Stop::Leave,
-                _ => break Stop::Other,
+                Step::Parser(len) if len == rest.len() && cut_off(rest) => break Stop::Parse,
+                _ => {
+                    self.paused = true;
+                    break Stop::Other;
+                }
             }
         };
         self.bytes.extend_from_slice(&input[..at]);
@@ -162,6 +184,16 @@ fn text(bytes: &[u8]) -> Option<(usize, Option<char>)> {
         }
     }
     (at > 0).then_some((at, last))
+}
+
+/// Whether `rest`, all left of the input, is an element the end of the input cut short: an
+/// unfinished escape sequence or the start of a UTF-8 character.
+fn cut_off(rest: &[u8]) -> bool {
+    match rest.first() {
+        Some(0x1b) => !sequence_ended(rest),
+        Some(_) => std::str::from_utf8(rest).is_err_and(|error| error.error_len().is_none()),
+        None => false,
+    }
 }
 
 /// What one element does, as [`direct`] reads it.
@@ -283,7 +315,10 @@ mod tests {
             (b"\x1b7", Stop::Other),
             (b"\x0e", Stop::Other),
             (b"\x1b[5n", Stop::Other),
-            (b"\x1b[2", Stop::Other),
+            (b"\xc2\x9b", Stop::Other),
+            (b"\x1b[2", Stop::Parse),
+            (b"\x1b]0;tit", Stop::Parse),
+            (b"\xe6\x97", Stop::Parse),
             (b"", Stop::End),
         ] {
             let mut input = drawing.to_vec();
@@ -347,6 +382,19 @@ mod tests {
         assert!(backlog.len() >= MAX_BYTES && backlog.len() < MAX_BYTES + line.len());
         backlog.take_bytes();
         assert_eq!(backlog.take(line), (line.len(), Stop::End));
+    }
+
+    #[test]
+    fn more_than_drawing_pauses_deferring_until_the_alternate_screen_is_left() {
+        let mut backlog = Backlog::default();
+        assert!(!backlog.deferring(false));
+        assert!(backlog.deferring(true));
+        assert_eq!(backlog.take(b"ab\x1b[2"), (2, Stop::Parse));
+        assert!(backlog.deferring(true));
+        assert_eq!(backlog.take(b"ab\x1b[2;3r"), (2, Stop::Other));
+        assert!(!backlog.deferring(true));
+        assert!(!backlog.deferring(false));
+        assert!(backlog.deferring(true));
     }
 
     #[test]

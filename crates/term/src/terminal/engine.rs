@@ -365,7 +365,7 @@ impl OpenSequence {
 /// Whether `sequence` (starting with ESC, holding no other ESC) has ended: CAN or SUB abort it;
 /// a CSI ends at its final byte, an OSC at BEL (ST would be a new ESC), DCS, SOS, PM and APC only
 /// at ST; other escapes at their final byte after any intermediates.
-fn sequence_ended(sequence: &[u8]) -> bool {
+pub(super) fn sequence_ended(sequence: &[u8]) -> bool {
     const CAN: u8 = 0x18;
     const SUB: u8 = 0x1a;
     let body = &sequence[1.min(sequence.len())..];
@@ -683,7 +683,7 @@ fn run(
     while at < bytes.len() {
         if parser.at_rest()
             && let Some(backlog) = alternate.as_deref_mut()
-            && handler.mode().contains(TermMode::ALT_SCREEN)
+            && backlog.deferring(handler.mode().contains(TermMode::ALT_SCREEN))
         {
             let (taken, stop) = backlog.take(&bytes[at..]);
             at += taken;
@@ -701,7 +701,7 @@ fn run(
                     let last = backlog.drop_all();
                     *parser.unseen_print = last.or(*parser.unseen_print);
                 }
-                Stop::Other => {
+                Stop::Other | Stop::Parse => {
                     let drawing = backlog.take_bytes();
                     run(&drawing, parser, handler, None);
                     backlog.reuse(drawing);
