@@ -36,7 +36,8 @@ pub(super) struct Backlog {
     bytes: Vec<u8>,
     /// The last character printed among `bytes`.
     last_printed: Option<char>,
-    /// Deferring stopped on this visit of the alternate screen (see [`Stop::Other`]).
+    /// Deferring stopped on this visit of the alternate screen (see [`Stop::Other`] and
+    /// [`Engine::settle`](super::engine::Engine::settle)).
     paused: bool,
 }
 
@@ -78,6 +79,11 @@ impl Backlog {
         alternate && !self.paused
     }
 
+    /// Stops deferring until the alternate screen is left.
+    pub(super) fn pause(&mut self) {
+        self.paused = true;
+    }
+
     /// Takes the drawing at the start of `input` (the parser resting in its ground state); returns
     /// how many bytes were taken and what follows them. Past [`MAX_BYTES`] the next element is
     /// [`Stop::Parse`].
@@ -106,7 +112,7 @@ impl Backlog {
                 Step::Handled(_, _) if element.kind == Kind::Leave => break Stop::Leave,
                 Step::Parser(len) if len == rest.len() && cut_off(rest) => break Stop::Parse,
                 _ => {
-                    self.paused = true;
+                    self.pause();
                     break Stop::Other;
                 }
             }

@@ -492,10 +492,13 @@ impl Engine {
         }
     }
 
-    /// Parses everything deferred, so the grid and the cursor are current.
+    /// Parses everything deferred, so the grid and the cursor are current. Drawing deferred on the
+    /// alternate screen was looked at: deferring stops until that screen is left (whoever looks once
+    /// may look again, and then reading the drawing twice only costs).
     pub(crate) fn settle(&mut self) {
         self.settle_plain_text();
         if !self.alternate.is_empty() {
+            self.alternate.pause();
             let drawing = self.alternate.take_bytes();
             self.parse_now(&drawing);
             self.alternate.reuse(drawing);

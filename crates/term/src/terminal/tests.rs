@@ -898,6 +898,24 @@ fn alternate_screen_drawing_read_before_the_leave_shows() {
 }
 
 #[test]
+fn a_look_at_the_alternate_screen_stops_deferring_until_it_is_left() {
+    let mut term = small_terminal();
+    term.feed(b"\x1b[?1049h");
+    term.feed(&redraw(1));
+    assert!(term.deferred_bytes() > 0);
+    assert_eq!(term.screen().lines[0], "frame 1 row 1");
+    term.feed(&redraw(2));
+    assert_eq!(term.deferred_bytes(), 0, "drawing deferred after a look");
+    term.feed(b"\x1b[?1049l\x1b[?1049h");
+    term.feed(&redraw(3));
+    assert!(
+        term.deferred_bytes() > 0,
+        "drawing not deferred on a new visit"
+    );
+    assert_eq!(term.screen().lines[0], "frame 3 row 1");
+}
+
+#[test]
 fn alternate_screen_drawing_stays_bounded() {
     let mut term = small_terminal();
     term.feed(b"\x1b[?1049h");
