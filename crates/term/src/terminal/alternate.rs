@@ -150,8 +150,6 @@ impl Backlog {
 /// print. `None` when that takes [`direct`] itself to tell.
 #[inline]
 fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
-    /// SGR, CUP, HVP, CUU, CUD, VPR, CUF, HPR, CUB, CHA, HPA, VPA, ED, EL.
-    const DRAWING_FINALS: &[u8] = b"mHfABeCaDG`dJK";
     /// Most parameters [`direct`] reads.
     const MAX_SEPARATORS: usize = 31;
     match bytes[0] {
@@ -161,11 +159,30 @@ fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
         0x1b => {
             let body = bytes.strip_prefix(b"\x1b[")?;
             let params_len = span_within::<b'0', b';'>(body);
-            let params = &body[..params_len];
-            let plain = !params.contains(&b':')
-                && params.iter().filter(|&&b| b == b';').count() <= MAX_SEPARATORS;
-            let final_byte = body.get(params_len)?;
-            (plain && DRAWING_FINALS.contains(final_byte)).then_some((2 + params_len + 1, None))
+            // Digits and `;` only (no sub-parameter), counted in one pass.
+            let separators = body[..params_len].iter().fold(0usize, |count, &b| match b {
+                b';' => count.saturating_add(1),
+                b':' => usize::MAX,
+                _ => count,
+            });
+            // SGR, CUP, HVP, CUU, CUD, VPR, CUF, HPR, CUB, CHA, HPA, VPA, ED, EL.
+            let drawing = matches!(
+                body.get(params_len)?,
+                b'm' | b'H'
+                    | b'f'
+                    | b'A'
+                    | b'B'
+                    | b'e'
+                    | b'C'
+                    | b'a'
+                    | b'D'
+                    | b'G'
+                    | b'`'
+                    | b'd'
+                    | b'J'
+                    | b'K'
+            );
+            (drawing && separators <= MAX_SEPARATORS).then_some((2 + params_len + 1, None))
         }
         0x00..=0x1f => Some((1, None)),
     }
