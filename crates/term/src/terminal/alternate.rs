@@ -124,6 +124,7 @@ impl Backlog {
     /// Empties the backlog for a leave; returns the last character it printed.
     pub(super) fn drop_all(&mut self) -> Option<char> {
         self.bytes.clear();
+        self.keep_small();
         self.last_printed.take()
     }
 
@@ -139,6 +140,16 @@ impl Backlog {
         if self.bytes.is_empty() {
             bytes.clear();
             self.bytes = bytes;
+            self.keep_small();
+        }
+    }
+
+    /// Lets go of a large buffer once it is empty: one long redraw must not hold a megabyte for
+    /// the terminal's life.
+    fn keep_small(&mut self) {
+        const KEPT_CAPACITY: usize = 64 << 10;
+        if self.bytes.is_empty() && self.bytes.capacity() > KEPT_CAPACITY {
+            self.bytes = Vec::new();
         }
     }
 }
@@ -403,7 +414,9 @@ mod tests {
         let line = b"\x1b[1;1Hsome drawing\x1b[K";
         while backlog.take(line).1 == Stop::End {}
         assert!(backlog.len() >= MAX_BYTES && backlog.len() < MAX_BYTES + line.len());
-        backlog.take_bytes();
+        let parsed = backlog.take_bytes();
+        backlog.reuse(parsed);
+        assert_eq!(backlog.bytes.capacity(), 0, "a megabyte kept");
         assert_eq!(backlog.take(line), (line.len(), Stop::End));
     }
 
