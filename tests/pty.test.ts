@@ -239,7 +239,8 @@ describe('PtySession cancellation', () => {
     const out = collector()
     const done = new PtySession().start({ command: 'echo before; sleep 30', signal: controller.signal }, out.push)
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
-    await waitUntil(() => out.text.includes('before'), 5000, 'output')
+    // The whole line: a read may end between `before` and its line end.
+    await waitUntil(() => out.text.includes('before\r\n'), 5000, 'output')
     controller.abort()
     expect(await done).toEqual({ cancelled: true, timedOut: false })
     expect(out.text).toBe('before\r\n')
