@@ -351,6 +351,9 @@ export declare class TerminalAttachment {
  * zero and clamped to the emulator's 2..1000 columns and 1..1000 rows (wider than a
  * `PtySession`'s, so any recorded screen can be replayed); `scrollback` is truncated and clamped
  * to 0..1,000,000 lines. `NaN` and infinities are a `RangeError`.
+ *
+ * `dispose()` frees the screen and scrollback at once instead of when the object is collected;
+ * every later call throws an `Error` with code `ERR_TERMINAL_DISPOSED`.
  */
 export declare class VirtualTerminal {
   constructor(options?: VirtualTerminalOptions)
@@ -363,6 +366,12 @@ export declare class VirtualTerminal {
   snapshot(): string
   /** Completed commands seen through OSC 133 (or the prompt fallback), oldest first. */
   commands(): Array<CommandRecord>
+  /**
+   * Frees the screen, scrollback and parser now (a terminal is otherwise freed when it is
+   * collected, which a loop that creates many may not give time for). Later calls throw;
+   * disposing again does nothing.
+   */
+  dispose(): void
 }
 
 /**

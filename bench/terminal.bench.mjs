@@ -22,6 +22,8 @@ const megabytes = stream.length / 1e6
 function parseShellwright() {
   const term = new sw.VirtualTerminal({ cols: COLS, rows: ROWS, scrollback: 10_000 })
   for (const chunk of chunks) term.write(chunk)
+  // Freed as xterm's is below, not left for the collector with the next iteration's memory.
+  term.dispose()
 }
 
 function parseXterm() {

@@ -172,6 +172,26 @@ describe('VirtualTerminal', () => {
     expectRangeError(() => term.resize(5, NaN), 'rows must be a finite number')
   })
 
+  it('frees itself on dispose(), after which every call throws ERR_TERMINAL_DISPOSED', () => {
+    const term = new sw.VirtualTerminal({ cols: 10, rows: 2 })
+    term.write('hi')
+    expect(term.screen().lines).toEqual(['hi', ''])
+    term.dispose()
+    term.dispose()
+    const calls: Array<() => unknown> = [
+      () => term.write('x'),
+      () => term.resize(20, 5),
+      () => term.screen(),
+      () => term.snapshot(),
+      () => term.commands(),
+    ]
+    for (const call of calls) {
+      expect(call).toThrow(expect.objectContaining({ code: 'ERR_TERMINAL_DISPOSED', message: 'the terminal was disposed' }))
+    }
+    // Arguments are still checked first.
+    expectRangeError(() => term.resize(5, NaN), 'rows must be a finite number')
+  })
+
   it('clamps sizes instead of failing', () => {
     const term = new sw.VirtualTerminal({ cols: 0, rows: -5, scrollback: -1 })
     expect([term.screen().cols, term.screen().rows]).toEqual([2, 1])

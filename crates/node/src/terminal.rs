@@ -11,6 +11,7 @@ use shellwright_term::terminal::{
 };
 use shellwright_term::{Terminal, TerminalOptions};
 
+use crate::error::JsFailure;
 use crate::options::{OptionReader, clamp_count, finite_arg, type_error};
 
 /// What the screen shows.
@@ -127,9 +128,22 @@ impl From<shellwright_term::CommandRecord> for CommandRecord {
 /// zero and clamped to the emulator's 2..1000 columns and 1..1000 rows (wider than a
 /// `PtySession`'s, so any recorded screen can be replayed); `scrollback` is truncated and clamped
 /// to 0..1,000,000 lines. `NaN` and infinities are a `RangeError`.
+///
+/// `dispose()` frees the screen and scrollback at once instead of when the object is collected;
+/// every later call throws an `Error` with code `ERR_TERMINAL_DISPOSED`.
 #[napi]
 pub struct VirtualTerminal {
-    terminal: Terminal,
+    /// `None` once disposed.
+    terminal: Option<Terminal>,
+}
+
+impl VirtualTerminal {
+    /// The terminal, or the error every call of a disposed one throws.
+    fn live(&mut self, env: &Env) -> Result<&mut Terminal> {
+        self.terminal.as_mut().ok_or_else(|| {
+            JsFailure::operation("ERR_TERMINAL_DISPOSED", "the terminal was disposed").throw(env)
+        })
+    }
 }
 
 #[napi]
@@ -158,18 +172,19 @@ impl VirtualTerminal {
                 .unwrap_or(defaults.answer_queries),
         };
         Ok(Self {
-            terminal: Terminal::new(options),
+            terminal: Some(Terminal::new(options)),
         })
     }
 
     /// Feeds program output; returns the replies owed to the program ("" if none).
     #[napi(catch_unwind, ts_args_type = "data: string | Uint8Array")]
     pub fn write(&mut self, env: Env, data: Unknown) -> Result<String> {
+        let terminal = self.live(&env)?;
         let replies = match data.get_type()? {
             ValueType::String => {
                 // SAFETY: checked to be a string.
                 let text = unsafe { String::from_napi_value(env.raw(), data.raw())? };
-                self.terminal.feed(text.as_bytes()).replies
+                terminal.feed(text.as_bytes()).replies
             }
             ValueType::Object => {
                 // SAFETY: `data` is a live value of this environment; validate checks it is a
@@ -180,7 +195,7 @@ impl VirtualTerminal {
                 };
                 let bytes =
                     bytes.map_err(|_| type_error(&env, "data must be a string or a Uint8Array"))?;
-                self.terminal.feed(&bytes).replies
+                terminal.feed(&bytes).replies
             }
             _ => return Err(type_error(&env, "data must be a string or a Uint8Array")),
         };
@@ -200,28 +215,33 @@ impl VirtualTerminal {
             MIN_ROWS.into(),
             MAX_ROWS.into(),
         );
-        self.terminal.resize(cols as u16, rows as u16);
+        self.live(&env)?.resize(cols as u16, rows as u16);
         Ok(())
     }
 
     #[napi(catch_unwind)]
-    pub fn screen(&mut self) -> TerminalScreen {
-        self.terminal.screen().into()
+    pub fn screen(&mut self, env: Env) -> Result<TerminalScreen> {
+        Ok(self.live(&env)?.screen().into())
     }
 
     /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes.
     #[napi(catch_unwind)]
-    pub fn snapshot(&mut self) -> String {
-        self.terminal.snapshot()
+    pub fn snapshot(&mut self, env: Env) -> Result<String> {
+        Ok(self.live(&env)?.snapshot())
     }
 
     /// Completed commands seen through OSC 133 (or the prompt fallback), oldest first.
     #[napi(catch_unwind)]
-    pub fn commands(&self) -> Vec<CommandRecord> {
-        self.terminal
-            .commands()
-            .into_iter()
-            .map(CommandRecord::from)
-            .collect()
+    pub fn commands(&mut self, env: Env) -> Result<Vec<CommandRecord>> {
+        let records = self.live(&env)?.commands();
+        Ok(records.into_iter().map(CommandRecord::from).collect())
+    }
+
+    /// Frees the screen, scrollback and parser now (a terminal is otherwise freed when it is
+    /// collected, which a loop that creates many may not give time for). Later calls throw;
+    /// disposing again does nothing.
+    #[napi(catch_unwind)]
+    pub fn dispose(&mut self) {
+        self.terminal = None;
     }
 }
