@@ -554,8 +554,12 @@ mod fuzz {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
         #[test]
-        fn arbitrary_bytes_never_panic(data in prop::collection::vec(any::<u8>(), 0..2000), split in any::<prop::sample::Index>(), answer in any::<bool>()) {
+        fn arbitrary_bytes_never_panic(data in prop::collection::vec(any::<u8>(), 0..2000), split in any::<prop::sample::Index>(), answer in any::<bool>(), alternate in any::<bool>()) {
             let mut term = Terminal::new(TerminalOptions { cols: 20, rows: 5, scrollback: 50, answer_queries: answer });
+            // On the alternate screen, drawing waits unparsed: the same bytes take that path too.
+            if alternate {
+                let _ = term.feed(b"\x1b[?1049h");
+            }
             let at = split.index(data.len() + 1);
             let _ = term.feed(&data[..at]);
             term.resize(7, 3);
