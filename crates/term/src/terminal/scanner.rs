@@ -176,12 +176,7 @@ impl Scanner {
         while *pos < input.len() {
             if self.state == State::Ground {
                 let start = *pos;
-                // Sequences follow each other as often as text does: no search for those.
-                let next_escape = match input[start] {
-                    ESC => Some(0),
-                    _ => memchr::memchr(ESC, &input[start..]),
-                };
-                match next_escape {
+                match memchr::memchr(ESC, &input[start..]) {
                     Some(0) => {
                         if let Some((sequence, len)) = whole_csi(&input[start..]) {
                             self.origin = Origin::Here(start);
