@@ -556,7 +556,7 @@ mod fuzz {
         #[test]
         fn arbitrary_bytes_never_panic(data in prop::collection::vec(any::<u8>(), 0..2000), split in any::<prop::sample::Index>(), answer in any::<bool>(), alternate in any::<bool>()) {
             let mut term = Terminal::new(TerminalOptions { cols: 20, rows: 5, scrollback: 50, answer_queries: answer });
-            // On the alternate screen, drawing waits unparsed: the same bytes take that path too.
+            // The same bytes on the alternate screen, whose grid and cursor are its own.
             if alternate {
                 let _ = term.feed(b"\x1b[?1049h");
             }
