@@ -64,7 +64,8 @@ impl Capture {
             return None;
         }
         let mut text = std::mem::take(&mut state.text);
-        // Gives back the reservation's untouched rest (a remap, not a copy, at this size).
+        // Gives back the reservation's untouched rest (a reservation of megabytes is its own
+        // mapping, which shrinks in place).
         text.shrink_to_fit();
         Some(text)
     }

@@ -149,7 +149,8 @@ impl LineScan {
     /// line. A dead or quit state (not expected from these patterns) counts as a match: a line
     /// found in error only costs its caller a closer look.
     fn settle(&self, bytes: &[u8], lane: &mut Lane) {
-        if self.dfa.is_special_state(lane.state) && !self.dfa.is_start_state(lane.state) {
+        // Start states are special only when specialized, which `new` does not ask for.
+        if self.dfa.is_special_state(lane.state) {
             // The step that reported the match read the byte after it: the match ends there.
             self.found(bytes, lane, lane.pos - 1);
         }
@@ -158,15 +159,21 @@ impl LineScan {
     /// Records the line that ends with the match ending at `match_end` (exclusive), and moves
     /// `lane` past that line.
     fn found(&self, bytes: &[u8], lane: &mut Lane, match_end: usize) {
-        let last_byte = match_end.saturating_sub(1);
-        let line_start = memchr::memrchr(b'\n', &bytes[..last_byte]).map_or(0, |nl| nl + 1);
+        let (line_start, line_end) = line_bounds(bytes, match_end.saturating_sub(1));
         if lane.found.last() != Some(&line_start) {
             lane.found.push(line_start);
         }
-        lane.pos = memchr::memchr(b'\n', &bytes[last_byte..lane.end])
-            .map_or(lane.end, |nl| last_byte + nl + 1);
+        // A stretch ends just past a `\n`, or at the text's end: the line ends within it.
+        lane.pos = (line_end + 1).min(lane.end);
         lane.state = self.at_line_start;
     }
+}
+
+/// The start and end (before its `\n`) of the line of `bytes` that holds byte `at`.
+pub fn line_bounds(bytes: &[u8], at: usize) -> (usize, usize) {
+    let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |nl| nl + 1);
+    let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+    (start, end)
 }
 
 #[cfg(test)]

@@ -146,14 +146,6 @@ fn important_line_starts(text: &str) -> Vec<usize> {
     starts
 }
 
-/// The start and end (before its `\n`) of the line of `text` that holds byte `at`.
-pub fn line_bounds(text: &str, at: usize) -> (usize, usize) {
-    let bytes = text.as_bytes();
-    let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |nl| nl + 1);
-    let end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |n| at + n);
-    (start, end)
-}
-
 /// Whether the word at `start..end` is part of a path, file name or flag rather than prose.
 fn inside_a_name(line: &str, start: usize, end: usize) -> bool {
     let before = line[..start].chars().next_back();

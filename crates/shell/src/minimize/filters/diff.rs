@@ -15,7 +15,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::minimize::text::{Output, is_important, line_bounds, lines};
+use crate::minimize::lines::line_bounds;
+use crate::minimize::text::{Output, is_important, lines};
 
 /// Lines of a new or deleted file's body shown before the rest is counted.
 pub const WHOLE_FILE_HEAD: usize = 15;
@@ -53,7 +54,7 @@ pub fn rewrites(text: &str) -> bool {
     let bytes = text.as_bytes();
     memchr::memmem::find(bytes, DIFF_START.as_bytes()).is_some()
         || memchr::memmem::find_iter(bytes, b" | ").any(|at| {
-            let (start, end) = line_bounds(text, at);
+            let (start, end) = line_bounds(bytes, at);
             STAT.is_match(&text[start..end])
         })
 }
