@@ -190,6 +190,7 @@ describe('VirtualTerminal', () => {
     }
     // Arguments are still checked first.
     expectRangeError(() => term.resize(5, NaN), 'rows must be a finite number')
+    expectTypeError(() => term.write(42 as never), 'data must be a string or a Uint8Array')
   })
 
   it('clamps sizes instead of failing', () => {

@@ -137,6 +137,21 @@ pub struct VirtualTerminal {
     terminal: Option<Terminal>,
 }
 
+/// What `write` was given, read before the terminal is touched.
+enum Data<'a> {
+    Text(String),
+    Bytes(Uint8ArraySlice<'a>),
+}
+
+impl AsRef<[u8]> for Data<'_> {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Data::Text(text) => text.as_bytes(),
+            Data::Bytes(bytes) => bytes,
+        }
+    }
+}
+
 impl VirtualTerminal {
     /// The terminal, or the error every call of a disposed one throws.
     fn live(&mut self, env: &Env) -> Result<&mut Terminal> {
@@ -179,12 +194,10 @@ impl VirtualTerminal {
     /// Feeds program output; returns the replies owed to the program ("" if none).
     #[napi(catch_unwind, ts_args_type = "data: string | Uint8Array")]
     pub fn write(&mut self, env: Env, data: Unknown) -> Result<String> {
-        let terminal = self.live(&env)?;
-        let replies = match data.get_type()? {
+        let bytes = match data.get_type()? {
+            // SAFETY: checked to be a string.
             ValueType::String => {
-                // SAFETY: checked to be a string.
-                let text = unsafe { String::from_napi_value(env.raw(), data.raw())? };
-                terminal.feed(text.as_bytes()).replies
+                Data::Text(unsafe { String::from_napi_value(env.raw(), data.raw())? })
             }
             ValueType::Object => {
                 // SAFETY: `data` is a live value of this environment; validate checks it is a
@@ -193,12 +206,13 @@ impl VirtualTerminal {
                     Uint8ArraySlice::validate(env.raw(), data.raw())
                         .and_then(|_| Uint8ArraySlice::from_napi_value(env.raw(), data.raw()))
                 };
-                let bytes =
-                    bytes.map_err(|_| type_error(&env, "data must be a string or a Uint8Array"))?;
-                terminal.feed(&bytes).replies
+                Data::Bytes(
+                    bytes.map_err(|_| type_error(&env, "data must be a string or a Uint8Array"))?,
+                )
             }
             _ => return Err(type_error(&env, "data must be a string or a Uint8Array")),
         };
+        let replies = self.live(&env)?.feed(bytes.as_ref()).replies;
         Ok(String::from_utf8_lossy(&replies).into_owned())
     }
 
