@@ -1,8 +1,9 @@
 //! Nesting limits checked while a run executes, so that runaway recursion ends the run with a
 //! message instead of overflowing the stack (which would kill the host process).
 //!
-//! Two limits, both checked before every simple command (from the session's DEBUG-trap hook,
-//! see [`hooks`](crate::hooks)):
+//! Three limits, checked before every simple command of a queued run (from the session's
+//! DEBUG-trap hook, see [`hooks`](crate::hooks); a run in place nests nothing and runs without
+//! the hook):
 //! - function nesting, as bash's `FUNCNEST` counts it: [`FUNCTION_NESTING_LIMIT`] levels at most,
 //!   fewer when the user sets `FUNCNEST` to a positive number (bash's own knob);
 //! - the stack itself: when less than [`STACK_RESERVE`] is left on the current thread, whatever
@@ -27,12 +28,9 @@ pub const FUNCTION_NESTING_LIMIT: usize = 1_000;
 /// interpreter or parser can use between two checks, even unoptimised.
 pub const STACK_RESERVE: usize = 24 << 20;
 
-/// The reserve on a thread that runs a command in place (see the `inline` module): the caller's
-/// own thread, whose stack is the host's (8 MiB for Node's main thread), running a flat list of
-/// builtins that never nest. The run is not started with less than [`INLINE_STACK_NEEDED`] left.
-pub const INLINE_STACK_RESERVE: usize = 512 << 10;
-
-/// The stack a run in place needs left on the calling thread to be started there.
+/// The stack a run in place (see the `inline` module) needs left on the calling thread — the
+/// host's own, 8 MiB for Node's main thread — to be started there: it runs a flat list of
+/// builtins that never nest.
 pub const INLINE_STACK_NEEDED: usize = 2 << 20;
 
 /// Stop a run when fewer descriptors than this are left below the process's limit.
@@ -89,7 +87,7 @@ pub fn check(shell: &Shell) -> Option<LimitExceeded> {
             return Some(LimitExceeded::FunctionNesting { function, limit });
         }
     }
-    if remaining_stack().is_some_and(|left| left < STACK_RESERVE_HERE.with(Cell::get)) {
+    if remaining_stack().is_some_and(|left| left < STACK_RESERVE) {
         return Some(LimitExceeded::Stack);
     }
     if descriptors_left().is_some_and(|left| left < FD_RESERVE) {
@@ -127,27 +125,6 @@ pub fn descriptors_left() -> Option<usize> {
 #[cfg(not(unix))]
 pub fn descriptors_left() -> Option<usize> {
     None
-}
-
-thread_local! {
-    /// The stack reserve on this thread: [`STACK_RESERVE`] but while a run in place executes.
-    static STACK_RESERVE_HERE: Cell<usize> = const { Cell::new(STACK_RESERVE) };
-}
-
-/// Checks the stack against [`INLINE_STACK_RESERVE`] on this thread until the guard is dropped.
-pub(crate) struct InlineReserve(());
-
-impl InlineReserve {
-    pub fn enter() -> Self {
-        STACK_RESERVE_HERE.with(|reserve| reserve.set(INLINE_STACK_RESERVE));
-        Self(())
-    }
-}
-
-impl Drop for InlineReserve {
-    fn drop(&mut self) {
-        STACK_RESERVE_HERE.with(|reserve| reserve.set(STACK_RESERVE));
-    }
 }
 
 /// How much stack the current thread has left, when it can be known.

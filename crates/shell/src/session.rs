@@ -368,10 +368,10 @@ impl Session {
 
     /// The program of the request's command when this session may run it in place ([`inline`]):
     /// it qualifies by its text and shape, it has no `cwd` (entering one is a filesystem call,
-    /// which can hang on a stalled mount), and nothing of the user's would run or print in its
-    /// stead — no alias or function shadows its builtins, no DEBUG or ERR trap is set, and neither
-    /// `set -e` nor `-u` (which can end the session) nor `-x` or `-v` (which write traces) is on.
-    /// The calling thread must have [`limits::INLINE_STACK_NEEDED`] of stack left.
+    /// which can hang on a stalled mount), the session runs commands alone
+    /// ([`runs_commands_alone`](Self::runs_commands_alone)), `set -u` (which can end the session)
+    /// is off, and no alias or function shadows its builtins. The calling thread must have
+    /// [`limits::INLINE_STACK_NEEDED`] of stack left.
     pub fn inline_program(&self, request: &RunRequest) -> Option<ast::Program> {
         if !self.runs_commands_alone()
             || request.cwd.is_some()
@@ -431,7 +431,6 @@ impl Session {
         let params = self.shell.default_exec_params();
         self.hooks.begin_run(request.cancel.clone());
         let limit = self.hooks.watch_limits();
-        let _reserve = limits::InlineReserve::enter();
         // Our DEBUG trap parks a cancelled run, yields to timers and checks the nesting limits:
         // nothing a run in place can need (no user trap is set, or it would not be in place). It
         // costs brush a parse and an expansion of its command before every simple command, a
