@@ -38,7 +38,7 @@
 use std::ffi::OsStr;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use brush_core::ShellFd;
@@ -154,17 +154,6 @@ pub(crate) fn stdio(files: impl Iterator<Item = (ShellFd, OpenFile)>) -> Option<
     Some(stdio)
 }
 
-/// The status the shell reports for a program that ended so: its exit code modulo 256, or 128
-/// plus the signal that killed it (as brush computes it).
-pub(crate) fn exit_status(status: ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => (code & 0xFF) as u8,
-        (None, Some(signal)) => ((signal & 0xFF) as u8).wrapping_add(128),
-        (None, None) => 127,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,14 +206,5 @@ mod tests {
             assert_eq!(plain_words(command), None, "{command:?}");
         }
         assert_eq!(plain_words(&"ls ".repeat(DIRECT_MAX_LEN)), None);
-    }
-
-    #[test]
-    fn statuses_read_as_the_shell_reports_them() {
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(exit_status(ExitStatus::from_raw(0)), 0);
-        assert_eq!(exit_status(ExitStatus::from_raw(3 << 8)), 3);
-        assert_eq!(exit_status(ExitStatus::from_raw(libc::SIGKILL)), 137);
-        assert_eq!(exit_status(ExitStatus::from_raw(libc::SIGTERM)), 143);
     }
 }

@@ -42,6 +42,7 @@ mod session;
 mod stages;
 mod worker;
 
+#[doc(hidden)]
 pub use direct::direct_spawns;
 pub use error::ShellError;
 pub use fixups::{Fixups, apply_bash_fixups};

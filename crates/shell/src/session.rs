@@ -569,12 +569,13 @@ impl Session {
         {
             return None;
         }
-        let stdio = direct::stdio(params.iter_fds(&self.shell))?;
         let program = if name.contains('/') {
             PathBuf::from(name)
         } else {
             self.shell.find_first_executable_in_path_using_cache(name)?
         };
+        // Last: it duplicates the run's descriptors, for nothing if another check declines.
+        let stdio = direct::stdio(params.iter_fds(&self.shell))?;
         Some(DirectCommand {
             program,
             words: words.into_iter().map(String::from).collect(),
@@ -629,10 +630,16 @@ impl Session {
         }
         let result = match status {
             Ok(status) => {
-                let code = direct::exit_status(status);
+                // brush's own reading of a status: the code, 128 + a signal, else 127.
+                let result = ExecutionResult::from(std::process::Output {
+                    status,
+                    stdout: Vec::new(),
+                    stderr: Vec::new(),
+                });
+                let code = u8::from(result.exit_code);
                 self.shell.set_last_exit_status(code);
                 *self.shell.last_pipeline_statuses_mut() = vec![code];
-                ExecutionResult::new(code)
+                result
             }
             // As brush reports a wait that failed (another waiter reaped the program, say).
             Err(e) => reported(&mut self.shell, params, e.into()),
