@@ -100,8 +100,9 @@ describe('a run of one plain external program', () => {
 
   it('is stopped by a timeout, and its process killed and reaped', async () => {
     const shell = new Shell()
-    const running = shell.run({ command: 'sleep 30', timeoutMs: 1500 })
-    await waitUntil(() => childrenRunning(['sleep', '30']).length === 1, 1400, 'sleep 30 started')
+    // Long enough for a loaded machine to start it before the timeout fires.
+    const running = shell.run({ command: 'sleep 30', timeoutMs: 5000 })
+    await waitUntil(() => childrenRunning(['sleep', '30']).length === 1, 4500, 'sleep 30 started')
     const [pid] = childrenRunning(['sleep', '30'])
     expect(await running).toEqual({ cancelled: false, timedOut: true })
     await waitUntil(() => !existsSync(`/proc/${pid}`), 2000, 'sleep 30 reaped')

@@ -55,8 +55,8 @@ fn untagged(env: &str) -> Vec<&str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_programs_are_spawned_directly_with_what_brush_would_give_them() {
-    let scratch = std::env::temp_dir().join(format!("shellwright-direct-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    let scratch = Scratch::new();
+    let scratch = &scratch.0;
     let scratch_text = scratch.display().to_string();
     let direct = PersistentShell::new(SessionOptions::default());
     let brush = PersistentShell::new(SessionOptions::default());
@@ -157,5 +157,21 @@ async fn plain_programs_are_spawned_directly_with_what_brush_would_give_them() {
         }
     }
     assert_eq!(direct_spawns(), spawns);
-    std::fs::remove_dir_all(&scratch).expect("remove scratch dir");
+}
+
+/// A directory of this test's, removed when the test ends, passed or not.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> Self {
+        let dir = std::env::temp_dir().join(format!("shellwright-direct-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        Self(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
