@@ -385,11 +385,15 @@ impl Session {
             parse(text.to_owned(), &parser_options).ok()
         })?;
         let shadowed = |name: &String| {
-            self.shell.aliases().contains_key(name)
-                || self.shell.funcs().get(name).is_some()
+            self.is_alias_or_function(name)
                 || self.shell.builtins().get(name).is_none_or(|b| b.disabled)
         };
         (!names.iter().any(shadowed)).then_some(program)
+    }
+
+    /// Whether `name`, as a command's first word, runs an alias or a function of the user's.
+    fn is_alias_or_function(&self, name: &str) -> bool {
+        self.shell.aliases().contains_key(name) || self.shell.funcs().get(name).is_some()
     }
 
     /// Whether a command of this session runs alone, with nothing of the user's run or printed
@@ -563,10 +567,7 @@ impl Session {
             return None;
         }
         let name = words[0];
-        if self.shell.aliases().contains_key(name)
-            || self.shell.funcs().get(name).is_some()
-            || self.shell.builtins().get(name).is_some()
-        {
+        if self.is_alias_or_function(name) || self.shell.builtins().get(name).is_some() {
             return None;
         }
         let program = if name.contains('/') {
