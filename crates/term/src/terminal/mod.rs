@@ -138,6 +138,14 @@ impl Terminal {
         }
     }
 
+    /// Whether [`feed`](Self::feed) would pass `input` on exactly as it is, with no replies: no
+    /// sequence is under way and `input` starts none (it has no ESC), so nothing in it can be an
+    /// answered query, a rewritten sequence or a held-back tail. A reader can then hand the bytes
+    /// on before feeding them. Costs one `memchr`.
+    pub fn passes_unchanged(&self, input: &[u8]) -> bool {
+        !self.scanner.in_sequence() && memchr::memchr(0x1b, input).is_none()
+    }
+
     /// Processes bytes written by the program. Never panics, whatever the bytes.
     pub fn feed<'a>(&mut self, input: &'a [u8]) -> Feed<'a> {
         let mut out = Passthrough::new(input);
