@@ -856,6 +856,36 @@ fn a_sequence_split_before_its_final_byte_is_finished_before_text_is_deferred() 
     assert_eq!(term.screen().title, "title");
 }
 
+#[test]
+fn an_echoed_line_stays_deferred_and_the_prompt_check_agrees() {
+    let mut term = terminal(40, 10);
+    term.feed(b"ping 0\r\n");
+    assert!(
+        term.deferred_bytes() > 0,
+        "the echoed line was parsed for the prompt check"
+    );
+    assert!(!term.prompt_showing());
+    term.feed(b"user@host:~$ ");
+    assert!(term.prompt_showing());
+    let chunks: Vec<Vec<u8>> = [
+        &b"user@host:~$ "[..],
+        b"ls\r\n",
+        b"a.txt\r\n",
+        b"user@host:~$ ",
+        b"\r",
+        b"$ \r\n",
+        b"x\r\n$ ",
+        b"abc\n$ ",
+        b"\r\n",
+    ]
+    .iter()
+    .map(|chunk| chunk.to_vec())
+    .collect();
+    for end in 1..=chunks.len() {
+        assert_deferral_is_invisible(20, 5, 30, &chunks[..end]);
+    }
+}
+
 /// Letters, then a bare line feed, a CR, a prompt, nothing, or a change of auto-wrap or pen.
 fn raw_piece(letters: usize, ending: u8) -> Vec<u8> {
     let mut piece: Vec<u8> = (b'a'..=b'z').cycle().take(letters).collect();
