@@ -176,7 +176,12 @@ impl Scanner {
         while *pos < input.len() {
             if self.state == State::Ground {
                 let start = *pos;
-                match memchr::memchr(ESC, &input[start..]) {
+                // Sequences follow each other as often as text does: no search for those.
+                let next_escape = match input[start] {
+                    ESC => Some(0),
+                    _ => memchr::memchr(ESC, &input[start..]),
+                };
+                match next_escape {
                     Some(0) => {
                         if let Some((sequence, len)) = whole_csi(&input[start..]) {
                             self.origin = Origin::Here(start);

@@ -859,5 +859,76 @@ fn prompt_after_bare_line_feed_is_judged_from_the_real_cursor() {
     assert_deferral_is_invisible(20, 5, 10, &chunks);
 }
 
+/// A full-screen redraw on the alternate screen, as top does it: home, rows of coloured text.
+fn redraw(frame: usize) -> Vec<u8> {
+    let mut screen = String::from("\x1b[H\x1b[2J");
+    for row in 1..=5 {
+        screen.push_str(&format!(
+            "\x1b[{row};1H\x1b[3{}mframe {frame} row {row}\x1b[0m",
+            row % 8
+        ));
+    }
+    screen.into_bytes()
+}
+
+#[test]
+fn alternate_screen_drawing_is_dropped_unseen_when_left() {
+    let mut chunks = vec![b"before\r\n\x1b[?1049h\x1b[?25l".to_vec()];
+    chunks.extend((0..50).map(redraw));
+    chunks.push(b"\x1b[?25h\x1b[?1049l\x1b[2bafter".to_vec());
+    assert_deferral_is_invisible(20, 5, 30, &chunks);
+
+    let mut term = small_terminal();
+    for chunk in &chunks[..chunks.len() - 1] {
+        term.feed(chunk);
+    }
+    assert!(term.deferred_bytes() > 0, "drawing was parsed");
+    assert!(term.modes().alt_screen);
+    let last = chunks.last().map_or(&[][..], Vec::as_slice);
+    term.feed(last);
+    assert_eq!(term.deferred_bytes(), 0);
+    // REP after the leave repeats the last character drawn on the alternate screen.
+    assert_eq!(term.screen().lines[1], "55after");
+}
+
+#[test]
+fn alternate_screen_drawing_read_before_the_leave_shows() {
+    let mut term = small_terminal();
+    term.feed(b"\x1b[?1049h");
+    term.feed(&redraw(7));
+    assert_eq!(term.screen().lines[4], "frame 7 row 5");
+    let (_, replies) = feed(&mut term, b"\x1b[6n");
+    assert_eq!(replies, "\x1b[5;14R");
+}
+
+#[test]
+fn a_look_at_the_alternate_screen_stops_deferring_until_it_is_left() {
+    let mut term = small_terminal();
+    term.feed(b"\x1b[?1049h");
+    term.feed(&redraw(1));
+    assert!(term.deferred_bytes() > 0);
+    assert_eq!(term.screen().lines[0], "frame 1 row 1");
+    term.feed(&redraw(2));
+    assert_eq!(term.deferred_bytes(), 0, "drawing deferred after a look");
+    term.feed(b"\x1b[?1049l\x1b[?1049h");
+    term.feed(&redraw(3));
+    assert!(
+        term.deferred_bytes() > 0,
+        "drawing not deferred on a new visit"
+    );
+    assert_eq!(term.screen().lines[0], "frame 3 row 1");
+}
+
+#[test]
+fn alternate_screen_drawing_stays_bounded() {
+    let mut term = small_terminal();
+    term.feed(b"\x1b[?1049h");
+    for frame in 0..10_000 {
+        term.feed(&redraw(frame));
+        assert!(term.deferred_bytes() <= (1 << 20) + 256);
+    }
+    assert_eq!(term.screen().lines[0], "frame 9999 row 1");
+}
+
 mod cost;
 mod fidelity;
