@@ -622,6 +622,48 @@ fn flush_releases_a_held_tail_at_end_of_input() {
     );
 }
 
+/// A control string ends at the next ESC, as the emulator's parser ends it, wherever that ESC
+/// falls: a query after a PM left unterminated (what a terminal's echo of `^[[1;1R` right after
+/// an ESC makes) is answered, and a viewer cut inside the next sequence resumes from that
+/// sequence only.
+#[test]
+fn an_escape_ends_a_control_string_as_the_emulator_does() {
+    let mut term = terminal(20, 4);
+    assert_eq!(
+        feed(&mut term, b"a\x1b^[[1;1R[6nb\x1b[6n\x1b[0mc"),
+        (
+            "a\x1b^[[1;1R[6nb\x1b[0mc".to_string(),
+            "\x1b[1;2R".to_string()
+        )
+    );
+    // The string was passed on; the escape that ends it starts in the next feed.
+    assert_eq!(
+        feed(&mut term, b"\x1b]0;tit\x1b"),
+        ("\x1b]0;tit\x1b".to_string(), String::new())
+    );
+    assert_eq!(
+        feed(&mut term, b"]2;le"),
+        ("]2;le".to_string(), String::new())
+    );
+    assert_eq!(term.open_sequence_len(), 6);
+    assert_eq!(
+        feed(&mut term, b"\x07"),
+        ("\x07".to_string(), String::new())
+    );
+    assert_eq!(term.screen().title, "le");
+    // A query held back with the ESC that ends it, then a query begun by that ESC: both are
+    // answered and cut, each from its own bytes.
+    assert_eq!(
+        feed(&mut term, b"d\x1b]11;?\x1b"),
+        ("d".to_string(), String::new())
+    );
+    let (passed, replies) = feed(&mut term, b"[6ne");
+    assert_eq!(passed, "e");
+    assert!(replies.starts_with("\x1b]11;rgb:"), "{replies:?}");
+    assert!(replies.ends_with("\x1b\\\x1b[1;4R"), "{replies:?}");
+    assert_eq!(lines(&mut term)[0], "acde");
+}
+
 /// Everything a viewer can observe about a terminal.
 fn observe(term: &mut Terminal) -> (TerminalScreen, Vec<String>, String) {
     (term.screen(), term.scrollback_lines(), term.snapshot())
@@ -932,3 +974,4 @@ fn alternate_screen_drawing_stays_bounded() {
 
 mod cost;
 mod fidelity;
+mod seams;
