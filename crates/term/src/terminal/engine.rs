@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use alacritty_terminal::Grid;
 use alacritty_terminal::event::{Event, EventListener};
-use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::grid::{Cursor, Dimensions};
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
@@ -670,6 +670,27 @@ impl Engine {
         self.term.swap_alt();
         *self.term.grid_mut() = alternate;
         result
+    }
+
+    /// The cursor DECSC saved on the alternate screen, while the primary one is on: alacritty keeps
+    /// it across visits (entering resets that screen's cells and cursor, not its saved cursor), so
+    /// `ESC 8` on the next visit, before any `ESC 7`, restores it. `None` on the alternate screen
+    /// (its saved cursor is the active one's).
+    ///
+    /// Read by swapping to the alternate grid and back. Entering through `swap_alt` gives the
+    /// alternate grid the primary cursor and blank cells, both of which the next entry does again,
+    /// and saves the primary cursor over the primary's saved one, which is put back.
+    pub(crate) fn alternate_saved_cursor(&mut self) -> Option<Cursor<Cell>> {
+        self.settle();
+        if self.term.mode().contains(TermMode::ALT_SCREEN) {
+            return None;
+        }
+        let primary_saved = self.term.grid().saved_cursor.clone();
+        self.term.swap_alt();
+        let saved = self.term.grid().saved_cursor.clone();
+        self.term.swap_alt();
+        self.term.grid_mut().saved_cursor = primary_saved;
+        Some(saved)
     }
 }
 
