@@ -457,6 +457,12 @@ impl Engine {
         self.direct = false;
     }
 
+    /// Whether the parser may have been left inside an escape sequence or control string by the
+    /// bytes given so far (see [`OpenSequence`]).
+    pub(crate) fn inside_sequence(&self) -> bool {
+        !self.open_sequence.is_empty()
+    }
+
     /// Tells the engine whether a scroll region is set (plain text is only deferred without one).
     pub(crate) fn set_full_scroll_region(&mut self, full: bool) {
         if !full {

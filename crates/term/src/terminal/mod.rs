@@ -214,6 +214,11 @@ impl Terminal {
             };
             queries::reply(&query, &context, replies);
             if origin != Origin::Passed {
+                if self.engine.inside_sequence() {
+                    // The query's ESC ended what was open (a string, a sequence): with the query
+                    // cut out, ST ends it the same way, for the emulator and for viewers.
+                    out.emit_extra(&mut self.engine, b"\x1b\\");
+                }
                 out.skip_to(end);
                 self.scanner.clear_held();
             }

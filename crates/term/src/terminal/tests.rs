@@ -624,18 +624,20 @@ fn flush_releases_a_held_tail_at_end_of_input() {
 
 /// A control string ends at the next ESC, as the emulator's parser ends it, wherever that ESC
 /// falls: a query after a PM left unterminated (what a terminal's echo of `^[[1;1R` right after
-/// an ESC makes) is answered, and a viewer cut inside the next sequence resumes from that
-/// sequence only.
+/// an ESC makes) is answered, the string still ends there once the query is cut out, and a viewer
+/// cut inside the next sequence resumes from that sequence only.
 #[test]
 fn an_escape_ends_a_control_string_as_the_emulator_does() {
     let mut term = terminal(20, 4);
     assert_eq!(
-        feed(&mut term, b"a\x1b^[[1;1R[6nb\x1b[6n\x1b[0mc"),
+        feed(&mut term, b"a\x1b^[[1;1R[6nb\x1b[6nc"),
         (
-            "a\x1b^[[1;1R[6nb\x1b[0mc".to_string(),
+            "a\x1b^[[1;1R[6nb\x1b\\c".to_string(),
             "\x1b[1;2R".to_string()
         )
     );
+    // Cut out, the query's ESC still ends the string (ST in its place): "c" shows.
+    assert_eq!(lines(&mut term)[0], "ac");
     // The string was passed on; the escape that ends it starts in the next feed.
     assert_eq!(
         feed(&mut term, b"\x1b]0;tit\x1b"),
