@@ -14,6 +14,24 @@ export async function sample(fn, { iterations = 200, warmup = 20 } = {}) {
   return samples
 }
 
+/**
+ * Latency samples (ms) of several contenders taken in turn, one call of each per round, so that
+ * whatever changes on the machine during the run (load, memory, caches) falls on all of them
+ * alike. Returns the samples under each contender's name.
+ */
+export async function sampleInTurn(contenders, { iterations = 200, warmup = 20 } = {}) {
+  const names = Object.keys(contenders)
+  const samples = Object.fromEntries(names.map((name) => [name, []]))
+  for (let round = 0; round < warmup + iterations; round++) {
+    for (const name of names) {
+      const start = performance.now()
+      await contenders[name]()
+      if (round >= warmup) samples[name].push(performance.now() - start)
+    }
+  }
+  return samples
+}
+
 /** Summary statistics (ms) of a sample array. */
 export function stats(samples) {
   const sorted = [...samples].sort((a, b) => a - b)

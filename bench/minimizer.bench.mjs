@@ -1,5 +1,6 @@
 // Minimizer benchmark: the per-call cost of minimizing 1 MB of output, measured as the p50 of
-// Shell.run with the minimizer enabled minus the p50 of the same run with it off (budget ≤ 5 ms).
+// Shell.run with the minimizer enabled minus the p50 of the same run with it off (budget ≤ 5 ms),
+// the two runs taken in turn.
 // The output is real: recorded transcripts from tests/fixtures/transcripts repeated to 1 MB, printed
 // by a shell function named like the tool so the run dispatches to that tool's filter.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -7,7 +8,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { report, sample, stats } from './lib.mjs'
+import { report, sampleInTurn, stats } from './lib.mjs'
 
 const require = createRequire(import.meta.url)
 const { Shell } = require('../index.js')
@@ -51,9 +52,11 @@ try {
     await minimizing.run({ command: define })
     const probe = await minimizing.run({ command: c.command })
     if (!probe.minimized) throw new Error(`${c.name}: the minimizer left the output unchanged`)
-    const opts = { iterations: 40, warmup: 5 }
-    const off = stats(await sample(() => raw.run({ command: c.command }), opts)).p50
-    const on = stats(await sample(() => minimizing.run({ command: c.command }), opts)).p50
+    const samples = await sampleInTurn(
+      { off: () => raw.run({ command: c.command }), on: () => minimizing.run({ command: c.command }) },
+      { iterations: 40, warmup: 5 },
+    )
+    const [off, on] = [stats(samples.off).p50, stats(samples.on).p50]
     report({
       bench: `minimizer, ${c.name}: Shell.run of ${(Buffer.byteLength(output) / MB).toFixed(2)} MB, p50 latency`,
       unit: 'ms',

@@ -15,6 +15,9 @@
 //! That holds for raw-mode output too (bare line feeds, which keep the column): the cursor's
 //! column at the cut is worked out by arithmetic ([`TextColumn`]).
 //!
+//! Drawing on the alternate screen (text, SGR, cursor moves, erases) waits the same way and is
+//! dropped unparsed when the program leaves that screen before anyone looks (see [`alternate`]).
+//!
 //! What is parsed goes around `vte`'s byte-at-a-time parser where it can ([`direct`]: text, C0
 //! controls and the common control sequences, each handed to the emulator as the parser would),
 //! and through [`PrintRuns`], which writes runs of characters one cell wide into the grid a
@@ -25,13 +28,14 @@ use std::time::Duration;
 
 use alacritty_terminal::Grid;
 use alacritty_terminal::event::{Event, EventListener};
-use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::grid::{Cursor, Dimensions};
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{NamedColor, Processor, Rgb, Timeout};
 use shellwright_io::Utf8Decoder;
 
+use super::alternate::{self, Stop};
 use super::direct::{self, Step};
 use super::print_runs::PrintRuns;
 
@@ -106,6 +110,10 @@ pub(crate) struct Engine {
     /// The last character printed without the parser since it last ran (it repeats the last
     /// character it printed for REP, so it must learn of this one before it next runs).
     unseen_print: Option<char>,
+    /// Drawing on the alternate screen not yet parsed (see [`alternate`]).
+    alternate: alternate::Backlog,
+    /// Off only in tests, to compare against parsing every byte as it comes.
+    defer_alternate: bool,
 }
 
 /// The parser with what is known of its state, for feeding it the pieces [`direct`] leaves.
@@ -357,7 +365,7 @@ impl OpenSequence {
 /// Whether `sequence` (starting with ESC, holding no other ESC) has ended: CAN or SUB abort it;
 /// a CSI ends at its final byte, an OSC at BEL (ST would be a new ESC), DCS, SOS, PM and APC only
 /// at ST; other escapes at their final byte after any intermediates.
-fn sequence_ended(sequence: &[u8]) -> bool {
+pub(super) fn sequence_ended(sequence: &[u8]) -> bool {
     const CAN: u8 = 0x18;
     const SUB: u8 = 0x1a;
     let body = &sequence[1.min(sequence.len())..];
@@ -412,12 +420,15 @@ impl Engine {
             open_sequence: OpenSequence::default(),
             direct: true,
             unseen_print: None,
+            alternate: alternate::Backlog::default(),
+            defer_alternate: true,
         }
     }
 
+    /// Bytes waiting to be parsed: plain text, or drawing on the alternate screen.
     #[cfg(test)]
     pub(crate) fn deferred_bytes(&self) -> usize {
-        self.backlog.bytes.len()
+        self.backlog.bytes.len() + self.alternate.len()
     }
 
     #[cfg(test)]
@@ -429,12 +440,27 @@ impl Engine {
     pub(crate) fn parse_every_byte(&mut self) {
         self.settle();
         self.defer_plain_text = false;
+        self.defer_alternate = false;
+    }
+
+    /// Turns the deferral of drawing on the alternate screen back on after
+    /// [`parse_every_byte`](Self::parse_every_byte), to compare it alone against the parser.
+    #[cfg(test)]
+    pub(crate) fn defer_alternate_screen(&mut self) {
+        self.defer_alternate = true;
     }
 
     /// Gives every byte to the parser (nothing goes around it through [`direct`]).
     #[cfg(test)]
     pub(crate) fn parse_through_parser(&mut self) {
+        self.settle();
         self.direct = false;
+    }
+
+    /// Whether the parser may have been left inside an escape sequence or control string by the
+    /// bytes given so far (see [`OpenSequence`]).
+    pub(crate) fn inside_sequence(&self) -> bool {
+        !self.open_sequence.is_empty()
     }
 
     /// Tells the engine whether a scroll region is set (plain text is only deferred without one).
@@ -472,8 +498,22 @@ impl Engine {
         }
     }
 
-    /// Parses the deferred plain text, so the grid and the cursor are current.
+    /// Parses everything deferred, so the grid and the cursor are current. Drawing deferred on the
+    /// alternate screen was looked at: deferring stops until that screen is left (whoever looks once
+    /// may look again, and then reading the drawing twice only costs).
     pub(crate) fn settle(&mut self) {
+        self.settle_plain_text();
+        if !self.alternate.is_empty() {
+            self.alternate.pause();
+            let drawing = self.alternate.take_bytes();
+            self.parse_now(&drawing);
+            self.alternate.reuse(drawing);
+        }
+    }
+
+    /// Parses the deferred plain text (drawing deferred on the alternate screen may wait on:
+    /// parsing more continues it).
+    fn settle_plain_text(&mut self) {
         if !self.backlog.is_empty() {
             let (text, start) = self.backlog.take();
             if let Some(position) = start {
@@ -482,7 +522,7 @@ impl Engine {
                 cursor.point.column = Column(position.min(cols - 1));
                 cursor.input_needs_wrap = position >= cols;
             }
-            self.parse(&text);
+            self.parse_now(&text);
         }
     }
 
@@ -512,13 +552,19 @@ impl Engine {
             }
             return;
         }
-        self.settle();
-        self.parse(bytes);
+        self.settle_plain_text();
+        self.parse(bytes, self.defer_alternate);
     }
 
-    /// Runs `bytes` through the emulator: the common elements directly ([`direct`]), the rest
-    /// through the parser, with runs of printable characters written in one step.
-    fn parse(&mut self, bytes: &[u8]) {
+    /// Runs `bytes` through the emulator now, nothing deferred.
+    fn parse_now(&mut self, bytes: &[u8]) {
+        self.parse(bytes, false);
+    }
+
+    /// Runs `bytes` through the emulator (see [`run`]), deferring drawing on the alternate
+    /// screen when `defer_alternate`.
+    fn parse(&mut self, bytes: &[u8], defer_alternate: bool) {
+        let alternate = defer_alternate.then_some(&mut self.alternate);
         let mut parser = Parser {
             processor: &mut self.processor,
             utf8: &mut self.utf8,
@@ -528,28 +574,8 @@ impl Engine {
         let mut handler = PrintRuns::new(&mut self.term, &mut self.print_run);
         if !self.direct {
             parser.feed(&mut handler, bytes);
-            handler.flush();
-            return;
-        }
-        let mut at = 0;
-        while at < bytes.len() {
-            let rest = &bytes[at..];
-            let len = if parser.at_rest() {
-                match direct::step(rest, &mut handler) {
-                    Step::Handled(len, printed) => {
-                        *parser.unseen_print = printed.or(*parser.unseen_print);
-                        at += len;
-                        continue;
-                    }
-                    Step::Parser(len) => len,
-                }
-            } else {
-                // Inside a sequence or a character: an ESC starts a new sequence whatever the
-                // parser's state, so everything before the next one is the parser's.
-                memchr::memchr(0x1b, &rest[1..]).map_or(rest.len(), |offset| offset + 1)
-            };
-            parser.feed(&mut handler, &rest[..len]);
-            at += len;
+        } else {
+            run(bytes, &mut parser, &mut handler, alternate);
         }
         handler.flush();
     }
@@ -584,7 +610,7 @@ impl Engine {
 
     /// 0-based cursor (row, col) on the visible screen. Call [`settle`](Self::settle) first.
     pub(crate) fn cursor(&self) -> (u16, u16) {
-        debug_assert!(self.backlog.is_empty(), "cursor read before settle");
+        debug_assert!(self.settled(), "cursor read before settle");
         let point = self.term.grid().cursor.point;
         let row = u16::try_from(point.line.0.max(0)).unwrap_or(u16::MAX);
         let col = u16::try_from(point.column.0).unwrap_or(u16::MAX);
@@ -594,7 +620,7 @@ impl Engine {
     /// The cursor stands past the last column: the next printed character wraps first. Call
     /// [`settle`](Self::settle) first.
     pub(crate) fn pending_wrap(&self) -> bool {
-        debug_assert!(self.backlog.is_empty(), "cursor read before settle");
+        debug_assert!(self.settled(), "cursor read before settle");
         self.term.grid().cursor.input_needs_wrap
     }
 
@@ -609,7 +635,14 @@ impl Engine {
         })
     }
 
+    /// Nothing waits to be parsed.
+    fn settled(&self) -> bool {
+        self.backlog.is_empty() && self.alternate.is_empty()
+    }
+
+    /// The pen. Call [`settle`](Self::settle) first.
     pub(crate) fn cursor_template(&self) -> &Cell {
+        debug_assert!(self.settled(), "pen read before settle");
         &self.term.grid().cursor.template
     }
 
@@ -621,7 +654,7 @@ impl Engine {
     /// The active grid (the alternate one while the alternate screen is on). Call
     /// [`settle`](Self::settle) first.
     pub(crate) fn grid(&self) -> &Grid<Cell> {
-        debug_assert!(self.backlog.is_empty(), "grid read before settle");
+        debug_assert!(self.settled(), "grid read before settle");
         self.term.grid()
     }
 
@@ -643,6 +676,85 @@ impl Engine {
         self.term.swap_alt();
         *self.term.grid_mut() = alternate;
         result
+    }
+
+    /// The cursor DECSC saved on the alternate screen, while the primary one is on: alacritty keeps
+    /// it across visits (entering resets that screen's cells and cursor, not its saved cursor), so
+    /// `ESC 8` on the next visit, before any `ESC 7`, restores it. `None` on the alternate screen
+    /// (its saved cursor is the active one's).
+    ///
+    /// Read by swapping to the alternate grid and back. Entering through `swap_alt` gives the
+    /// alternate grid the primary cursor and blank cells, both of which the next entry does again,
+    /// and saves the primary cursor over the primary's saved one, which is put back.
+    pub(crate) fn alternate_saved_cursor(&mut self) -> Option<Cursor<Cell>> {
+        self.settle();
+        if self.term.mode().contains(TermMode::ALT_SCREEN) {
+            return None;
+        }
+        let primary_saved = self.term.grid().saved_cursor.clone();
+        self.term.swap_alt();
+        let saved = self.term.grid().saved_cursor.clone();
+        self.term.swap_alt();
+        self.term.grid_mut().saved_cursor = primary_saved;
+        Some(saved)
+    }
+}
+
+/// Runs `bytes` through the emulator: the common elements directly ([`direct`]), the rest through
+/// the parser, with runs of printable characters written in one step; drawing on the alternate
+/// screen goes into `alternate` when given (see [`alternate`]).
+fn run(
+    bytes: &[u8],
+    parser: &mut Parser<'_>,
+    handler: &mut PrintRuns<'_, TitleListener>,
+    mut alternate: Option<&mut alternate::Backlog>,
+) {
+    let mut at = 0;
+    while at < bytes.len() {
+        if parser.at_rest()
+            && let Some(backlog) = alternate.as_deref_mut()
+            && backlog.deferring(handler.mode().contains(TermMode::ALT_SCREEN))
+        {
+            let (taken, stop) = backlog.take(&bytes[at..]);
+            at += taken;
+            match stop {
+                Stop::End => break,
+                Stop::Modes(len) => {
+                    // They change nothing the waiting drawing does: set them now.
+                    run(&bytes[at..at + len], parser, handler, None);
+                    at += len;
+                    continue;
+                }
+                Stop::Leave => {
+                    // What was drawn can no longer be seen; the parser must still learn of the
+                    // last character printed.
+                    let last = backlog.drop_all();
+                    *parser.unseen_print = last.or(*parser.unseen_print);
+                }
+                Stop::Other | Stop::Parse => {
+                    let drawing = backlog.take_bytes();
+                    run(&drawing, parser, handler, None);
+                    backlog.reuse(drawing);
+                }
+            }
+        }
+        let rest = &bytes[at..];
+        let len = if parser.at_rest() {
+            match direct::step(rest, handler) {
+                Step::Handled(len, printed) => {
+                    *parser.unseen_print = printed.or(*parser.unseen_print);
+                    at += len;
+                    continue;
+                }
+                Step::Parser(len) => len,
+            }
+        } else {
+            // Inside a sequence or a character: an ESC starts a new sequence whatever the
+            // parser's state, so everything before the next one is the parser's.
+            memchr::memchr(0x1b, &rest[1..]).map_or(rest.len(), |offset| offset + 1)
+        };
+        parser.feed(handler, &rest[..len]);
+        at += len;
     }
 }
 

@@ -11,7 +11,11 @@
 //! input is worth and behave as xterm does: counts cut to the screen (`bounds`), tab stops kept for
 //! snapshots, and `CSI ? 1049 l` restoring the saved cursor even on the normal screen.
 
+#[macro_use]
+mod handler_calls;
+
 mod actions;
+mod alternate;
 mod bounds;
 mod commands;
 mod direct;
@@ -172,6 +176,11 @@ impl Terminal {
                 }
                 Event::Sequence(sequence) => action(&sequence, self.answer_queries, size),
             };
+            if matches!(action, Action::Nothing) && self.scanner.origin() != Origin::Held {
+                // Most sequences: what `apply` does for them, without moving the action around.
+                self.repeat_run.clear();
+                continue;
+            }
             self.apply(action, pos, &mut out, &mut replies);
         }
         let hold_from = self.hold_point(input, &mut out);
@@ -220,6 +229,11 @@ impl Terminal {
             };
             queries::reply(&query, &context, replies);
             if origin != Origin::Passed {
+                if self.engine.inside_sequence() {
+                    // The query's ESC ended what was open (a string, a sequence): with the query
+                    // cut out, ST ends it the same way, for the emulator and for viewers.
+                    out.emit_extra(&mut self.engine, b"\x1b\\");
+                }
                 out.skip_to(end);
                 self.scanner.clear_held();
             }

@@ -17,12 +17,7 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Column;
 use alacritty_terminal::term::TermMode;
 use alacritty_terminal::term::cell::{Cell, Flags};
-use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
-use alacritty_terminal::vte::ansi::{
-    Attr, CharsetIndex, ClearMode, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
-    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, PrivateMode, Rgb,
-    ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
-};
+use alacritty_terminal::vte::ansi::{CharsetIndex, Handler, StandardCharset};
 use unicode_width::UnicodeWidthChar;
 
 /// The emulator as the parser drives it, with printable ASCII batched. Call [`flush`](Self::flush)
@@ -37,6 +32,12 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
     pub(crate) fn new(term: &'a mut Term<L>, run: &'a mut Vec<char>) -> Self {
         run.clear();
         Self { term, run }
+    }
+
+    /// The emulator's modes.
+    #[inline]
+    pub(crate) fn mode(&self) -> TermMode {
+        *self.term.mode()
     }
 
     /// Writes the pending run into the grid.
@@ -88,7 +89,7 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
         let template = self.term.grid().cursor.template.clone();
         while let Some((&first, _)) = run.split_first() {
             let written = self
-                .row_from_cursor()
+                .row_from_cursor(run.len())
                 .map_or(0, |cells| write_cells(cells, run, &template));
             if written == 0 {
                 // Wrapping or a wide character to clear: the emulator's own path.
@@ -106,7 +107,7 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
     /// written nothing) otherwise.
     fn write_wide(&mut self, c: char) -> bool {
         let template = self.term.grid().cursor.template.clone();
-        let Some([cell, spacer, ..]) = self.row_from_cursor() else {
+        let Some([cell, spacer]) = self.row_from_cursor(2) else {
             return false;
         };
         if is_wide_part(cell) || is_wide_part(spacer) {
@@ -123,16 +124,23 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
         true
     }
 
-    /// The cells of the cursor's row from the cursor on; `None` while the cursor waits to wrap
-    /// (the next character goes to the next row: the emulator's own path).
-    fn row_from_cursor(&mut self) -> Option<&mut [Cell]> {
+    /// The cells of the cursor's row from the cursor on, at most `len` of them; `None` while the
+    /// cursor waits to wrap (the next character goes to the next row: the emulator's own path).
+    ///
+    /// The range is bounded because the row counts the cells a mutable index reaches as occupied
+    /// (an open range marks the whole row), and clearing or scrolling it later resets every
+    /// occupied cell: marking only what is written keeps that reset as short as the emulator's
+    /// own per-character writes leave it.
+    fn row_from_cursor(&mut self, len: usize) -> Option<&mut [Cell]> {
+        let cols = self.term.columns();
         let grid = self.term.grid_mut();
         let cursor = &grid.cursor;
         if cursor.input_needs_wrap {
             return None;
         }
         let (line, column) = (cursor.point.line, cursor.point.column);
-        Some(&mut grid[line][column..])
+        let end = Column(column.0.saturating_add(len).min(cols));
+        Some(&mut grid[line][column..end])
     }
 
     /// Moves the cursor past `cells` cells just written from it, as the emulator does: onto the
@@ -240,78 +248,9 @@ impl<L: EventListener> Handler for PrintRuns<'_, L> {
         }
     }
 
-    forward! {
-        fn set_title(&mut self, title: Option<String>);
-        fn set_cursor_style(&mut self, style: Option<CursorStyle>);
-        fn set_cursor_shape(&mut self, shape: CursorShape);
-        fn goto(&mut self, line: i32, col: usize);
-        fn goto_line(&mut self, line: i32);
-        fn goto_col(&mut self, col: usize);
-        fn insert_blank(&mut self, count: usize);
-        fn move_up(&mut self, count: usize);
-        fn move_down(&mut self, count: usize);
-        fn identify_terminal(&mut self, intermediate: Option<char>);
-        fn device_status(&mut self, kind: usize);
-        fn move_forward(&mut self, col: usize);
-        fn move_backward(&mut self, col: usize);
-        fn move_down_and_cr(&mut self, row: usize);
-        fn move_up_and_cr(&mut self, row: usize);
-        fn put_tab(&mut self, count: u16);
-        fn backspace(&mut self);
-        fn carriage_return(&mut self);
-        fn linefeed(&mut self);
-        fn bell(&mut self);
-        fn substitute(&mut self);
-        fn newline(&mut self);
-        fn set_horizontal_tabstop(&mut self);
-        fn scroll_up(&mut self, count: usize);
-        fn scroll_down(&mut self, count: usize);
-        fn insert_blank_lines(&mut self, count: usize);
-        fn delete_lines(&mut self, count: usize);
-        fn erase_chars(&mut self, count: usize);
-        fn delete_chars(&mut self, count: usize);
-        fn move_backward_tabs(&mut self, count: u16);
-        fn move_forward_tabs(&mut self, count: u16);
-        fn save_cursor_position(&mut self);
-        fn restore_cursor_position(&mut self);
-        fn clear_line(&mut self, mode: LineClearMode);
-        fn clear_screen(&mut self, mode: ClearMode);
-        fn clear_tabs(&mut self, mode: TabulationClearMode);
-        fn set_tabs(&mut self, interval: u16);
-        fn reset_state(&mut self);
-        fn reverse_index(&mut self);
-        fn terminal_attribute(&mut self, attr: Attr);
-        fn set_mode(&mut self, mode: Mode);
-        fn unset_mode(&mut self, mode: Mode);
-        fn report_mode(&mut self, mode: Mode);
-        fn set_private_mode(&mut self, mode: PrivateMode);
-        fn unset_private_mode(&mut self, mode: PrivateMode);
-        fn report_private_mode(&mut self, mode: PrivateMode);
-        fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>);
-        fn set_keypad_application_mode(&mut self);
-        fn unset_keypad_application_mode(&mut self);
-        fn set_active_charset(&mut self, index: CharsetIndex);
-        fn configure_charset(&mut self, index: CharsetIndex, charset: StandardCharset);
-        fn set_color(&mut self, index: usize, color: Rgb);
-        fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str);
-        fn reset_color(&mut self, index: usize);
-        fn clipboard_store(&mut self, clipboard: u8, base64: &[u8]);
-        fn clipboard_load(&mut self, clipboard: u8, terminator: &str);
-        fn decaln(&mut self);
-        fn push_title(&mut self);
-        fn pop_title(&mut self);
-        fn text_area_size_pixels(&mut self);
-        fn text_area_size_chars(&mut self);
-        fn set_hyperlink(&mut self, link: Option<Hyperlink>);
-        fn set_mouse_cursor_icon(&mut self, icon: CursorIcon);
-        fn report_keyboard_mode(&mut self);
-        fn push_keyboard_mode(&mut self, mode: KeyboardModes);
-        fn pop_keyboard_modes(&mut self, to_pop: u16);
-        fn set_keyboard_mode(&mut self, mode: KeyboardModes, behavior: KeyboardModesApplyBehavior);
-        fn set_modify_other_keys(&mut self, mode: ModifyOtherKeys);
-        fn report_modify_other_keys(&mut self);
-        fn set_scp(&mut self, char_path: ScpCharPath, update_mode: ScpUpdateMode);
-    }
+    drawing_calls!(forward);
+    private_mode_calls!(forward);
+    other_calls!(forward);
 }
 
 #[cfg(test)]

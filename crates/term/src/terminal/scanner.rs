@@ -5,7 +5,9 @@
 //! The states follow the DEC ANSI parser model (Paul Williams, <https://vt100.net/emu/dec_ansi_parser>)
 //! as alacritty's `vte` does, reduced to what is needed to delimit sequences: ESC, CSI (ECMA-48 §5.4),
 //! OSC/DCS/SOS/PM/APC control strings ended by ST (`ESC \`) or, for OSC, BEL (xterm ctlseqs). CAN and
-//! SUB abort a sequence, ESC inside one starts a new one, and 8-bit C1 bytes are left to UTF-8 text.
+//! SUB abort a sequence, ESC inside one starts a new one (inside a control string it first ends the
+//! string, as in the emulator's parser: ST is that ESC followed by `\`), and 8-bit C1 bytes are left
+//! to UTF-8 text.
 //! Every stored body is bounded: a longer sequence is still delimited but reported as `overflowed`.
 
 /// Longest CSI parameter string kept (`CSI ? 1049 ; … h` fits easily).
@@ -107,6 +109,9 @@ pub(crate) struct Scanner {
     private: u8,
     intermediate: u8,
     held: Vec<u8>,
+    /// Where the ESC that ended a control string stands, while the string is being reported; the
+    /// next call begins the escape there (see [`Scanner::end_string_at_escape`]).
+    escape_after_string: Option<Origin>,
 }
 
 impl Default for Scanner {
@@ -120,6 +125,7 @@ impl Default for Scanner {
             private: 0,
             intermediate: 0,
             held: Vec::new(),
+            escape_after_string: None,
         }
     }
 }
@@ -173,10 +179,18 @@ impl Scanner {
     /// Advances over `input` from `*pos` to the next event; `None` when the input is used up.
     #[inline]
     pub(crate) fn next<'s>(&'s mut self, input: &'s [u8], pos: &mut usize) -> Option<Event<'s>> {
+        if let Some(origin) = self.escape_after_string.take() {
+            self.begin_escape_at(origin);
+        }
         while *pos < input.len() {
             if self.state == State::Ground {
                 let start = *pos;
-                match memchr::memchr(ESC, &input[start..]) {
+                // Sequences follow each other as often as text does: no search for those.
+                let next_escape = match input[start] {
+                    ESC => Some(0),
+                    _ => memchr::memchr(ESC, &input[start..]),
+                };
+                match next_escape {
                     Some(0) => {
                         if let Some((sequence, len)) = whole_csi(&input[start..]) {
                             self.origin = Origin::Here(start);
@@ -207,10 +221,55 @@ impl Scanner {
             match self.step(byte, index) {
                 Step::Continue => {}
                 Step::Done => return Some(Event::Sequence(self.sequence())),
+                Step::DoneBeforeEscape => {
+                    // This byte follows the escape the next call begins.
+                    *pos = index;
+                    return Some(Event::Sequence(self.sequence()));
+                }
                 Step::Released => return Some(Event::Released),
             }
         }
         None
+    }
+
+    /// A control string was ended by an ESC not followed by `\` (the byte at `index`): the string
+    /// is over there, as the emulator's parser ends it, and that ESC begins a new escape once the
+    /// string is reported. The ESC stands just before `index`, or, at the start of the input, at
+    /// the end of the previous feed: passed on with the string, or held back with it (then it is
+    /// held on its own, after the string's bytes are dealt with).
+    fn end_string_at_escape(&mut self, index: usize) -> Step {
+        let escape = match index.checked_sub(1) {
+            Some(at) => Origin::Here(at),
+            None if self.origin == Origin::Held => {
+                self.held.pop();
+                Origin::Held
+            }
+            None => Origin::Passed,
+        };
+        self.escape_after_string = Some(escape);
+        // The string's length leaves that ESC out.
+        self.seq_len = self.seq_len.saturating_sub(1);
+        self.state = match self.state {
+            State::OscEsc => State::OscEsc,
+            State::DcsEsc => State::Dcs,
+            _ => State::Ignored,
+        };
+        Step::DoneBeforeEscape
+    }
+
+    /// Begins the escape whose ESC ended a control string (see [`Self::end_string_at_escape`]).
+    fn begin_escape_at(&mut self, origin: Origin) {
+        self.state = State::Escape;
+        self.origin = origin;
+        self.seq_len = 1;
+        self.body.clear();
+        self.overflowed = false;
+        self.private = 0;
+        self.intermediate = 0;
+        if origin == Origin::Held {
+            self.held.clear();
+            self.held.push(ESC);
+        }
     }
 
     fn begin(&mut self, index: usize) -> Step {
@@ -250,6 +309,14 @@ impl Scanner {
     }
 
     fn step(&mut self, byte: u8, index: usize) -> Step {
+        if byte != b'\\'
+            && matches!(
+                self.state,
+                State::OscEsc | State::DcsEsc | State::IgnoredEsc
+            )
+        {
+            return self.end_string_at_escape(index);
+        }
         if byte == ESC && !matches!(self.state, State::Osc | State::Dcs | State::Ignored) {
             return self.begin(index);
         }
@@ -294,17 +361,8 @@ impl Scanner {
                     Step::Continue
                 }
             },
-            State::OscEsc => {
-                if byte == b'\\' {
-                    self.finish_string(Terminator::St)
-                } else {
-                    // A lone ESC inside the string is kept as content; only ST or BEL end an OSC.
-                    self.store(ESC, STRING_LIMIT);
-                    self.store(byte, STRING_LIMIT);
-                    self.state = State::Osc;
-                    Step::Continue
-                }
-            }
+            // Only ST is left here (see the top of this function).
+            State::OscEsc => self.finish_string(Terminator::St),
             State::Dcs => match byte {
                 ESC => self.enter(State::DcsEsc),
                 _ => {
@@ -312,28 +370,11 @@ impl Scanner {
                     Step::Continue
                 }
             },
-            State::DcsEsc => {
-                if byte == b'\\' {
-                    self.finish()
-                } else {
-                    self.store(ESC, STRING_LIMIT);
-                    self.store(byte, STRING_LIMIT);
-                    self.state = State::Dcs;
-                    Step::Continue
-                }
-            }
+            State::DcsEsc | State::IgnoredEsc => self.finish(),
             State::Ignored => {
                 if byte == ESC {
                     self.enter(State::IgnoredEsc)
                 } else {
-                    Step::Continue
-                }
-            }
-            State::IgnoredEsc => {
-                if byte == b'\\' {
-                    self.finish()
-                } else {
-                    self.state = State::Ignored;
                     Step::Continue
                 }
             }
@@ -511,6 +552,9 @@ pub(super) fn span_within<const LOW: u8, const HIGH: u8>(bytes: &[u8]) -> usize 
 enum Step {
     Continue,
     Done,
+    /// A control string ended at the ESC before the byte just read, which begins a new escape
+    /// (see [`Scanner::end_string_at_escape`]).
+    DoneBeforeEscape,
     Released,
 }
 
@@ -574,6 +618,29 @@ mod tests {
             (b"\x1b_apc\x1b\\x", &["Ignored", "text \"x\""]),
             // CAN aborts; the rest is text again.
             (b"\x1b[12\x18z", &["text \"z\""]),
+            // ESC inside a control string ends it there, as the emulator's parser ends it.
+            (
+                b"\x1b]0;t\x1b[2J",
+                &[
+                    "Osc { body: [48, 59, 116], terminator: St, overflowed: false }",
+                    "Csi { private: 0, params: [50], intermediate: 0, final_byte: 74, overflowed: false }",
+                ],
+            ),
+            (
+                b"\x1b^[[1;1R[6n\x1b[6nx",
+                &[
+                    "Ignored",
+                    "Csi { private: 0, params: [54], intermediate: 0, final_byte: 110, overflowed: false }",
+                    "text \"x\"",
+                ],
+            ),
+            (
+                b"\x1bPq\x1b\x1bc",
+                &[
+                    "Dcs { body: [113], overflowed: false }",
+                    "Esc { intermediate: 0, final_byte: 99 }",
+                ],
+            ),
             // ESC inside CSI starts a new sequence.
             (
                 b"\x1b[1\x1b[2J",
@@ -686,7 +753,8 @@ mod tests {
             if scanner.state == State::Ground && byte != ESC {
                 continue;
             }
-            if scanner.step(byte, index) == Step::Done {
+            let mut step = scanner.step(byte, index);
+            while matches!(step, Step::Done | Step::DoneBeforeEscape) {
                 let sequence = format!("{:?}", scanner.sequence());
                 if placed {
                     let placed = (
@@ -697,6 +765,14 @@ mod tests {
                     out.push(format!("{sequence} {placed:?}"));
                 } else {
                     out.push(sequence);
+                }
+                match scanner.escape_after_string.take() {
+                    // The byte follows the ESC that ended the string.
+                    Some(origin) => {
+                        scanner.begin_escape_at(origin);
+                        step = scanner.step(byte, index);
+                    }
+                    None => break,
                 }
             }
         }

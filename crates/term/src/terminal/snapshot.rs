@@ -1,7 +1,8 @@
 //! The snapshot: one self-contained ANSI string that repaints a fresh terminal of the same size
 //! with the same scrollback text, screen, attributes, cursor, title and input modes.
 //!
-//! Layout: RIS; the primary screen's scrollback rows then its visible rows, printed top to bottom so
+//! Layout: RIS; on the primary screen, the cursor DECSC saved on the alternate one (kept across
+//! visits), saved during a brief visit there; the primary screen's scrollback rows then its visible rows, printed top to bottom so
 //! the rows past the screen height scroll into the viewer's scrollback (rows that wrapped are printed
 //! to the last column and left to wrap, so reflow still joins them); then, when the alternate screen
 //! is on, the primary cursor, `CSI ? 1049 h` and the alternate rows; then tab stops set by the
@@ -252,6 +253,14 @@ pub(crate) fn snapshot(
 ) -> String {
     let mut out = String::with_capacity(4096);
     out.push_str("\x1bc");
+    if let Some(saved) = engine.alternate_saved_cursor()
+        && saved != Cursor::default()
+    {
+        // A brief visit saves it there; leaving brings the fresh primary screen back as it was.
+        out.push_str("\x1b[?1049h");
+        write_saved_cursor(&mut out, &saved);
+        out.push_str("\x1b[?1049l");
+    }
     let modes = engine.mode();
     let alternate = modes.contains(TermMode::ALT_SCREEN);
     let primary_cursor = engine.with_primary_grid(|grid| {

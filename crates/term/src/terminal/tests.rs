@@ -658,6 +658,50 @@ fn flush_releases_a_held_tail_at_end_of_input() {
     );
 }
 
+/// A control string ends at the next ESC, as the emulator's parser ends it, wherever that ESC
+/// falls: a query after a PM left unterminated (what a terminal's echo of `^[[1;1R` right after
+/// an ESC makes) is answered, the string still ends there once the query is cut out, and a viewer
+/// cut inside the next sequence resumes from that sequence only.
+#[test]
+fn an_escape_ends_a_control_string_as_the_emulator_does() {
+    let mut term = terminal(20, 4);
+    assert_eq!(
+        feed(&mut term, b"a\x1b^[[1;1R[6nb\x1b[6nc"),
+        (
+            "a\x1b^[[1;1R[6nb\x1b\\c".to_string(),
+            "\x1b[1;2R".to_string()
+        )
+    );
+    // Cut out, the query's ESC still ends the string (ST in its place): "c" shows.
+    assert_eq!(lines(&mut term)[0], "ac");
+    // The string was passed on; the escape that ends it starts in the next feed.
+    assert_eq!(
+        feed(&mut term, b"\x1b]0;tit\x1b"),
+        ("\x1b]0;tit\x1b".to_string(), String::new())
+    );
+    assert_eq!(
+        feed(&mut term, b"]2;le"),
+        ("]2;le".to_string(), String::new())
+    );
+    assert_eq!(term.open_sequence_len(), 6);
+    assert_eq!(
+        feed(&mut term, b"\x07"),
+        ("\x07".to_string(), String::new())
+    );
+    assert_eq!(term.screen().title, "le");
+    // A query held back with the ESC that ends it, then a query begun by that ESC: both are
+    // answered and cut, each from its own bytes.
+    assert_eq!(
+        feed(&mut term, b"d\x1b]11;?\x1b"),
+        ("d".to_string(), String::new())
+    );
+    let (passed, replies) = feed(&mut term, b"[6ne");
+    assert_eq!(passed, "e");
+    assert!(replies.starts_with("\x1b]11;rgb:"), "{replies:?}");
+    assert!(replies.ends_with("\x1b\\\x1b[1;4R"), "{replies:?}");
+    assert_eq!(lines(&mut term)[0], "acde");
+}
+
 /// Everything a viewer can observe about a terminal.
 fn observe(term: &mut Terminal) -> (TerminalScreen, Vec<String>, String) {
     (term.screen(), term.scrollback_lines(), term.snapshot())
@@ -925,5 +969,77 @@ fn prompt_after_bare_line_feed_is_judged_from_the_real_cursor() {
     assert_deferral_is_invisible(20, 5, 10, &chunks);
 }
 
+/// A full-screen redraw on the alternate screen, as top does it: home, rows of coloured text.
+fn redraw(frame: usize) -> Vec<u8> {
+    let mut screen = String::from("\x1b[H\x1b[2J");
+    for row in 1..=5 {
+        screen.push_str(&format!(
+            "\x1b[{row};1H\x1b[3{}mframe {frame} row {row}\x1b[0m",
+            row % 8
+        ));
+    }
+    screen.into_bytes()
+}
+
+#[test]
+fn alternate_screen_drawing_is_dropped_unseen_when_left() {
+    let mut chunks = vec![b"before\r\n\x1b[?1049h\x1b[?25l".to_vec()];
+    chunks.extend((0..50).map(redraw));
+    chunks.push(b"\x1b[?25h\x1b[?1049l\x1b[2bafter".to_vec());
+    assert_deferral_is_invisible(20, 5, 30, &chunks);
+
+    let mut term = small_terminal();
+    for chunk in &chunks[..chunks.len() - 1] {
+        term.feed(chunk);
+    }
+    assert!(term.deferred_bytes() > 0, "drawing was parsed");
+    assert!(term.modes().alt_screen);
+    let last = chunks.last().map_or(&[][..], Vec::as_slice);
+    term.feed(last);
+    assert_eq!(term.deferred_bytes(), 0);
+    // REP after the leave repeats the last character drawn on the alternate screen.
+    assert_eq!(term.screen().lines[1], "55after");
+}
+
+#[test]
+fn alternate_screen_drawing_read_before_the_leave_shows() {
+    let mut term = small_terminal();
+    term.feed(b"\x1b[?1049h");
+    term.feed(&redraw(7));
+    assert_eq!(term.screen().lines[4], "frame 7 row 5");
+    let (_, replies) = feed(&mut term, b"\x1b[6n");
+    assert_eq!(replies, "\x1b[5;14R");
+}
+
+#[test]
+fn a_look_at_the_alternate_screen_stops_deferring_until_it_is_left() {
+    let mut term = small_terminal();
+    term.feed(b"\x1b[?1049h");
+    term.feed(&redraw(1));
+    assert!(term.deferred_bytes() > 0);
+    assert_eq!(term.screen().lines[0], "frame 1 row 1");
+    term.feed(&redraw(2));
+    assert_eq!(term.deferred_bytes(), 0, "drawing deferred after a look");
+    term.feed(b"\x1b[?1049l\x1b[?1049h");
+    term.feed(&redraw(3));
+    assert!(
+        term.deferred_bytes() > 0,
+        "drawing not deferred on a new visit"
+    );
+    assert_eq!(term.screen().lines[0], "frame 3 row 1");
+}
+
+#[test]
+fn alternate_screen_drawing_stays_bounded() {
+    let mut term = small_terminal();
+    term.feed(b"\x1b[?1049h");
+    for frame in 0..10_000 {
+        term.feed(&redraw(frame));
+        assert!(term.deferred_bytes() <= (1 << 20) + 256);
+    }
+    assert_eq!(term.screen().lines[0], "frame 9999 row 1");
+}
+
 mod cost;
 mod fidelity;
+mod seams;

@@ -7,6 +7,9 @@
 //! A listing whose lines do not all have the expected shape is left unchanged.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use memchr::memmem;
 
 use crate::minimize::text::{Output, Transcript, lines};
 
@@ -30,39 +33,38 @@ struct Entry<'a> {
 }
 
 pub fn ls(cleaned: &Transcript) -> Option<String> {
-    // Most listings are one section of entries, a line each: sized once, never regrown.
+    // Every entry goes into one vector sized once (a listing is mostly entries, a line each);
+    // a section is a heading line and where its entries start.
     let lines_count = memchr::memchr_iter(b'\n', cleaned.as_bytes()).count() + 1;
-    let mut sections: Vec<(Option<&str>, Vec<Entry>)> =
-        vec![(None, Vec::with_capacity(lines_count))];
+    let mut entries = Vec::with_capacity(lines_count);
+    let mut sections: Vec<(Option<&str>, usize)> = vec![(None, 0)];
     for line in lines(cleaned) {
         match long_entry(line, cleaned) {
-            Some(entry) => {
-                let section = sections.last_mut().expect("one section at least");
-                section.1.push(entry);
-            }
+            Some(entry) => entries.push(entry),
             None if line.is_empty()
                 || line.starts_with("total ")
                 || line.ends_with(':')
                 || cleaned.is_important(line) =>
             {
-                sections.push((Some(line), Vec::new()));
+                sections.push((Some(line), entries.len()));
             }
             None => return None,
         }
     }
-    let entries: usize = sections.iter().map(|s| s.1.len()).sum();
-    if entries < MIN_ENTRIES {
+    if entries.len() < MIN_ENTRIES {
         return None;
     }
     let mut out = Output::with_capacity(cleaned.len());
-    for (line, entries) in &sections {
+    let ends = sections.iter().skip(1).map(|s| s.1).chain([entries.len()]);
+    for ((line, start), end) in sections.iter().zip(ends) {
         if let Some(line) = line {
             out.line(line);
         }
-        if entries.len() > LONG_LISTING {
-            names_only(entries, &mut out);
+        let section = &entries[*start..end];
+        if section.len() > LONG_LISTING {
+            names_only(section, &mut out);
         } else {
-            entries.iter().for_each(|e| out.line(&name_and_size(e)));
+            section.iter().for_each(|e| out.line(&name_and_size(e)));
         }
     }
     Some(out.finish())
@@ -118,30 +120,28 @@ struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
+    /// The next field. A field of printable ASCII after ASCII blanks (all of a listing's fields
+    /// before the name, nearly always) is read byte by byte in one tight loop: decoding
+    /// characters made this most of the listing filter's cost. Any other byte hands the field
+    /// to [`next_any`](Self::next_any), which splits at any Unicode whitespace.
+    #[inline(always)]
     fn next(&mut self) -> Option<&'a str> {
-        self.next_ascii().unwrap_or_else(|| self.next_any())
-    }
-
-    /// [`next`](Self::next) for a field of printable ASCII after ASCII blanks (a listing's
-    /// fields before the name), byte by byte: decoding characters made this most of the
-    /// listing filter's cost. `None` (nothing read) on any other byte, which may be a wider
-    /// space.
-    fn next_ascii(&mut self) -> Option<Option<&'a str>> {
         let bytes = self.line.as_bytes();
-        let blank = |i: usize| matches!(bytes.get(i), Some(b' ' | b'\t'));
+        let blank = |b: u8| b == b' ' || b == b'\t';
         let mut i = self.at;
-        while blank(i) {
+        while i < bytes.len() && blank(bytes[i]) {
             i += 1;
         }
         let start = i;
-        while matches!(bytes.get(i), Some(0x21..=0x7e)) {
+        while i < bytes.len() && matches!(bytes[i], 0x21..=0x7e) {
             i += 1;
         }
-        if i < bytes.len() && !blank(i) {
-            return None;
+        if i < bytes.len() && !blank(bytes[i]) {
+            return self.next_any();
         }
         self.at = i;
-        Some((i > start).then(|| &self.line[start..i]))
+        // `start..i` holds only ASCII, so both ends are character boundaries.
+        (i > start).then(|| &self.line[start..i])
     }
 
     fn next_any(&mut self) -> Option<&'a str> {
@@ -183,7 +183,7 @@ fn names_only(entries: &[Entry], out: &mut Output) {
         "; sizes, owners, permissions, dates and link targets omitted; names sharing a prefix as prefix{a,b}]",
     );
     out.line(&summary);
-    let mut names = Vec::new();
+    let mut names = Vec::with_capacity(entries.len());
     for entry in entries {
         if let Some(line) = entry.important {
             pack(&brace_groups(&names), out);
@@ -193,11 +193,19 @@ fn names_only(entries: &[Entry], out: &mut Output) {
         }
         names.push(match entry.kind {
             "d" => Marked::new(entry.name, "/"),
-            "l" => Marked::new(entry.name.split(" -> ").next().unwrap_or(entry.name), "@"),
+            "l" => Marked::new(link_name(entry.name), "@"),
             _ => Marked::new(entry.name, ""),
         });
     }
     pack(&brace_groups(&names), out);
+}
+
+/// A link entry's name without its ` -> target`.
+fn link_name(entry: &str) -> &str {
+    static ARROW: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(" -> "));
+    ARROW
+        .find(entry.as_bytes())
+        .map_or(entry, |at| &entry[..at])
 }
 
 /// A name as `ls -F` shows it, kept as the name and its mark rather than a string of its own:
@@ -289,7 +297,7 @@ fn pack(tokens: &[Token], out: &mut Output) {
 /// a prefix ending in `-`, `_` or `.` become one `prefix{rest,rest,…}` (the prefix that saves
 /// most); other names stay as they are.
 fn brace_groups<'n, 'a>(names: &'n [Marked<'a>]) -> Vec<Token<'n, 'a>> {
-    let mut tokens = Vec::new();
+    let mut tokens = Vec::with_capacity(names.len());
     let mut i = 0;
     while i < names.len() {
         let name = names[i];

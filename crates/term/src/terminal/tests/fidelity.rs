@@ -1,5 +1,6 @@
 //! Where the terminal must behave as real xterm does: tabs on screen and in snapshots, leaving
-//! the alternate screen twice, and the pending wrap carried by a snapshot.
+//! the alternate screen twice, and the pending wrap and the alternate screen's saved cursor
+//! carried by a snapshot.
 
 use super::*;
 
@@ -130,4 +131,24 @@ fn snapshot_keeps_the_pending_wrap() {
     assert_eq!(lines(&mut copy)[..2], ["0123456789", "Z"]);
     let cursor = copy.screen().cursor;
     assert_eq!((cursor.row, cursor.col), (1, 1));
+}
+
+/// The cursor saved on the alternate screen outlives the visit (entering resets that screen's
+/// cells, not its saved cursor): a viewer started from a snapshot taken on the primary screen
+/// restores it on the next visit as the terminal does.
+#[test]
+fn the_alternate_screens_saved_cursor_survives_a_snapshot_of_the_primary() {
+    let mut term = terminal(20, 4);
+    feed(
+        &mut term,
+        b"top\x1b[?1049h\x1b[3;5H\x1b[1m\x1b7\x1b[?1049l\x1b[0m",
+    );
+    let mut copy = replay(&mut term);
+    assert_eq!(copy.screen(), term.screen());
+    for t in [&mut term, &mut copy] {
+        feed(t, b"\x1b[?1049h\x1b8x");
+    }
+    assert_eq!(lines(&mut term)[2], "    x");
+    assert_eq!(copy.screen(), term.screen());
+    assert_eq!(copy.snapshot(), term.snapshot());
 }
