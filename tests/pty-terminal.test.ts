@@ -102,6 +102,27 @@ describe('PtySession screen, snapshot and commands', () => {
   })
 })
 
+describe('PtySession onChunk and the screen', () => {
+  it('a chunk is on the screen by the time onChunk receives it', async () => {
+    const session = new PtySession()
+    let received = ''
+    const missing: string[] = []
+    const done = session.start({ command: 'stty -echo; echo ready; exec cat', cols: 40, rows: 5 }, (chunk) => {
+      received += chunk
+      const screen = session.screen().lines.join('\n')
+      for (const piece of chunk.split('\r\n')) if (!screen.includes(piece)) missing.push(piece)
+    })
+    await waitUntil(() => received.includes('ready\r\n'), 5000, 'ready')
+    for (let i = 0; i < 50; i++) {
+      session.write(`line ${i}\n`)
+      await waitUntil(() => received.includes(`line ${i}\r\n`), 5000, `line ${i}`)
+    }
+    session.write('\x04')
+    expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(missing).toEqual([])
+  })
+})
+
 describe('PtySession answers queries', () => {
   const cprProgram =
     "stty raw -echo; printf 'ab\\033[6n'; if IFS= read -r -t 5 -d R reply; then :; else reply=xnone; fi; stty sane; printf '%s|\\n' \"${reply#?}\""

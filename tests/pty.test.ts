@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { getEventListeners } from 'node:events'
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -151,6 +152,17 @@ describe('PtySession lifecycle', () => {
     expect(got.equals(expected)).toBe(true)
     expect(out.chunks).toBeGreaterThan(1)
   }, 60_000)
+
+  it('writes input larger than the terminal takes at once, all of it and in order', async () => {
+    const session = new PtySession()
+    const out = collector()
+    const done = session.start({ command: 'stty raw -echo; echo ready; head -c 1000000 | md5sum' }, out.push)
+    await waitUntil(() => out.text.includes('ready'), 5000, 'ready')
+    const input = '0123456789'.repeat(100_000)
+    session.write(input)
+    expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(out.text).toBe(`ready\n${createHash('md5').update(input).digest('hex')}  -\n`)
+  })
 
   it('gives processes that keep the terminal open at most 1 s after the child exits', async () => {
     // The leader drops its controlling terminal (TIOCNOTTY, 0x5422) so that its exit does not hang

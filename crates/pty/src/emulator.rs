@@ -5,10 +5,12 @@
 //! [`EmulatedOutput`] is the [`PtyOutput`] that does it: it feeds each chunk to the terminal,
 //! writes the terminal's query replies back to the child through [`PtyControl`] (without blocking),
 //! and hands the rest — the chunk itself, borrowed, unless an answered query was cut out — to the
-//! next output. At end of input it releases whatever the terminal held back as a possible query,
-//! so nothing is lost. [`SessionTerminal`] is the shared handle readers use (screen, snapshot,
-//! commands) and [`SessionTerminal::exec`] waits on: the read loop publishes a small progress value
-//! (commands completed, prompt showing, run ended) and wakes waiters only when it changes.
+//! next output (plain text with no sequence in it goes on first and is fed after, which takes the
+//! emulator off the path of an echo to its reader). At end of input it releases whatever the
+//! terminal held back as a possible query, so nothing is lost. [`SessionTerminal`] is the shared
+//! handle readers use (screen, snapshot, commands) and [`SessionTerminal::exec`] waits on: the
+//! read loop publishes a small progress value (commands completed, prompt showing, run ended) and
+//! wakes waiters only when it changes.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -136,7 +138,9 @@ impl SessionTerminal {
     }
 
     /// The output to give [`crate::spawn`]/[`crate::run`]: feeds this terminal, answers queries
-    /// through `control`, and passes the rest on to `downstream`.
+    /// through `control`, and passes the rest on to `downstream`. `downstream` may be called with
+    /// the terminal locked (plain text is handed on before it is fed), so it must not lock this
+    /// terminal itself: it hands the bytes on, and readers of the terminal run elsewhere.
     pub fn output<O: PtyOutput>(&self, control: PtyControl, downstream: O) -> EmulatedOutput<O> {
         EmulatedOutput {
             terminal: self.clone(),
@@ -238,6 +242,18 @@ impl<O: PtyOutput> PtyOutput for EmulatedOutput<O> {
     fn bytes(&mut self, chunk: &[u8]) {
         let feed = {
             let mut terminal = self.terminal.lock();
+            if terminal.passes_unchanged(chunk) {
+                // Plain text (an echo, a log line) goes on before it is emulated, so the consumer
+                // is woken while the emulator works rather than after. The lock is held from
+                // before the hand-off: a reader woken by these bytes still finds them applied.
+                self.downstream.bytes(chunk);
+                terminal.feed(chunk);
+                self.terminal.publish(&terminal, false);
+                self.terminal
+                    .viewers()
+                    .passed(chunk, terminal.open_sequence_len());
+                return;
+            }
             let feed = terminal.feed(chunk);
             self.terminal.publish(&terminal, false);
             // Under the same lock as the feed: this is the cut viewers attach at.

@@ -21,9 +21,13 @@ use crate::hooks::BashHooks;
 /// amount on top of its bytes (it emulates the tail of what it skips), so larger batches cost less
 /// CPU per MB. In bench/pty.bench.mjs, 256 KiB took about a quarter less CPU per MB than 64 KiB in
 /// raw mode and no more in cooked mode (128 KiB was no better than 64 KiB), and a delivery per
-/// read (≤ 4 KiB) three times as much. Input a program has just written (an echo) ends the loop
-/// at once, so latency is untouched.
+/// read (≤ 4 KiB) three times as much.
 const READ_BUFFER: usize = 256 * 1024;
+/// A first read shorter than this is delivered before the next read: it is most likely all there
+/// is (an echo, a prompt), and the read that would find nothing more then runs after the hand-off
+/// instead of before it. A stream's first reads are larger (the terminal buffers up to 4 KiB while
+/// the loop is away), so they keep gathering.
+const EAGER_DELIVERY: usize = 512;
 /// Without a pidfd, the child's exit is looked for this often.
 const REAP_INTERVAL: Duration = Duration::from_millis(10);
 
@@ -143,9 +147,11 @@ impl IoLoop {
 
     /// Reads until the terminal has nothing more for now (`Open`) or has ended (`Ended`).
     /// Bytes that are already available are gathered into one chunk (up to the buffer's size),
-    /// which costs no latency and saves the consumer per-chunk overhead.
+    /// which saves the consumer per-chunk overhead; a short first read goes on at once
+    /// ([`EAGER_DELIVERY`]).
     fn read_available(&mut self, buffer: &mut [u8]) -> ReadState {
         let mut filled = 0;
+        let mut first = true;
         let state = loop {
             if filled == buffer.len() {
                 self.deliver(&buffer[..filled]);
@@ -156,6 +162,11 @@ impl IoLoop {
             let n = unsafe { libc::read(self.fd, free.as_mut_ptr().cast(), free.len()) };
             if n > 0 {
                 filled += n as usize;
+                if first && filled < EAGER_DELIVERY {
+                    self.deliver(&buffer[..filled]);
+                    filled = 0;
+                }
+                first = false;
                 continue;
             }
             if n == 0 {
@@ -173,7 +184,7 @@ impl IoLoop {
     }
 
     /// The one place the terminal's bytes flow: everything read goes to the output (the
-    /// emulator, then the consumer), in order, before anything else happens.
+    /// emulator and the consumer), in order, before anything else happens.
     fn deliver(&mut self, bytes: &[u8]) {
         if !bytes.is_empty() {
             self.output.bytes(bytes);

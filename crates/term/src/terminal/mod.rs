@@ -142,8 +142,17 @@ impl Terminal {
         }
     }
 
+    /// Whether [`feed`](Self::feed) would pass `input` on exactly as it is, with no replies: no
+    /// sequence is under way and `input` starts none (it has no ESC), so nothing in it can be an
+    /// answered query, a rewritten sequence or a held-back tail. A reader can then hand the bytes
+    /// on before feeding them. Costs one `memchr`.
+    pub fn passes_unchanged(&self, input: &[u8]) -> bool {
+        !self.scanner.in_sequence() && starts_no_sequence(input)
+    }
+
     /// Processes bytes written by the program. Never panics, whatever the bytes.
     pub fn feed<'a>(&mut self, input: &'a [u8]) -> Feed<'a> {
+        let from_ground = !self.scanner.in_sequence();
         let mut out = Passthrough::new(input);
         let mut replies = Vec::new();
         let mut pos = 0;
@@ -180,7 +189,13 @@ impl Terminal {
             self.scanner.hold(&input[hold_from..]);
         }
         if !self.tracker.marks_seen() {
-            self.prompt_at_cursor = self.check_prompt_at_cursor();
+            // Plain text that ends with a carriage return (and line feed) leaves the cursor in
+            // column 0, with nothing before it that could be a prompt: the check, which would
+            // parse the deferred text to read the cursor's row, is not needed (an echoed line).
+            let at_line_start = (input.ends_with(b"\r") || input.ends_with(b"\r\n"))
+                && from_ground
+                && starts_no_sequence(input);
+            self.prompt_at_cursor = !at_line_start && self.check_prompt_at_cursor();
             self.tracker.prompt_check(self.prompt_at_cursor);
         }
         Feed {
@@ -530,6 +545,11 @@ impl Terminal {
         let (before, after_blank) = self.engine.cursor_line();
         looks_like_prompt(&before, after_blank)
     }
+}
+
+/// Whether `input` has no ESC, so that from the ground state it is text and controls only.
+fn starts_no_sequence(input: &[u8]) -> bool {
+    memchr::memchr(0x1b, input).is_none()
 }
 
 fn clamp_size(cols: u16, rows: u16) -> (u16, u16) {

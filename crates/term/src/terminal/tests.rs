@@ -589,7 +589,43 @@ mod fuzz {
             let _ = answering.snapshot();
             let _ = silent.snapshot();
         }
+
+        #[test]
+        fn what_passes_unchanged_is_passed_on_as_it_is(data in interesting_bytes(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..5)) {
+            let mut term = Terminal::new(TerminalOptions { cols: 30, rows: 6, scrollback: 20, answer_queries: true });
+            let mut points: Vec<usize> = cuts.iter().map(|c| c.index(data.len() + 1)).collect();
+            points.push(0);
+            points.push(data.len());
+            points.sort_unstable();
+            for pair in points.windows(2) {
+                let chunk = &data[pair[0]..pair[1]];
+                let unchanged = term.passes_unchanged(chunk);
+                let fed = term.feed(chunk);
+                if unchanged {
+                    prop_assert_eq!(fed.passthrough.as_ref(), chunk);
+                    prop_assert!(fed.replies.is_empty());
+                }
+            }
+        }
     }
+}
+
+#[test]
+fn plain_text_passes_unchanged_but_not_a_sequence_or_the_rest_of_an_open_one() {
+    let mut term = terminal(20, 3);
+    assert!(term.passes_unchanged(b"ping 0\r\n"));
+    assert!(term.passes_unchanged("café\u{9b}".as_bytes()));
+    assert!(!term.passes_unchanged(b"a\x1b[6n"));
+    let fed = term.feed(b"x\x1b[");
+    assert_eq!(fed.passthrough.as_ref(), b"x");
+    // The rest of the held-back query: it is answered and cut out, not passed on.
+    assert!(!term.passes_unchanged(b"6n"));
+    let fed = term.feed(b"6n");
+    assert_eq!(
+        (fed.passthrough.as_ref(), fed.replies.as_slice()),
+        (&b""[..], &b"\x1b[1;2R"[..])
+    );
+    assert!(term.passes_unchanged(b"ok"));
 }
 
 #[test]
@@ -862,6 +898,36 @@ fn a_sequence_split_before_its_final_byte_is_finished_before_text_is_deferred() 
         "text after the string was not deferred"
     );
     assert_eq!(term.screen().title, "title");
+}
+
+#[test]
+fn an_echoed_line_stays_deferred_and_the_prompt_check_agrees() {
+    let mut term = terminal(40, 10);
+    term.feed(b"ping 0\r\n");
+    assert!(
+        term.deferred_bytes() > 0,
+        "the echoed line was parsed for the prompt check"
+    );
+    assert!(!term.prompt_showing());
+    term.feed(b"user@host:~$ ");
+    assert!(term.prompt_showing());
+    let chunks: Vec<Vec<u8>> = [
+        &b"user@host:~$ "[..],
+        b"ls\r\n",
+        b"a.txt\r\n",
+        b"user@host:~$ ",
+        b"\r",
+        b"$ \r\n",
+        b"x\r\n$ ",
+        b"abc\n$ ",
+        b"\r\n",
+    ]
+    .iter()
+    .map(|chunk| chunk.to_vec())
+    .collect();
+    for end in 1..=chunks.len() {
+        assert_deferral_is_invisible(20, 5, 30, &chunks[..end]);
+    }
 }
 
 /// Letters, then a bare line feed, a CR, a prompt, nothing, or a change of auto-wrap or pen.
