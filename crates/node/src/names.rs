@@ -1,12 +1,13 @@
-//! [`Names`]: the property names of the objects on the hot path — a run's options and its
-//! result — made once per Node environment and kept as JS strings.
+//! [`Names`]: the property names of a run's result, made once per Node environment and kept as
+//! JS strings.
 //!
-//! Naming a property with a Rust string (`napi_get_named_property`, a `#[napi(object)]`'s
-//! fields) makes V8 create a string and look it up in its table of interned strings on every
-//! access, which costs more than the access itself. These are made once, held by a reference to
-//! an array in the environment's instance data (this module is the addon's one user of it), and
-//! interned by V8 the first time they are used as keys. A name not listed here is made per use,
-//! as before.
+//! Defining a property by a Rust name (a `#[napi(object)]`'s fields) makes V8 create the string
+//! and intern it on every object, which cost more than the object itself. These are made once,
+//! held by a reference to an array in the environment's instance data (this module is the addon's
+//! one user of it), and interned by V8 the first time they are used as keys.
+//!
+//! Reading them back costs a `napi_get_element` each, which is about what naming a property
+//! costs when *reading* it (`napi_get_named_property`): the options objects are read by name.
 
 use std::ffi::c_void;
 use std::ptr;
@@ -15,17 +16,7 @@ use napi::bindgen_prelude::{Env, Result};
 use napi::{check_status, sys};
 
 /// The names kept, in the order of their index in the array.
-const NAMES: [&str; 9] = [
-    "command",
-    "cwd",
-    "env",
-    "timeoutMs",
-    "signal",
-    "cancelled",
-    "timedOut",
-    "exitCode",
-    "minimized",
-];
+const NAMES: [&str; 4] = ["cancelled", "timedOut", "exitCode", "minimized"];
 
 /// The kept names, readable in the current call (their array is a value of its handle scope).
 #[derive(Clone, Copy)]

@@ -18,9 +18,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use napi::bindgen_prelude::{Env, FromNapiValue, JsObjectValue, JsValue, Object, Result, Unknown};
-use napi::{Error, ValueType, check_status, sys};
-
-use crate::names::Names;
+use napi::{Error, ValueType};
 
 pub use crate::error::{range_error, type_error};
 
@@ -102,8 +100,6 @@ pub struct OptionReader<'a, 'env> {
     env: &'a Env,
     object: Option<Object<'env>>,
     name: &'static str,
-    /// The environment's kept property names, when there is an object to read.
-    names: Option<Names>,
 }
 
 impl<'a, 'env> OptionReader<'a, 'env> {
@@ -125,42 +121,14 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             _ if optional => None,
             _ => return Err(type_error(env, format!("{name} must be an object"))),
         };
-        Self::of(env, object, name)
-    }
-
-    fn of(env: &'a Env, object: Option<Object<'env>>, name: &'static str) -> Result<Self> {
-        let names = match object {
-            Some(_) => Some(Names::of(env)?),
-            None => None,
-        };
-        Ok(Self {
-            env,
-            object,
-            name,
-            names,
-        })
+        Ok(Self { env, object, name })
     }
 
     fn field(&self, field: &str) -> Result<Option<Unknown<'env>>> {
         let Some(object) = &self.object else {
             return Ok(None);
         };
-        let key = match &self.names {
-            Some(names) => names.get(field)?,
-            None => None,
-        };
-        let value: Unknown = match key {
-            Some(key) => {
-                let mut value = std::ptr::null_mut();
-                // SAFETY: `object` and `key` are live values of this call's environment.
-                check_status!(unsafe {
-                    sys::napi_get_property(self.env.raw(), object.raw(), key, &mut value)
-                })?;
-                // SAFETY: just returned by the environment.
-                unsafe { Unknown::from_raw_unchecked(self.env.raw(), value) }
-            }
-            None => object.get_named_property(field)?,
-        };
+        let value: Unknown = object.get_named_property(field)?;
         Ok(match value.get_type()? {
             ValueType::Undefined | ValueType::Null => None,
             _ => Some(value),
@@ -265,7 +233,11 @@ impl<'a, 'env> OptionReader<'a, 'env> {
     /// The reader of a nested options object (`options.minimizer`); reads nothing when the
     /// field is absent. `name` is the nested object's full name, for error messages.
     pub fn nested(&self, field: &str, name: &'static str) -> Result<OptionReader<'a, 'env>> {
-        OptionReader::of(self.env, self.object(field, "an object")?, name)
+        Ok(OptionReader {
+            env: self.env,
+            object: self.object(field, "an object")?,
+            name,
+        })
     }
 
     /// A `string[]`.

@@ -3,10 +3,12 @@
 //! part of the run: it is bounded by the nesting check and, for large commands, done on a
 //! blocking thread so that a timeout or an abort is not held up by it.
 
+use std::future::Future;
 use std::io::Write;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use brush_core::env::EnvironmentScope;
@@ -448,8 +450,10 @@ impl Session {
         let noglob = *globbing;
         *globbing |= inline.expands_no_pathnames;
         let program = Ok(inline.program);
-        let ended =
-            runtime.block_on(self.execute_parsed(program, &params, &request.cancel, &limit));
+        let ended = drive(
+            runtime,
+            self.execute_parsed(program, &params, &request.cancel, &limit),
+        );
         self.shell.options_mut().disable_filename_globbing = noglob;
         if let Some(trap) = debug_trap {
             self.shell.traps_mut().register_handler(
@@ -875,6 +879,22 @@ impl Session {
 /// Whether `name`, as a command's first word, runs an alias or a function of the user's.
 fn is_alias_or_function(shell: &Shell, name: &str) -> bool {
     shell.aliases().contains_key(name) || shell.funcs().get(name).is_some()
+}
+
+/// Drives `future` to its end on the calling thread, in `runtime`'s context: polled once first —
+/// a run in place is done in that one poll unless brush waited on something — and by the
+/// runtime's `block_on` only if not done, which costs more than the run when it is not needed.
+fn drive<F: Future>(runtime: &tokio::runtime::Handle, future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    {
+        let _context = runtime.enter();
+        let mut once = Context::from_waker(Waker::noop());
+        if let Poll::Ready(output) = future.as_mut().poll(&mut once) {
+            return output;
+        }
+    }
+    // Polled again at once, with a waker that works: nothing is missed.
+    runtime.block_on(future)
 }
 
 /// Runs a parsed command the way brush's `run_string` does: a parse error is fatal (the session
