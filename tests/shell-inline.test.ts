@@ -2,7 +2,7 @@
 // without a cwd while nothing else is pending, is run at once on the JS thread. It must behave
 // exactly as the queued path does. A timeout under a second always takes the queued path, so each
 // case is run both ways (`timeoutMs: 900` = queued) and compared.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -206,6 +206,88 @@ describe('Shell.run in place', () => {
       ['sleep 0.2; echo slow', 'slow\n'],
       ['echo quick', 'quick\n'],
     ])
+  })
+
+  it('settles runs done in the same turn in call order, each after its own output', async () => {
+    const [a, b] = [await warmShell(), await warmShell()]
+    const events: string[] = []
+    const thrown = new Error('from onChunk')
+    const note = (name: string) => (chunk: string) => events.push(`${name} got ${JSON.stringify(chunk)}`)
+    const settled = (name: string) => [
+      (result: { exitCode?: number }) => events.push(`${name} exit ${result.exitCode}`),
+      (error: unknown) => events.push(`${name} rejected${error === thrown ? ' with the throw' : ''}`),
+    ]
+    const runs = [
+      a.run({ command: 'echo a1' }, note('a1')).then(...settled('a1')),
+      b.run({ command: 'echo b1' }, note('b1')).then(...settled('b1')),
+      a.run({ command: 'false' }).then(...settled('quiet')),
+      a.run({ command: 'echo a2' }, (chunk) => {
+        note('a2')(chunk)
+        throw thrown
+      }).then(...settled('a2')),
+      a.run({ command: 'echo a3' }, note('a3')).then(...settled('a3')),
+    ]
+    expect(events).toEqual([])
+    await Promise.all(runs)
+    expect(events).toEqual([
+      'a1 got "a1\\n"',
+      'b1 got "b1\\n"',
+      // No output to deliver: settled at once, so its reaction was queued before a2's delivery.
+      'quiet exit 1',
+      'a2 got "a2\\n"',
+      'a3 got "a3\\n"',
+      'a1 exit 0',
+      'b1 exit 0',
+      'a2 rejected with the throw',
+      'a3 exit 0',
+    ])
+    expect(a.history().map((e) => [e.command, e.output, e.exitCode])).toEqual([
+      [':', '', 0],
+      ['echo a1', 'a1\n', 0],
+      ['false', '', 1],
+      ['echo a2', 'a2\n', 0],
+      ['echo a3', 'a3\n', 0],
+    ])
+  })
+
+  it('runs a repeated command as the shell is now: after an alias, a function or extglob changed', async () => {
+    const shell = await warmShell()
+    const run = async (command: string) => {
+      const out = collector()
+      const { exitCode } = await shell.run({ command }, out.push)
+      return [out.text, exitCode]
+    }
+    expect(await run('echo hi')).toEqual(['hi\n', 0])
+    await run('shopt -s expand_aliases; alias echo="echo aliased"')
+    expect(await run('echo hi')).toEqual(['aliased hi\n', 0])
+    await run('unalias echo; echo() { builtin echo "fn $1"; }')
+    expect(await run('echo hi')).toEqual(['fn hi\n', 0])
+    await run('unset -f echo')
+    expect(await run('echo hi')).toEqual(['hi\n', 0])
+    // The same text is a pattern under extglob and a syntax error without it.
+    const pattern = 'echo @(no-such-a|no-such-b)'
+    expect(await run(pattern)).toEqual(['@(no-such-a|no-such-b)\n', 0])
+    await run('shopt -u extglob')
+    expect(await run(pattern)).toEqual(['error: -c: syntax error at line 1 col 17\n', 2])
+  })
+
+  it('globs where a word can, and leaves set -f as the user set it', async () => {
+    const shell = await warmShell()
+    const dir = mkdtempSync(join(scratch, 'glob-'))
+    writeFileSync(join(dir, 'x'), '')
+    const run = async (command: string) => {
+      const out = collector()
+      await shell.run({ command }, out.push)
+      return out.text
+    }
+    await run(`cd ${dir}`)
+    expect(await run('echo hi [x] [y]')).toBe('hi x [y]\n')
+    expect(await run('X=[x]; echo $X "$X"')).toBe('x [x]\n')
+    expect(await run('echo hi')).toBe('hi\n')
+    expect(await run('echo $-')).not.toContain('f')
+    await run('set -f')
+    expect(await run('echo hi; echo [x]')).toBe('hi\n[x]\n')
+    expect(await run('echo $-')).toContain('f')
   })
 
   it('rejects with exactly what onChunk threw', async () => {

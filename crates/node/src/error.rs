@@ -150,6 +150,15 @@ pub enum Settlement<V> {
     Thrown(crate::delivery::ThrownValue),
 }
 
+impl<V> From<std::result::Result<V, JsFailure>> for Settlement<V> {
+    fn from(outcome: std::result::Result<V, JsFailure>) -> Self {
+        match outcome {
+            Ok(value) => Self::Value(value),
+            Err(failure) => Self::Failed(failure),
+        }
+    }
+}
+
 impl<V: ToNapiValue> ToNapiValue for Settlement<V> {
     unsafe fn to_napi_value(env: sys::napi_env, settlement: Self) -> Result<sys::napi_value> {
         let reason = match settlement {

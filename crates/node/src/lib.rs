@@ -2,6 +2,7 @@
 //!
 //! Thin glue over the plain Rust crates: argument conversion with one rule per kind of value
 //! ([`options`]), errors with codes ([`error`]), output streaming to JS callbacks ([`delivery`]),
+//! the property names of a run's result made once per environment ([`names`]),
 //! `AbortSignal` → `CancelToken` ([`abort`]), one way to run async work and settle its promise
 //! ([`settle`]), and one module per JS API area.
 //!
@@ -24,6 +25,7 @@ mod delivery;
 mod error;
 mod keys;
 mod mirror;
+mod names;
 mod options;
 mod process;
 mod pty;

@@ -1,5 +1,5 @@
 //! [`spawn_settled`]: the one way an async export runs its work and settles its promise, and
-//! [`settled`] for work already done on the JS thread (a run in place).
+//! [`DonePromises`] for work already done on the JS thread (a run in place).
 //!
 //! The work runs on the Tokio runtime; back on the JS thread the promise settles — rejected with
 //! what `onChunk` threw if it threw, else with the work's result mapped by the caller (an abort
@@ -8,17 +8,17 @@
 //! with `ERR_INTERNAL_ASSERTION` — never an abort of the host process.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use napi::bindgen_prelude::{
-    Env, Function, JsObjectValue, JsValue, PromiseRaw, Result, ToNapiValue, Unknown,
+    Env, Function, FunctionRef, JsObjectValue, JsValue, PromiseRaw, Result, ToNapiValue, Unknown,
 };
 use napi::{check_status, sys};
 
@@ -59,56 +59,128 @@ impl Drop for InFlight {
     }
 }
 
-/// A promise for work that is already done: settled with `settlement`, after `text` was passed
-/// to `callback` (when there is both), in a microtask — so the callback is never called from
-/// inside the call that made the promise, and always before the promise settles. A throw from
-/// the callback rejects the promise with the value thrown.
-pub fn settled<'env, V: ToNapiValue + 'static>(
-    env: &'env Env,
-    callback: Option<Function<'env, String, Unknown<'static>>>,
+/// Promises for work already done on the JS thread (a run in place), each settled with its
+/// outcome after its output was passed to its callback (when there is both) in a microtask — so
+/// the callback is never called from inside the call that made the promise, and always before the
+/// promise settles. A throw from the callback rejects the promise with the value thrown.
+///
+/// The microtask's function is made once, with its queue of deliveries: a function made per call
+/// (and the finalizer that frees its closure) cost more than the rest of a builtin's run. The
+/// microtasks run in the order they were queued, so each call takes the oldest delivery.
+pub struct DonePromises<V> {
+    queue: Arc<Mutex<VecDeque<Delivery<V>>>>,
+    deliver: FunctionRef<(), ()>,
+    queue_microtask: FunctionRef<Function<'static, (), ()>, Unknown<'static>>,
+}
+
+/// One promise's output, callback and outcome, waiting for its microtask.
+struct Delivery<V> {
+    callback: FunctionRef<String, Unknown<'static>>,
     text: String,
-    settlement: Settlement<V>,
-) -> Result<PromiseRaw<'env, Settlement<V>>> {
-    let mut deferred = ptr::null_mut();
-    let mut promise = ptr::null_mut();
-    // SAFETY: a Node-API call on the live environment with valid out-pointers.
-    check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
-    let Some(callback) = callback.filter(|_| !text.is_empty()) else {
-        settle_deferred(env, deferred, settlement)?;
-        return Ok(PromiseRaw::new(env.raw(), promise));
-    };
-    let callback = callback.create_ref()?;
-    let pending = RefCell::new(Some((callback, text, settlement)));
-    let deliver = env.create_function_from_closure("deliverChunk", move |ctx| {
-        let Some((callback, text, settlement)) = pending.borrow_mut().take() else {
-            return Ok(());
+    deferred: Deferred,
+    outcome: std::result::Result<V, JsFailure>,
+}
+
+/// A promise's resolver. It only ever crosses into the [`DonePromises`] queue, which is read on
+/// the JS thread that made it, by the microtask that settles it.
+struct Deferred(sys::napi_deferred);
+
+// SAFETY: see the type's doc: the pointer is used on the JS thread only.
+unsafe impl Send for Deferred {}
+
+impl<V: ToNapiValue + Send + 'static> DonePromises<V> {
+    pub fn new(env: &Env) -> Result<Self> {
+        let queue: Arc<Mutex<VecDeque<Delivery<V>>>> = Arc::default();
+        let pending = Arc::clone(&queue);
+        let deliver = env.create_function_from_closure("deliverOutput", move |ctx| {
+            let delivery = lock(&pending).pop_front();
+            match delivery {
+                Some(delivery) => delivery.settle(ctx.env),
+                None => Ok(()),
+            }
+        })?;
+        let queue_microtask: Function<Function<(), ()>, Unknown> =
+            env.get_global()?.get_named_property("queueMicrotask")?;
+        Ok(Self {
+            queue,
+            deliver: deliver.create_ref()?,
+            queue_microtask: queue_microtask.create_ref()?,
+        })
+    }
+
+    /// A promise settled with `outcome`, after `text` was passed to `callback` (see the type's
+    /// doc).
+    pub fn promise<'env>(
+        &self,
+        env: &'env Env,
+        callback: Option<Function<'env, String, Unknown<'static>>>,
+        text: String,
+        outcome: std::result::Result<V, JsFailure>,
+    ) -> Result<PromiseRaw<'env, Settlement<V>>> {
+        let mut deferred = ptr::null_mut();
+        let mut promise = ptr::null_mut();
+        // SAFETY: a Node-API call on the live environment with valid out-pointers.
+        check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
+        let Some(callback) = callback.filter(|_| !text.is_empty()) else {
+            settle_deferred(env, deferred, Settlement::from(outcome))?;
+            return Ok(PromiseRaw::new(env.raw(), promise));
         };
-        // Whatever happens here, the promise settles: a failure or a panic rejects it.
+        lock(&self.queue).push_back(Delivery {
+            callback: callback.create_ref()?,
+            text,
+            deferred: Deferred(deferred),
+            outcome,
+        });
+        let queued = self
+            .queue_microtask
+            .borrow_back(env)
+            .and_then(|queue| queue.call(self.deliver.borrow_back(env)?));
+        if let Err(error) = queued {
+            // Not queued, so never to be taken: the promise is left pending, as the call throws.
+            lock(&self.queue).pop_back();
+            return Err(error);
+        }
+        Ok(PromiseRaw::new(env.raw(), promise))
+    }
+}
+
+impl<V: ToNapiValue> Delivery<V> {
+    /// Passes the text to the callback, then settles the promise; whatever happens, it settles:
+    /// a failure or a panic rejects it.
+    fn settle(self, env: &Env) -> Result<()> {
+        let Self {
+            callback,
+            text,
+            deferred: Deferred(deferred),
+            outcome,
+        } = self;
         let delivered = catch_unwind(AssertUnwindSafe(|| {
-            let function = callback.borrow_back(ctx.env)?;
-            deliver_text(ctx.env, function.raw(), &text)
+            let function = callback.borrow_back(env)?;
+            deliver_text(env, function.raw(), &text)
         }));
         drop(callback);
         match delivered {
             // SAFETY: `deferred` is settled exactly once, here, on the JS thread.
             Ok(Ok(Some(thrown))) => {
-                check_status!(unsafe { sys::napi_reject_deferred(ctx.env.raw(), deferred, thrown) })
+                check_status!(unsafe { sys::napi_reject_deferred(env.raw(), deferred, thrown) })
             }
-            Ok(Ok(None)) => settle_deferred(ctx.env, deferred, settlement),
+            Ok(Ok(None)) => settle_deferred(env, deferred, Settlement::from(outcome)),
             Ok(Err(error)) => {
                 let failure = JsFailure::panic(&format!("delivering the output failed: {error}"));
-                settle_deferred::<V>(ctx.env, deferred, Settlement::Failed(failure))
+                settle_deferred::<V>(env, deferred, Settlement::Failed(failure))
             }
             Err(panic) => {
                 let failure = JsFailure::panic(&panic_message(&*panic));
-                settle_deferred::<V>(ctx.env, deferred, Settlement::Failed(failure))
+                settle_deferred::<V>(env, deferred, Settlement::Failed(failure))
             }
         }
-    })?;
-    let queue: Function<Function<(), ()>, Unknown> =
-        env.get_global()?.get_named_property("queueMicrotask")?;
-    queue.call(deliver)?;
-    Ok(PromiseRaw::new(env.raw(), promise))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Settles `deferred` with `settlement` (a failure converts to a rejected promise, which the

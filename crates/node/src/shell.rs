@@ -3,13 +3,14 @@
 
 use std::cell::RefCell;
 use std::path::PathBuf;
+use std::ptr;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{
     Env, Function, JsObjectValue, JsValue, Object, PromiseRaw, Property, PropertyAttributes,
     Result, This, ToNapiValue, Unknown,
 };
-use napi::sys;
+use napi::{check_status, sys};
 use napi_derive::napi;
 use shellwright_proc::CancelToken;
 use shellwright_shell::history::DEFAULT_HISTORY_LIMIT;
@@ -21,11 +22,12 @@ use shellwright_shell::{
 use crate::abort::AbortWatch;
 use crate::delivery::{ChunkSink, callback_arg, js_string};
 use crate::error::{JsFailure, Settlement};
+use crate::names::Names;
 use crate::options::OptionReader;
-use crate::settle::{CallScope, Unsettled, settled, spawn_settled};
+use crate::settle::{CallScope, DonePromises, Unsettled, spawn_settled};
 
 /// How a run ended.
-#[napi(object, object_from_js = false)]
+#[napi(object, object_to_js = false, object_from_js = false)]
 pub struct ShellResult {
     /// Absent when cancelled or timed out.
     pub exit_code: Option<i32>,
@@ -45,6 +47,66 @@ impl ShellResult {
             timed_out: r.timed_out,
             minimized: minimized.map(MinimizedOutput::from),
         }
+    }
+}
+
+/// A plain object, `{ cancelled, timedOut, exitCode?, minimized? }` in that order (as napi-rs
+/// would lay it out), named with the environment's kept [`Names`]: a builtin's run is over in
+/// microseconds, and naming four properties anew cost a tenth of it.
+impl ToNapiValue for ShellResult {
+    unsafe fn to_napi_value(raw_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
+        let names = Names::of(&Env::from_raw(raw_env))?;
+        let mut fields = [field(ptr::null_mut(), ptr::null_mut()); 4];
+        let mut count = 0;
+        let mut add = |name: &str, value: sys::napi_value| -> Result<()> {
+            let key = names.get(name)?.ok_or_else(|| {
+                napi::Error::from_reason(format!("the property name {name} is not kept"))
+            })?;
+            fields[count] = field(key, value);
+            count += 1;
+            Ok(())
+        };
+        // SAFETY (both blocks): Node-API calls and conversions in the live environment of this
+        // call; the descriptors' names and values are values of it.
+        unsafe {
+            add("cancelled", bool::to_napi_value(raw_env, value.cancelled)?)?;
+            add("timedOut", bool::to_napi_value(raw_env, value.timed_out)?)?;
+            if let Some(code) = value.exit_code {
+                add("exitCode", i32::to_napi_value(raw_env, code)?)?;
+            }
+            if let Some(minimized) = value.minimized {
+                add(
+                    "minimized",
+                    MinimizedOutput::to_napi_value(raw_env, minimized)?,
+                )?;
+            }
+        }
+        let mut object = ptr::null_mut();
+        unsafe {
+            check_status!(sys::napi_create_object(raw_env, &mut object))?;
+            check_status!(sys::napi_define_properties(
+                raw_env,
+                object,
+                count,
+                fields.as_ptr()
+            ))?;
+        }
+        Ok(object)
+    }
+}
+
+/// A plain data property (writable, enumerable, configurable) named by a JS string.
+fn field(name: sys::napi_value, value: sys::napi_value) -> sys::napi_property_descriptor {
+    use sys::PropertyAttributes::{configurable, enumerable, writable};
+    sys::napi_property_descriptor {
+        utf8name: ptr::null(),
+        name,
+        method: None,
+        getter: None,
+        setter: None,
+        value,
+        attributes: writable | enumerable | configurable,
+        data: ptr::null_mut(),
     }
 }
 
@@ -161,6 +223,8 @@ pub struct Shell {
     /// Runs whose promise has not settled: a run is done in place only when there are none, so
     /// its output cannot overtake theirs.
     unsettled: Unsettled,
+    /// The promises of runs done in place.
+    done: DonePromises<ShellResult>,
 }
 
 impl Shell {
@@ -187,6 +251,7 @@ impl Shell {
             inner: PersistentShell::with_history_limit(session, limit),
             minimizer: minimizer_option(&reader)?,
             unsettled: Unsettled::default(),
+            done: DonePromises::new(&env)?,
         })
     }
 
@@ -266,18 +331,20 @@ impl Shell {
             }
         };
         let text = std::mem::take(&mut *output.lock().unwrap_or_else(|p| p.into_inner()));
-        let (settlement, text) = match outcome {
+        let (outcome, text) = match outcome {
             Ok(result) => {
                 let keep = args.on_chunk.is_some();
                 let (minimized, text) = match &args.minimizing {
                     Some(m) => m.finish_collected(&result, text, keep),
                     None => (None, text),
                 };
-                (Settlement::Value(ShellResult::new(result, minimized)), text)
+                (Ok(ShellResult::new(result, minimized)), text)
             }
-            Err(error) => (Settlement::Failed(shell_failure(error)), text),
+            Err(error) => (Err(shell_failure(error)), text),
         };
-        settled(env, args.on_chunk, text, settlement).map(InPlace::Done)
+        self.done
+            .promise(env, args.on_chunk, text, outcome)
+            .map(InPlace::Done)
     }
 
     /// Cancels the running command (resolves once it has ended; at once when idle).

@@ -1,9 +1,10 @@
 //! [`CancelToken`]: a cloneable, one-shot "stop this run" flag that remembers why.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 /// Why a run was cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,10 +31,27 @@ impl CancelReason {
 ///
 /// The first [`cancel`](Self::cancel) wins: a timeout that fires after an abort leaves the reason
 /// `Aborted`. Waiting is possible from async code ([`cancelled`](Self::cancelled)) and cheap
-/// polling from anywhere ([`reason`](Self::reason)).
+/// polling from anywhere ([`reason`](Self::reason)). Every run makes a token or two, most never
+/// cancelled: one is an atomic and a waiter list, dropped without waking anybody.
 #[derive(Clone, Debug)]
 pub struct CancelToken {
-    state: Arc<watch::Sender<Option<CancelReason>>>,
+    state: Arc<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// [`NOT_CANCELLED`], or the reason's code ([`code`]).
+    reason: AtomicU8,
+    cancelled: Notify,
+}
+
+const NOT_CANCELLED: u8 = 0;
+
+fn code(reason: CancelReason) -> u8 {
+    match reason {
+        CancelReason::Aborted => 1,
+        CancelReason::TimedOut => 2,
+    }
 }
 
 impl Default for CancelToken {
@@ -46,24 +64,35 @@ impl CancelToken {
     /// A token that is not cancelled.
     pub fn new() -> Self {
         Self {
-            state: Arc::new(watch::Sender::new(None)),
+            state: Arc::default(),
         }
     }
 
     /// Cancels with `reason` unless already cancelled; returns whether this call cancelled it.
     pub fn cancel(&self, reason: CancelReason) -> bool {
-        self.state.send_if_modified(|state| {
-            if state.is_some() {
-                return false;
-            }
-            *state = Some(reason);
-            true
-        })
+        let won = self
+            .state
+            .reason
+            .compare_exchange(
+                NOT_CANCELLED,
+                code(reason),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok();
+        if won {
+            self.state.cancelled.notify_waiters();
+        }
+        won
     }
 
     /// The reason, once cancelled.
     pub fn reason(&self) -> Option<CancelReason> {
-        *self.state.borrow()
+        match self.state.reason.load(Ordering::Acquire) {
+            NOT_CANCELLED => None,
+            1 => Some(CancelReason::Aborted),
+            _ => Some(CancelReason::TimedOut),
+        }
     }
 
     /// Whether the token has been cancelled.
@@ -73,11 +102,15 @@ impl CancelToken {
 
     /// Resolves when the token is cancelled, with the reason.
     pub async fn cancelled(&self) -> CancelReason {
-        let mut rx = self.state.subscribe();
-        match rx.wait_for(Option::is_some).await {
-            Ok(reason) => reason.unwrap_or(CancelReason::Aborted),
-            // The sender lives in `self`, so it cannot be dropped while we wait.
-            Err(_) => CancelReason::Aborted,
+        loop {
+            // Registered before the check, so a cancel between the two still wakes it.
+            let woken = self.state.cancelled.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if let Some(reason) = self.reason() {
+                return reason;
+            }
+            woken.await;
         }
     }
 
@@ -121,6 +154,25 @@ mod tests {
         let token = CancelToken::new();
         let _guard = token.cancel_after(Duration::from_millis(20));
         assert_eq!(token.cancelled().await, CancelReason::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn every_waiter_wakes_with_the_first_reason() {
+        let token = CancelToken::new();
+        let waiters: Vec<_> = (0..3)
+            .map(|_| {
+                let token = token.clone();
+                tokio::spawn(async move { token.cancelled().await })
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        assert!(token.cancel(CancelReason::Aborted));
+        assert!(!token.cancel(CancelReason::TimedOut));
+        for waiter in waiters {
+            assert_eq!(waiter.await.expect("joined"), CancelReason::Aborted);
+        }
+        // A token cancelled before anyone waits resolves at once.
+        assert_eq!(token.cancelled().await, CancelReason::Aborted);
     }
 
     #[tokio::test]

@@ -12,7 +12,8 @@
 //! with a `cwd` (see `Session::inline_program`). `printf` is left out too: a short format such as
 //! `%999999999d` prints a gigabyte.
 //!
-//! What qualifies is decided twice. Here, from the command alone ([`inline_program`]): a flat
+//! What qualifies is decided twice. Here, from the command alone ([`qualifies_by_text`] and
+//! [`builtin_names`], kept with the command's parse in the session's `ParseCache`): a flat
 //! list of simple commands (`;`, `&&`, `||`, `!`), each named by a plain word from
 //! [`INLINE_BUILTINS`], with no redirection, background job, pipeline, compound command,
 //! function definition, command or process substitution, arithmetic, glob, brace expansion or
@@ -36,20 +37,42 @@ pub(crate) const INLINE_BUILTINS: &[&str] = &[
     "shift",
 ];
 
+/// Builtins that print nothing but their arguments, if anything: a run made only of these cannot
+/// see the shell's options (`declare -p SHELLOPTS` could).
+const OPTION_BLIND: &[&str] = &[":", "true", "false", "echo"];
+
+/// A program to run in place.
+pub(crate) struct InlineProgram {
+    pub program: ast::Program,
+    /// Pathname expansion has nothing to do in it ([`expands_no_pathnames`]).
+    pub expands_no_pathnames: bool,
+}
+
+/// Whether no word of a command that qualifies by its text ([`qualifies_by_text`]), calling only
+/// `builtins`, can expand to a pathname, so that the run may skip pathname expansion unseen:
+/// with no `$` nothing is substituted, so every field is the text of a word; [`plain_text`] has
+/// refused `*`, `?` other than in `$?`, and the `(` of every extended pattern, and there is no
+/// `[` — no field holds a glob character. The options are changed for the run only, and are not
+/// seen by the builtins it calls ([`OPTION_BLIND`]).
+pub(crate) fn expands_no_pathnames(command: &str, builtins: &[String]) -> bool {
+    !command.contains(['$', '['])
+        && builtins
+            .iter()
+            .all(|name| OPTION_BLIND.contains(&name.as_str()))
+}
+
 /// The longest command considered. With no braced expansion and no `$` in an assignment, a
 /// run's work is bounded by the command's length times the values it reads.
 pub(crate) const INLINE_MAX_LEN: usize = 4096;
 
-/// The command's program when it qualifies by its text and shape, with the names of the builtins
-/// it calls (for the session to check that they are still those builtins).
-pub(crate) fn inline_program(
-    command: &str,
-    parse: impl FnOnce(&str) -> Option<ast::Program>,
-) -> Option<(ast::Program, Vec<String>)> {
-    if command.len() > INLINE_MAX_LEN || !plain_text(command) {
-        return None;
-    }
-    let program = parse(command)?;
+/// Whether the command's text qualifies: short enough, and [`plain_text`].
+pub(crate) fn qualifies_by_text(command: &str) -> bool {
+    command.len() <= INLINE_MAX_LEN && plain_text(command)
+}
+
+/// The names of the builtins `program` calls, when its shape qualifies (for the session to check
+/// that they are still those builtins); the text is checked with [`qualifies_by_text`].
+pub(crate) fn builtin_names(program: &ast::Program) -> Option<Vec<String>> {
     let mut names = Vec::new();
     for list in &program.complete_commands {
         for ast::CompoundListItem(and_or, separator) in &list.0 {
@@ -61,7 +84,7 @@ pub(crate) fn inline_program(
             }
         }
     }
-    Some((program, names))
+    Some(names)
 }
 
 /// The builtin a one-command pipeline calls, when it is a plain allow-listed simple command.
@@ -177,15 +200,16 @@ mod tests {
     use brush_parser::{Parser, ParserOptions};
 
     fn names(command: &str) -> Option<Vec<String>> {
-        inline_program(command, |text| {
-            Parser::new(
-                std::io::BufReader::new(text.as_bytes()),
-                &ParserOptions::default(),
-            )
-            .parse_program()
-            .ok()
-        })
-        .map(|(_, names)| names)
+        if !qualifies_by_text(command) {
+            return None;
+        }
+        let program = Parser::new(
+            std::io::BufReader::new(command.as_bytes()),
+            &ParserOptions::default(),
+        )
+        .parse_program()
+        .ok()?;
+        builtin_names(&program)
     }
 
     #[test]
@@ -251,6 +275,25 @@ mod tests {
         }
         assert_eq!(names(&"echo x".repeat(INLINE_MAX_LEN)), None);
         assert_eq!(names("echo 'unterminated"), None);
+    }
+
+    #[test]
+    fn pathname_expansion_is_skipped_only_where_no_word_can_glob() {
+        let skips =
+            |command: &str| expands_no_pathnames(command, &names(command).expect("qualifies"));
+        assert!(skips("echo hi 'a b' \\x; X=1; true && false || :"));
+        for command in [
+            "echo [a]",
+            "echo $X",
+            "echo \"$X\"",
+            "X=a[b]",
+            // Builtins that could print SHELLOPTS.
+            "declare -p",
+            "export -p",
+            "echo hi; readonly -p",
+        ] {
+            assert!(!skips(command), "{command}");
+        }
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub mod minimize;
 pub mod mirror;
 pub mod nesting;
 pub mod output;
+mod parse_cache;
 mod persistent;
 mod session;
 mod stages;

@@ -3,10 +3,12 @@
 //! part of the run: it is bounded by the nesting check and, for large commands, done on a
 //! blocking thread so that a timeout or an abort is not held up by it.
 
+use std::future::Future;
 use std::io::Write;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use brush_core::env::EnvironmentScope;
@@ -18,7 +20,6 @@ use brush_core::{
     ErrorKind, ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProfileLoadBehavior,
     RcLoadBehavior, Shell, ShellValue, ShellVariable, SourceInfo,
 };
-use brush_parser::{Parser, ParserOptions};
 use futures_util::FutureExt as _;
 use shellwright_io::Utf8Decoder;
 use shellwright_proc::{CancelReason, CancelToken, RunScope, processless_run_tag};
@@ -28,11 +29,12 @@ use crate::direct::{self, DirectCommand};
 use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment, is_valid_name};
 use crate::error::ShellError;
 use crate::hooks::{self, HooksGuard, RUN_TAG_VARIABLE};
-use crate::inline::{self, Transcript};
+use crate::inline::{self, InlineProgram, Transcript};
 use crate::isolation;
 use crate::limits::{self, LimitExceeded};
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::{ChunkHandler, OutputPump, StartHandler};
+use crate::parse_cache::{MAX_CACHED_LEN, ParseCache, parse};
 use crate::{flags, stages};
 
 /// Commands up to this size are parsed on the session thread; larger ones on a blocking thread
@@ -160,6 +162,7 @@ pub(crate) struct Session {
     /// The session's own values of the names the current run's `env` set (None: unset), put
     /// back when the run ends.
     covered: Vec<(String, Option<ShellVariable>)>,
+    parses: ParseCache,
 }
 
 impl Session {
@@ -218,6 +221,7 @@ impl Session {
             one_shot: false,
             stopped,
             covered: Vec::new(),
+            parses: ParseCache::default(),
         };
         // The host's stdio is never the session's: between runs it is /dev/null.
         session.detach_stdio();
@@ -372,8 +376,9 @@ impl Session {
     /// ([`runs_commands_alone`](Self::runs_commands_alone)), `set -u` (which can end the session)
     /// is off, and no alias or function shadows its builtins. The calling thread must have
     /// [`limits::INLINE_STACK_NEEDED`] of stack left.
-    pub fn inline_program(&self, request: &RunRequest) -> Option<ast::Program> {
-        if !self.runs_commands_alone()
+    pub fn inline_program(&mut self, request: &RunRequest) -> Option<InlineProgram> {
+        if !inline::qualifies_by_text(&request.command)
+            || !self.runs_commands_alone()
             || request.cwd.is_some()
             || self.shell.options().treat_unset_variables_as_error
             || limits::remaining_stack().is_none_or(|left| left < limits::INLINE_STACK_NEEDED)
@@ -381,19 +386,17 @@ impl Session {
             return None;
         }
         let parser_options = self.shell.parser_options();
-        let (program, names) = inline::inline_program(&request.command, |text| {
-            parse(text.to_owned(), &parser_options).ok()
-        })?;
+        let parsed = self.parses.get(&request.command, &parser_options).ok()?;
+        let names = parsed.inline_builtins.as_ref()?;
+        let shell = &self.shell;
         let shadowed = |name: &String| {
-            self.is_alias_or_function(name)
-                || self.shell.builtins().get(name).is_none_or(|b| b.disabled)
+            is_alias_or_function(shell, name)
+                || shell.builtins().get(name).is_none_or(|b| b.disabled)
         };
-        (!names.iter().any(shadowed)).then_some(program)
-    }
-
-    /// Whether `name`, as a command's first word, runs an alias or a function of the user's.
-    fn is_alias_or_function(&self, name: &str) -> bool {
-        self.shell.aliases().contains_key(name) || self.shell.funcs().get(name).is_some()
+        (!names.iter().any(shadowed)).then(|| InlineProgram {
+            program: parsed.program.clone(),
+            expands_no_pathnames: parsed.expands_no_pathnames,
+        })
     }
 
     /// Whether a command of this session runs alone, with nothing of the user's run or printed
@@ -422,7 +425,7 @@ impl Session {
     pub fn run_inline(
         &mut self,
         runtime: &tokio::runtime::Handle,
-        program: ast::Program,
+        inline: InlineProgram,
         request: &RunRequest,
         on_start: Option<StartHandler>,
         mut on_chunk: ChunkHandler,
@@ -441,8 +444,17 @@ impl Session {
         // quarter of such a run: it is lifted for the run. brush sets `BASH_COMMAND` without it.
         let debug_trap = self.shell.traps().get_handler(TrapSignal::Debug).cloned();
         self.shell.traps_mut().remove_handlers(TrapSignal::Debug);
-        let ended =
-            runtime.block_on(self.execute_parsed(Ok(program), &params, &request.cancel, &limit));
+        // brush asks its pattern parser whether each word is a glob, a tenth of such a run; where
+        // no word can be one, noglob (`set -f`) skips the question, unseen.
+        let globbing = &mut self.shell.options_mut().disable_filename_globbing;
+        let noglob = *globbing;
+        *globbing |= inline.expands_no_pathnames;
+        let program = Ok(inline.program);
+        let ended = drive(
+            runtime,
+            self.execute_parsed(program, &params, &request.cancel, &limit),
+        );
+        self.shell.options_mut().disable_filename_globbing = noglob;
         if let Some(trap) = debug_trap {
             self.shell.traps_mut().register_handler(
                 TrapSignal::Debug,
@@ -567,7 +579,7 @@ impl Session {
             return None;
         }
         let name = words[0];
-        if self.is_alias_or_function(name) || self.shell.builtins().get(name).is_some() {
+        if is_alias_or_function(&self.shell, name) || self.shell.builtins().get(name).is_some() {
             return None;
         }
         let program = if name.contains('/') {
@@ -672,11 +684,15 @@ impl Session {
             return Ended::Refused(2);
         }
         let options = self.shell.parser_options();
-        let parsed = if command.len() <= INLINE_PARSE_MAX {
-            parse(command.to_owned(), &options)
+        let parsed = if command.len() <= MAX_CACHED_LEN {
+            self.parses
+                .get(command, &options)
+                .map(|parsed| parsed.program.clone())
+        } else if command.len() <= INLINE_PARSE_MAX {
+            parse(command, &options)
         } else {
             let text = command.to_owned();
-            let parsing = tokio::task::spawn_blocking(move || parse(text, &options));
+            let parsing = tokio::task::spawn_blocking(move || parse(&text, &options));
             tokio::select! {
                 biased;
                 reason = cancel.cancelled() => return Ended::Cancelled(reason),
@@ -860,8 +876,25 @@ impl Session {
     }
 }
 
-fn parse(text: String, options: &ParserOptions) -> Result<ast::Program, ParseError> {
-    Parser::new(std::io::BufReader::new(text.as_bytes()), options).parse_program()
+/// Whether `name`, as a command's first word, runs an alias or a function of the user's.
+fn is_alias_or_function(shell: &Shell, name: &str) -> bool {
+    shell.aliases().contains_key(name) || shell.funcs().get(name).is_some()
+}
+
+/// Drives `future` to its end on the calling thread, in `runtime`'s context: polled once first —
+/// a run in place is done in that one poll unless brush waited on something — and by the
+/// runtime's `block_on` only if not done, which costs more than the run when it is not needed.
+fn drive<F: Future>(runtime: &tokio::runtime::Handle, future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    {
+        let _context = runtime.enter();
+        let mut once = Context::from_waker(Waker::noop());
+        if let Poll::Ready(output) = future.as_mut().poll(&mut once) {
+            return output;
+        }
+    }
+    // Polled again at once, with a waker that works: nothing is missed.
+    runtime.block_on(future)
 }
 
 /// Runs a parsed command the way brush's `run_string` does: a parse error is fatal (the session
