@@ -219,10 +219,61 @@ macro_rules! forward {
             #[inline]
             fn $name(&mut self $(, $arg: $ty)*) {
                 self.flush();
-                self.term.$name($($arg),*)
+                self.term.$name($($arg),*);
+                if const { cuts_cursor_row(stringify!($name)) } {
+                    self.mend_wide_chars();
+                }
             }
         )*
     };
+}
+
+/// Whether the `Handler` method `name` erases, inserts or deletes cells in part of the cursor's
+/// row, and so can cut a wide character from its spacer.
+const fn cuts_cursor_row(name: &str) -> bool {
+    const CUTTING: [&str; 5] = [
+        "clear_line",
+        "clear_screen",
+        "erase_chars",
+        "delete_chars",
+        "insert_blank",
+    ];
+    let mut i = 0;
+    while i < CUTTING.len() {
+        if name.eq_ignore_ascii_case(CUTTING[i]) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+impl<L: EventListener> PrintRuns<'_, L> {
+    /// Blanks the half left of every wide character an erase, insertion or deletion cut in two in
+    /// the cursor's row, as xterm does: alacritty leaves it, and a spacer without its character
+    /// (or a character without its spacer) is a cell no sequence can paint again, so a viewer
+    /// repainted from a snapshot would show that row shifted by a column.
+    fn mend_wide_chars(&mut self) {
+        let grid = self.term.grid_mut();
+        let cols = grid.columns();
+        let line = grid.cursor.point.line;
+        let row = &mut grid[line];
+        for col in 0..cols {
+            let flags = row[Column(col)].flags;
+            let orphan = if flags.contains(Flags::WIDE_CHAR) {
+                col + 1 == cols || !row[Column(col + 1)].flags.contains(Flags::WIDE_CHAR_SPACER)
+            } else if flags.contains(Flags::WIDE_CHAR_SPACER) {
+                col == 0 || !row[Column(col - 1)].flags.contains(Flags::WIDE_CHAR)
+            } else {
+                false
+            };
+            if orphan {
+                let cell = &mut row[Column(col)];
+                cell.clear_wide();
+                cell.flags.remove(Flags::WIDE_CHAR_SPACER);
+            }
+        }
+    }
 }
 
 impl<L: EventListener> Handler for PrintRuns<'_, L> {

@@ -131,9 +131,17 @@ fn write_color(out: &mut String, color: Color, base: u8, bright: u8, extended: u
 /// Writes the rows `first..end` (grid line numbers, negative for scrollback) joined by `\r\n`,
 /// except after rows that wrap.
 fn write_rows(out: &mut String, grid: &Grid<Cell>, first: i32, end: i32, pen: &mut Pen) {
+    let mut wrapped_into = false;
     for line in first..end {
         let wraps = row_wraps(grid, line);
-        write_row(out, grid, line, wraps, pen);
+        let printed = write_row(out, grid, line, wraps, pen);
+        if wrapped_into && (1..grid.columns()).contains(&printed) && *pen != Pen::default() {
+            // The wrap into this row may have scrolled it in filled with the pen's background
+            // (BCE); the blanks left out after its text are plain.
+            out.push_str("\x1b[0m\x1b[K");
+            *pen = Pen::default();
+        }
+        wrapped_into = wraps;
         if line + 1 < end && !wraps {
             if *pen != Pen::default() {
                 // Reset before the line feed: a coloured pen would paint the new line (BCE).
@@ -145,7 +153,8 @@ fn write_rows(out: &mut String, grid: &Grid<Cell>, first: i32, end: i32, pen: &m
     }
 }
 
-fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &mut Pen) {
+/// Writes one row, leaving out its trailing plain blanks unless `full`; returns the columns written.
+fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &mut Pen) -> usize {
     let row = &grid[Line(line)];
     let cols = grid.columns();
     let end = if full {
@@ -168,6 +177,7 @@ fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &m
         }
         write_cell_text(out, cell);
     }
+    end
 }
 
 /// A cell's character and combining marks; tabs and empty cells as blanks.
@@ -276,6 +286,11 @@ pub(crate) fn snapshot(
     if let Some(primary_cursor) = primary_cursor {
         out.push_str("\x1b[?1049h");
         reset_cursor_state(&mut out, &primary_cursor);
+        if primary_cursor.template.bg != Color::Named(NamedColor::Background) {
+            // Entering fills the alternate screen with the pen's background (alacritty's
+            // `swap_alt` resets it to the cursor template); the rows below leave plain blanks out.
+            out.push_str("\x1b[2J");
+        }
         out.push_str("\x1b[H");
         write_grid(&mut out, engine.grid(), false);
     }
