@@ -134,10 +134,13 @@ fn write_rows(out: &mut String, grid: &Grid<Cell>, first: i32, end: i32, pen: &m
     let mut wrapped_into = false;
     for line in first..end {
         let wraps = row_wraps(grid, line);
-        let printed = write_row(out, grid, line, wraps, pen);
-        if wrapped_into && (1..grid.columns()).contains(&printed) && *pen != Pen::default() {
-            // The wrap into this row may have scrolled it in filled with the pen's background
-            // (BCE); the blanks left out after its text are plain.
+        let printed = write_row(out, grid, line, wraps, wrapped_into, pen);
+        if wrapped_into
+            && printed < grid.columns()
+            && grid[Line(line)][Column(0)].bg != Color::Named(NamedColor::Background)
+        {
+            // The wrap into this row, made by printing its first cell, may have scrolled it in
+            // filled with that cell's background (BCE); the blanks left out after its text are plain.
             out.push_str("\x1b[0m\x1b[K");
             *pen = Pen::default();
         }
@@ -153,8 +156,17 @@ fn write_rows(out: &mut String, grid: &Grid<Cell>, first: i32, end: i32, pen: &m
     }
 }
 
-/// Writes one row, leaving out its trailing plain blanks unless `full`; returns the columns written.
-fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &mut Pen) -> usize {
+/// Writes one row, leaving out its trailing plain blanks unless `full`, but not its first cell when
+/// `wrapped_into` (the row before wrapped: only a character printed makes the cursor follow);
+/// returns the columns written.
+fn write_row(
+    out: &mut String,
+    grid: &Grid<Cell>,
+    line: i32,
+    full: bool,
+    wrapped_into: bool,
+    pen: &mut Pen,
+) -> usize {
     let row = &grid[Line(line)];
     let cols = grid.columns();
     let end = if full {
@@ -163,7 +175,7 @@ fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &m
         (0..cols)
             .rev()
             .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
-            .map_or(0, |c| c + 1)
+            .map_or(usize::from(wrapped_into), |c| c + 1)
     };
     for col in 0..end {
         let cell = &row[Column(col)];

@@ -977,3 +977,4 @@ fn alternate_screen_drawing_stays_bounded() {
 mod cost;
 mod fidelity;
 mod seams;
+mod scratch;
