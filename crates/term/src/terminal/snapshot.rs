@@ -239,7 +239,11 @@ fn row_is_blank(grid: &Grid<Cell>, line: i32) -> bool {
 /// last character of its row is printed again from the column before, which leaves a replaying
 /// terminal in the same state; the pen is reset afterwards.
 fn write_cursor(out: &mut String, grid: &Grid<Cell>, origin_top: u16) {
-    let cursor = &grid.cursor;
+    write_position(out, grid, &grid.cursor, origin_top);
+}
+
+/// Puts the cursor where `cursor` stands in `grid`, as [`write_cursor`] does.
+fn write_position(out: &mut String, grid: &Grid<Cell>, cursor: &Cursor<Cell>, origin_top: u16) {
     let row = (cursor.point.line.0.max(0) as u32 + 1)
         .saturating_sub(u32::from(origin_top.saturating_sub(1)))
         .max(1);
@@ -280,7 +284,8 @@ pub(crate) fn snapshot(
     {
         // A brief visit saves it there; leaving brings the fresh primary screen back as it was.
         out.push_str("\x1b[?1049h");
-        write_saved_cursor(&mut out, &saved);
+        // Its pending wrap is printed on the fresh alternate screen, which the next visit resets.
+        write_saved_cursor(&mut out, engine.grid(), &saved);
         out.push_str("\x1b[?1049l");
     }
     let modes = engine.mode();
@@ -309,7 +314,8 @@ pub(crate) fn snapshot(
     if let Some(stops) = tab_stops {
         write_tab_stops(&mut out, stops);
     }
-    write_saved_cursor(&mut out, &engine.grid().saved_cursor);
+    let saved = engine.grid().saved_cursor.clone();
+    write_saved_cursor(&mut out, engine.grid(), &saved);
     if let Some((top, bottom)) = scroll_region {
         let _ = write!(out, "\x1b[{top};{bottom}r");
     }
@@ -359,17 +365,12 @@ fn write_charsets(out: &mut String, charsets: Charsets, unless: StandardCharset)
 }
 
 /// Recreates the cursor DECSC saved (a later `ESC 8` restores it), unless it is the default one a
-/// fresh terminal has anyway.
-fn write_saved_cursor(out: &mut String, saved: &Cursor<Cell>) {
+/// fresh terminal has anyway. A pending wrap is saved with it, so it is made as for the cursor.
+fn write_saved_cursor(out: &mut String, grid: &Grid<Cell>, saved: &Cursor<Cell>) {
     if *saved == Cursor::default() {
         return;
     }
-    let _ = write!(
-        out,
-        "\x1b[{};{}H",
-        saved.point.line.0.max(0) + 1,
-        saved.point.column.0 + 1
-    );
+    write_position(out, grid, saved, 1);
     write_cursor_state(out, saved);
     out.push_str("\x1b7");
     reset_cursor_state(out, saved);
