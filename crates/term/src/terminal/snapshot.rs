@@ -2,13 +2,16 @@
 //! with the same scrollback text, screen, attributes, cursor, title and input modes.
 //!
 //! Layout: RIS; on the primary screen, the cursor DECSC saved on the alternate one (kept across
-//! visits), saved during a brief visit there; the primary screen's scrollback rows then its visible rows, printed top to bottom so
-//! the rows past the screen height scroll into the viewer's scrollback (rows that wrapped are printed
-//! to the last column and left to wrap, so reflow still joins them); then, when the alternate screen
-//! is on, the primary cursor, `CSI ? 1049 h` and the alternate rows; then tab stops set by the
-//! program, the cursor saved by DECSC (when the program saved one: position, pen and character
-//! sets, then `ESC 7`), the scroll region, the cursor (with a pending wrap: the last character of
-//! the row is printed again so the next one wraps), pen, character sets (G0–G3 designated as line
+//! visits), saved during a brief visit there; the primary screen's scrollback rows then its visible
+//! rows, printed top to bottom so the rows past the screen height scroll into the viewer's
+//! scrollback (rows that wrapped are printed to the last column and left to wrap, so reflow still
+//! joins them; the row wrapped into gets at least its first cell, and is cleared past its text when
+//! the wrap may have scrolled it in with a coloured background); then, when the alternate screen
+//! is on, the primary cursor, `CSI ? 1049 h` (cleared when the pen it fills with is coloured) and
+//! the alternate rows; then tab stops set by the program, the cursor saved by DECSC (when the
+//! program saved one: position and pending wrap, pen and character sets, then `ESC 7`), the scroll
+//! region, the cursor (with a pending wrap: the last character of the row is printed again so the
+//! next one wraps), pen, character sets (G0–G3 designated as line
 //! drawing), cursor visibility, input modes and title — everything the bytes that follow the
 //! snapshot in a stream depend on. SGR per ECMA-48 §8.3.117 with xterm's 256-colour
 //! and direct-colour forms.
