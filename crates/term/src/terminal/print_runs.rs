@@ -240,12 +240,27 @@ const fn cuts_cursor_row(name: &str) -> bool {
     ];
     let mut i = 0;
     while i < CUTTING.len() {
-        if name.eq_ignore_ascii_case(CUTTING[i]) {
+        if same_bytes(name.as_bytes(), CUTTING[i].as_bytes()) {
             return true;
         }
         i += 1;
     }
     false
+}
+
+/// `a == b`, in a const context.
+const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Blanks the half left of every wide character an erase, insertion or deletion cut in two in the
