@@ -12,7 +12,7 @@
 //! - a blank row that a wrapping row leads into was skipped, and every row below rose by one;
 //! - the cursor DECSC saved keeps a pending wrap, which `ESC 8` brings back.
 
-use super::seams::Rng;
+use super::seams::{Rng, drawing, switch_screen, title};
 use super::*;
 
 const OPTIONS: TerminalOptions = TerminalOptions {
@@ -28,28 +28,11 @@ fn workload(rng: &mut Rng, pieces: usize) -> Vec<u8> {
     let mut alternate = false;
     for _ in 0..pieces {
         let piece = match rng.below(17) {
-            0 => format!("\x1b[{};{}H", 1 + rng.below(16), 1 + rng.below(80)),
-            1 => format!("\x1b[{}m", [1, 4, 7, 31, 42, 0, 22][rng.below(7)]),
-            2 => format!(
-                "\x1b[38;5;{}m\x1b[48;2;{};20;30m",
-                rng.below(256),
-                rng.below(256)
-            ),
-            3 => "日本語の文字𝐀 wide ".into(),
-            4 => "cafe\u{301} naïve €uro ".into(),
-            5 => "\r\n".repeat(1 + rng.below(3)),
+            kind @ 0..=5 => drawing(rng, kind),
             6 => format!("\x1b[{};{}r", 1 + rng.below(5), 8 + rng.below(8)),
             7 => "\x1b[r".into(),
-            8 => {
-                alternate = !alternate;
-                if alternate {
-                    "\x1b[?1049h"
-                } else {
-                    "\x1b[?1049l"
-                }
-                .into()
-            }
-            9 => format!("\x1b]0;title {} 題\x07", rng.below(100)),
+            8 => switch_screen(&mut alternate),
+            9 => title(rng),
             10 => "\x1b[6n".into(),
             // Moves, erases in line and display, insertions and deletions of lines.
             11 => format!(
