@@ -2,13 +2,16 @@
 //! with the same scrollback text, screen, attributes, cursor, title and input modes.
 //!
 //! Layout: RIS; on the primary screen, the cursor DECSC saved on the alternate one (kept across
-//! visits), saved during a brief visit there; the primary screen's scrollback rows then its visible rows, printed top to bottom so
-//! the rows past the screen height scroll into the viewer's scrollback (rows that wrapped are printed
-//! to the last column and left to wrap, so reflow still joins them); then, when the alternate screen
-//! is on, the primary cursor, `CSI ? 1049 h` and the alternate rows; then tab stops set by the
-//! program, the cursor saved by DECSC (when the program saved one: position, pen and character
-//! sets, then `ESC 7`), the scroll region, the cursor (with a pending wrap: the last character of
-//! the row is printed again so the next one wraps), pen, character sets (G0–G3 designated as line
+//! visits), saved during a brief visit there; the primary screen's scrollback rows then its visible
+//! rows, printed top to bottom so the rows past the screen height scroll into the viewer's
+//! scrollback (rows that wrapped are printed to the last column and left to wrap, so reflow still
+//! joins them; the row wrapped into gets at least its first cell, and is cleared past its text when
+//! the wrap may have scrolled it in with a coloured background); then, when the alternate screen
+//! is on, the primary cursor, `CSI ? 1049 h` (cleared when the pen it fills with is coloured) and
+//! the alternate rows; then tab stops set by the program, the cursor saved by DECSC (when the
+//! program saved one: position and pending wrap, pen and character sets, then `ESC 7`), the scroll
+//! region, the cursor (with a pending wrap: the last character of the row is printed again so the
+//! next one wraps), pen, character sets (G0–G3 designated as line
 //! drawing), cursor visibility, input modes and title — everything the bytes that follow the
 //! snapshot in a stream depend on. SGR per ECMA-48 §8.3.117 with xterm's 256-colour
 //! and direct-colour forms.
@@ -131,9 +134,20 @@ fn write_color(out: &mut String, color: Color, base: u8, bright: u8, extended: u
 /// Writes the rows `first..end` (grid line numbers, negative for scrollback) joined by `\r\n`,
 /// except after rows that wrap.
 fn write_rows(out: &mut String, grid: &Grid<Cell>, first: i32, end: i32, pen: &mut Pen) {
+    let mut wrapped_into = false;
     for line in first..end {
         let wraps = row_wraps(grid, line);
-        write_row(out, grid, line, wraps, pen);
+        let printed = write_row(out, grid, line, wraps, wrapped_into, pen);
+        if wrapped_into
+            && printed < grid.columns()
+            && grid[Line(line)][Column(0)].bg != Color::Named(NamedColor::Background)
+        {
+            // The wrap into this row, made by printing its first cell, may have scrolled it in
+            // filled with that cell's background (BCE); the blanks left out after its text are plain.
+            out.push_str("\x1b[0m\x1b[K");
+            *pen = Pen::default();
+        }
+        wrapped_into = wraps;
         if line + 1 < end && !wraps {
             if *pen != Pen::default() {
                 // Reset before the line feed: a coloured pen would paint the new line (BCE).
@@ -145,7 +159,17 @@ fn write_rows(out: &mut String, grid: &Grid<Cell>, first: i32, end: i32, pen: &m
     }
 }
 
-fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &mut Pen) {
+/// Writes one row, leaving out its trailing plain blanks unless `full`, but not its first cell when
+/// `wrapped_into` (the row before wrapped: only a character printed makes the cursor follow);
+/// returns the columns written.
+fn write_row(
+    out: &mut String,
+    grid: &Grid<Cell>,
+    line: i32,
+    full: bool,
+    wrapped_into: bool,
+    pen: &mut Pen,
+) -> usize {
     let row = &grid[Line(line)];
     let cols = grid.columns();
     let end = if full {
@@ -154,7 +178,7 @@ fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &m
         (0..cols)
             .rev()
             .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
-            .map_or(0, |c| c + 1)
+            .map_or(usize::from(wrapped_into), |c| c + 1)
     };
     for col in 0..end {
         let cell = &row[Column(col)];
@@ -168,6 +192,7 @@ fn write_row(out: &mut String, grid: &Grid<Cell>, line: i32, full: bool, pen: &m
         }
         write_cell_text(out, cell);
     }
+    end
 }
 
 /// A cell's character and combining marks; tabs and empty cells as blanks.
@@ -217,7 +242,11 @@ fn row_is_blank(grid: &Grid<Cell>, line: i32) -> bool {
 /// last character of its row is printed again from the column before, which leaves a replaying
 /// terminal in the same state; the pen is reset afterwards.
 fn write_cursor(out: &mut String, grid: &Grid<Cell>, origin_top: u16) {
-    let cursor = &grid.cursor;
+    write_position(out, grid, &grid.cursor, origin_top);
+}
+
+/// Puts the cursor where `cursor` stands in `grid`, as [`write_cursor`] does.
+fn write_position(out: &mut String, grid: &Grid<Cell>, cursor: &Cursor<Cell>, origin_top: u16) {
     let row = (cursor.point.line.0.max(0) as u32 + 1)
         .saturating_sub(u32::from(origin_top.saturating_sub(1)))
         .max(1);
@@ -258,7 +287,8 @@ pub(crate) fn snapshot(
     {
         // A brief visit saves it there; leaving brings the fresh primary screen back as it was.
         out.push_str("\x1b[?1049h");
-        write_saved_cursor(&mut out, &saved);
+        // Its pending wrap is printed on the fresh alternate screen, which the next visit resets.
+        write_saved_cursor(&mut out, engine.grid(), &saved);
         out.push_str("\x1b[?1049l");
     }
     let modes = engine.mode();
@@ -276,13 +306,19 @@ pub(crate) fn snapshot(
     if let Some(primary_cursor) = primary_cursor {
         out.push_str("\x1b[?1049h");
         reset_cursor_state(&mut out, &primary_cursor);
+        if primary_cursor.template.bg != Color::Named(NamedColor::Background) {
+            // Entering fills the alternate screen with the pen's background (alacritty's
+            // `swap_alt` resets it to the cursor template); the rows below leave plain blanks out.
+            out.push_str("\x1b[2J");
+        }
         out.push_str("\x1b[H");
         write_grid(&mut out, engine.grid(), false);
     }
     if let Some(stops) = tab_stops {
         write_tab_stops(&mut out, stops);
     }
-    write_saved_cursor(&mut out, &engine.grid().saved_cursor);
+    let saved = engine.grid().saved_cursor.clone();
+    write_saved_cursor(&mut out, engine.grid(), &saved);
     if let Some((top, bottom)) = scroll_region {
         let _ = write!(out, "\x1b[{top};{bottom}r");
     }
@@ -332,17 +368,12 @@ fn write_charsets(out: &mut String, charsets: Charsets, unless: StandardCharset)
 }
 
 /// Recreates the cursor DECSC saved (a later `ESC 8` restores it), unless it is the default one a
-/// fresh terminal has anyway.
-fn write_saved_cursor(out: &mut String, saved: &Cursor<Cell>) {
+/// fresh terminal has anyway. A pending wrap is saved with it, so it is made as for the cursor.
+fn write_saved_cursor(out: &mut String, grid: &Grid<Cell>, saved: &Cursor<Cell>) {
     if *saved == Cursor::default() {
         return;
     }
-    let _ = write!(
-        out,
-        "\x1b[{};{}H",
-        saved.point.line.0.max(0) + 1,
-        saved.point.column.0 + 1
-    );
+    write_position(out, grid, saved, 1);
     write_cursor_state(out, saved);
     out.push_str("\x1b7");
     reset_cursor_state(out, saved);

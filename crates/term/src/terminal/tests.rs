@@ -104,6 +104,27 @@ fn wide_characters_take_two_cells() {
 }
 
 #[test]
+fn a_wide_character_cut_in_two_leaves_two_blanks() {
+    // As xterm: erasing, inserting or deleting cells through half of a wide character blanks the
+    // other half too, rather than leaving a half no sequence can paint again.
+    let cases = [
+        // Erase to the left, ending on 日's first half.
+        ("日本語", "\x1b[1;1H\x1b[1K", "  本語"),
+        // Erase 本's second half.
+        ("日本語", "\x1b[1;4H\x1b[X", "日  語"),
+        // Delete 日's first half.
+        ("日本語", "\x1b[1;1H\x1b[P", " 本語"),
+        // Insert a blank: the last 日 is pushed to the edge without its second half.
+        ("ab日本語日", "\x1b[1;1H\x1b[@", " ab日本語"),
+    ];
+    for (text, cut, want) in cases {
+        let mut term = terminal(10, 2);
+        feed(&mut term, format!("{text}{cut}").as_bytes());
+        assert_eq!(lines(&mut term)[0], want, "{cut:?}");
+    }
+}
+
+#[test]
 fn alternate_screen_keeps_primary_and_scrollback() {
     let mut term = terminal(10, 3);
     feed(&mut term, b"one\r\ntwo\r\nthree\r\nfour");
@@ -1043,3 +1064,4 @@ fn alternate_screen_drawing_stays_bounded() {
 mod cost;
 mod fidelity;
 mod seams;
+mod viewers;

@@ -11,10 +11,10 @@
 use super::*;
 
 /// A small deterministic generator (xorshift64*), so a failure can be replayed from its seed.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -25,6 +25,41 @@ impl Rng {
 const COLS: u16 = 60;
 const ROWS: u16 = 16;
 
+/// Piece `kind` (0 to 5) of a stream that draws: a cursor move (past the edge too), an SGR
+/// attribute, 256-colour and direct colours, wide text, combining and two- to three-byte UTF-8,
+/// line breaks.
+pub(super) fn drawing(rng: &mut Rng, kind: usize) -> String {
+    match kind {
+        0 => format!("\x1b[{};{}H", 1 + rng.below(16), 1 + rng.below(80)),
+        1 => format!("\x1b[{}m", [1, 4, 7, 31, 42, 0, 22][rng.below(7)]),
+        2 => format!(
+            "\x1b[38;5;{}m\x1b[48;2;{};20;30m",
+            rng.below(256),
+            rng.below(256)
+        ),
+        3 => "日本語の文字𝐀 wide ".into(),
+        4 => "cafe\u{301} naïve €uro ".into(),
+        _ => "\r\n".repeat(1 + rng.below(3)),
+    }
+}
+
+/// `CSI ? 1049 h` or `l`: enters the alternate screen or leaves it, as `alternate` says it is off
+/// or on, and records the switch.
+pub(super) fn switch_screen(alternate: &mut bool) -> String {
+    *alternate = !*alternate;
+    if *alternate {
+        "\x1b[?1049h"
+    } else {
+        "\x1b[?1049l"
+    }
+    .into()
+}
+
+/// A title (OSC 0) with a wide character.
+pub(super) fn title(rng: &mut Rng) -> String {
+    format!("\x1b]0;title {} 題\x07", rng.below(100))
+}
+
 /// Text (wide, combining, two- to four-byte UTF-8), SGR colours, cursor moves, the alternate
 /// screen on and off, titles and a cursor-position query; then the echo of replies, anywhere.
 fn stream(rng: &mut Rng, pieces: usize) -> Vec<u8> {
@@ -32,26 +67,9 @@ fn stream(rng: &mut Rng, pieces: usize) -> Vec<u8> {
     let mut alternate = false;
     for _ in 0..pieces {
         let piece = match rng.below(12) {
-            0 => format!("\x1b[{};{}H", 1 + rng.below(16), 1 + rng.below(80)),
-            1 => format!("\x1b[{}m", [1, 4, 7, 31, 42, 0, 22][rng.below(7)]),
-            2 => format!(
-                "\x1b[38;5;{}m\x1b[48;2;{};20;30m",
-                rng.below(256),
-                rng.below(256)
-            ),
-            3 => "日本語の文字𝐀 wide ".into(),
-            4 => "cafe\u{301} naïve €uro ".into(),
-            5 => "\r\n".repeat(1 + rng.below(3)),
-            6 => {
-                alternate = !alternate;
-                if alternate {
-                    "\x1b[?1049h"
-                } else {
-                    "\x1b[?1049l"
-                }
-                .into()
-            }
-            7 => format!("\x1b]0;title {} 題\x07", rng.below(100)),
+            kind @ 0..=5 => drawing(rng, kind),
+            6 => switch_screen(&mut alternate),
+            7 => title(rng),
             8 => "\x1b[6n".into(),
             9 => format!(
                 "\x1b[{}{}",
