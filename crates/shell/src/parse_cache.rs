@@ -4,8 +4,8 @@
 //! A parse depends on the command's text and the parser's options alone — brush expands aliases
 //! when it runs a simple command, not when it parses one, and caches its own parses of strings by
 //! the same key — so the two together are the key: turning `extglob`, `posix` or `sh` mode on or
-//! off gives another key, and the command is parsed anew. Parse errors are not kept: they end the
-//! session anyway.
+//! off gives another key, and the command is parsed anew. Parse errors are not kept: such a run ends
+//! with its syntax error, and a caller fixes the text rather than repeating it.
 
 use std::collections::VecDeque;
 
@@ -17,9 +17,10 @@ use crate::inline;
 /// How many parses are kept, the most recently used first.
 const CAPACITY: usize = 32;
 
-/// The longest command whose parse is kept: longer ones are rarely repeated, and the cache's
-/// memory stays bounded by `CAPACITY` times this.
-pub(crate) const MAX_CACHED_LEN: usize = 4096;
+/// The longest command whose parse is kept: every command that may run in place, so that one is
+/// never parsed twice. Longer ones are rarely repeated, and the cache's memory stays bounded by
+/// `CAPACITY` times this.
+pub(crate) const MAX_CACHED_LEN: usize = inline::INLINE_MAX_LEN;
 
 /// One command's parse.
 pub(crate) struct Parsed {
@@ -41,6 +42,7 @@ impl ParseCache {
     /// The parse of `text` (of at most [`MAX_CACHED_LEN`] bytes) under `options`: the kept one,
     /// or a new one, which is kept in place of the least recently used.
     pub fn get(&mut self, text: &str, options: &ParserOptions) -> Result<&Parsed, ParseError> {
+        debug_assert!(text.len() <= MAX_CACHED_LEN, "callers keep long commands out");
         let kept = self
             .recent
             .iter()
