@@ -47,10 +47,22 @@ struct State {
 
 const NOT_CANCELLED: u8 = 0;
 
+const ABORTED: u8 = 1;
+const TIMED_OUT: u8 = 2;
+
 fn code(reason: CancelReason) -> u8 {
     match reason {
-        CancelReason::Aborted => 1,
-        CancelReason::TimedOut => 2,
+        CancelReason::Aborted => ABORTED,
+        CancelReason::TimedOut => TIMED_OUT,
+    }
+}
+
+/// The reason [`code`] gave `code`, or `None` for [`NOT_CANCELLED`].
+fn from_code(code: u8) -> Option<CancelReason> {
+    match code {
+        ABORTED => Some(CancelReason::Aborted),
+        TIMED_OUT => Some(CancelReason::TimedOut),
+        _ => None,
     }
 }
 
@@ -88,11 +100,7 @@ impl CancelToken {
 
     /// The reason, once cancelled.
     pub fn reason(&self) -> Option<CancelReason> {
-        match self.state.reason.load(Ordering::Acquire) {
-            NOT_CANCELLED => None,
-            1 => Some(CancelReason::Aborted),
-            _ => Some(CancelReason::TimedOut),
-        }
+        from_code(self.state.reason.load(Ordering::Acquire))
     }
 
     /// Whether the token has been cancelled.

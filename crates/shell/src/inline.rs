@@ -197,18 +197,13 @@ impl Stream for Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use brush_parser::{Parser, ParserOptions};
+    use brush_parser::ParserOptions;
 
     fn names(command: &str) -> Option<Vec<String>> {
         if !qualifies_by_text(command) {
             return None;
         }
-        let program = Parser::new(
-            std::io::BufReader::new(command.as_bytes()),
-            &ParserOptions::default(),
-        )
-        .parse_program()
-        .ok()?;
+        let program = crate::parse_cache::parse(command, &ParserOptions::default()).ok()?;
         builtin_names(&program)
     }
 

@@ -42,7 +42,10 @@ impl ParseCache {
     /// The parse of `text` (of at most [`MAX_CACHED_LEN`] bytes) under `options`: the kept one,
     /// or a new one, which is kept in place of the least recently used.
     pub fn get(&mut self, text: &str, options: &ParserOptions) -> Result<&Parsed, ParseError> {
-        debug_assert!(text.len() <= MAX_CACHED_LEN, "callers keep long commands out");
+        debug_assert!(
+            text.len() <= MAX_CACHED_LEN,
+            "callers keep long commands out"
+        );
         let kept = self
             .recent
             .iter()
