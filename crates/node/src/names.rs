@@ -3,13 +3,12 @@
 //!
 //! Defining a property by a Rust name (a `#[napi(object)]`'s fields) makes V8 create the string
 //! and intern it on every object, which cost more than the object itself. These are made once,
-//! held by a reference to an array in the environment's instance data (this module is the addon's
-//! one user of it), and interned by V8 the first time they are used as keys.
+//! held by a reference to an array in the environment's instance data (napi-rs's typed
+//! `set_instance_data`), and interned by V8 the first time they are used as keys.
 //!
 //! Reading them back costs a `napi_get_element` each, which is about what naming a property
 //! costs when *reading* it (`napi_get_named_property`): the options objects are read by name.
 
-use std::ffi::c_void;
 use std::ptr;
 
 use napi::bindgen_prelude::{Env, Result};
@@ -32,16 +31,11 @@ struct Kept(sys::napi_ref);
 impl Names {
     /// The environment's names, made on its first call.
     pub fn of(env: &Env) -> Result<Self> {
-        let env = env.raw();
-        let mut data: *mut c_void = ptr::null_mut();
-        // SAFETY: a Node-API call on the live environment with a valid out-pointer.
-        check_status!(unsafe { sys::napi_get_instance_data(env, &mut data) })?;
-        let kept = if data.is_null() {
-            keep(env)?
-        } else {
-            // SAFETY: only `keep` sets this addon's instance data, to a `Kept` it leaked.
-            unsafe { (*data.cast::<Kept>()).0 }
+        let kept = match env.get_instance_data::<Kept>()? {
+            Some(kept) => kept.0,
+            None => keep(env)?,
         };
+        let env = env.raw();
         let mut array = ptr::null_mut();
         // SAFETY: `kept` is a live reference of this environment.
         check_status!(unsafe { sys::napi_get_reference_value(env, kept, &mut array) })?;
@@ -63,32 +57,20 @@ impl Names {
 }
 
 /// Makes the array of names and keeps a reference to it in the environment's instance data.
-fn keep(env: sys::napi_env) -> Result<sys::napi_ref> {
+fn keep(env: &Env) -> Result<sys::napi_ref> {
+    let raw = env.raw();
     let mut array = ptr::null_mut();
     // SAFETY (all calls below): Node-API calls on the live environment with valid pointers.
-    check_status!(unsafe { sys::napi_create_array_with_length(env, NAMES.len(), &mut array) })?;
+    check_status!(unsafe { sys::napi_create_array_with_length(raw, NAMES.len(), &mut array) })?;
     for (index, name) in NAMES.iter().enumerate() {
         let mut key = ptr::null_mut();
         check_status!(unsafe {
-            sys::napi_create_string_latin1(env, name.as_ptr().cast(), name.len() as isize, &mut key)
+            sys::napi_create_string_latin1(raw, name.as_ptr().cast(), name.len() as isize, &mut key)
         })?;
-        check_status!(unsafe { sys::napi_set_element(env, array, index as u32, key) })?;
+        check_status!(unsafe { sys::napi_set_element(raw, array, index as u32, key) })?;
     }
     let mut kept = ptr::null_mut();
-    check_status!(unsafe { sys::napi_create_reference(env, array, 1, &mut kept) })?;
-    let data = Box::into_raw(Box::new(Kept(kept)));
-    let set =
-        unsafe { sys::napi_set_instance_data(env, data.cast(), Some(release), ptr::null_mut()) };
-    if let Err(error) = check_status!(set) {
-        // SAFETY: not handed over: still ours to free.
-        drop(unsafe { Box::from_raw(data) });
-        return Err(error);
-    }
+    check_status!(unsafe { sys::napi_create_reference(raw, array, 1, &mut kept) })?;
+    env.set_instance_data(Kept(kept), (), |_| {})?;
     Ok(kept)
-}
-
-/// Frees the instance data when the environment ends.
-unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: `data` is the `Kept` that `keep` leaked, freed only here.
-    drop(unsafe { Box::from_raw(data.cast::<Kept>()) });
 }

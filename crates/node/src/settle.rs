@@ -68,6 +68,8 @@ impl Drop for InFlight {
 /// (and the finalizer that frees its closure) cost more than the rest of a builtin's run. The
 /// microtasks run in the order they were queued, so each call takes the oldest delivery.
 pub struct DonePromises<V> {
+    /// Only the JS thread touches it, but a `Mutex` (not a `RefCell`): the `Shell` that holds
+    /// this must be `Sync`, for its async methods.
     queue: Arc<Mutex<VecDeque<Delivery<V>>>>,
     deliver: FunctionRef<(), ()>,
     queue_microtask: FunctionRef<Function<'static, (), ()>, Unknown<'static>>,
