@@ -223,11 +223,16 @@ fn read_until(fd: RawFd, received: &mut Vec<u8>, line: &[u8]) {
     let mut buffer = [0u8; 4096];
     while !received.windows(line.len()).any(|w| w == line) {
         let mut fds = [PollFd::readable(Some(master(fd)))];
-        poll(&mut fds, Some(Duration::from_secs(5))).expect("poll");
+        let ready = poll(&mut fds, Some(Duration::from_secs(5))).expect("poll");
+        assert!(ready > 0, "no echo within 5 s: is cat still running?");
         // SAFETY: reading into a valid buffer of its length from the open master.
         let n = unsafe { libc::read(fd, buffer.as_mut_ptr().cast(), buffer.len()) };
-        if n > 0 {
-            received.extend_from_slice(&buffer[..n as usize]);
-        }
+        // A readable master that reads nothing has hung up (cat ended): waiting would spin.
+        assert!(
+            n > 0,
+            "reading the master failed: {}",
+            std::io::Error::last_os_error()
+        );
+        received.extend_from_slice(&buffer[..n as usize]);
     }
 }
