@@ -15,78 +15,11 @@ use shellwright_pty::{
     Attachment, Delivery, OPEN_SEQUENCE_LIMIT, PtyCommand, PtyControl, PtyOutput, PtySession,
     RunOptions, SessionTerminal, TermSize, VIEWER_QUEUE_LIMIT, Viewer,
 };
+use shellwright_term::testing::{Rng, workload};
 use shellwright_term::{Terminal, TerminalOptions, TerminalScreen};
 
 const COLS: u16 = 60;
 const ROWS: u16 = 16;
-
-/// A small deterministic generator (xorshift64*), so a failure can be replayed from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-/// A mixed workload: text (wide, combining, multi-byte), SGR colours, cursor moves, erasing,
-/// scroll regions, the alternate screen on and off, titles, a cursor-position query, DECSC/DECRC
-/// and line-drawing character sets.
-fn workload(rng: &mut Rng, pieces: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut alternate = false;
-    for _ in 0..pieces {
-        let piece: String = match rng.below(17) {
-            14 => "\x1b7".into(),
-            15 => "\x1b8".into(),
-            16 => ["\x1b(0lqqk", "\x1b(B", "\x1b)0"][rng.below(3)].into(),
-            0 => format!(
-                "\x1b[{};{}H",
-                1 + rng.below(ROWS as usize),
-                1 + rng.below(80)
-            ),
-            1 => format!("\x1b[{}m", [1, 4, 7, 31, 42, 0, 22][rng.below(7)]),
-            2 => format!(
-                "\x1b[38;5;{}m\x1b[48;2;{};20;30m",
-                rng.below(256),
-                rng.below(256)
-            ),
-            3 => "日本語の文字😀 wide ".into(),
-            4 => "cafe\u{301} naïve €uro ".into(),
-            5 => "\r\n".repeat(1 + rng.below(3)),
-            6 => format!("\x1b[{};{}r", 1 + rng.below(5), 8 + rng.below(8)),
-            7 => "\x1b[r".into(),
-            8 if alternate => {
-                alternate = false;
-                "\x1b[?1049l".into()
-            }
-            8 => {
-                alternate = true;
-                "\x1b[?1049h".into()
-            }
-            9 => format!("\x1b]0;title {} 題\x07", rng.below(100)),
-            10 => "\x1b[6n".into(),
-            11 => format!(
-                "\x1b[{}{}",
-                1 + rng.below(5),
-                ['A', 'B', 'C', 'D', 'K', 'J', 'L', 'M'][rng.below(8)]
-            ),
-            _ => format!(
-                "line {} of the stream with some words to wrap around\r\n",
-                rng.below(1000)
-            ),
-        };
-        out.extend_from_slice(piece.as_bytes());
-    }
-    out
-}
 
 /// Counts how often a viewer's sink was told.
 #[derive(Clone, Default)]

@@ -11,6 +11,8 @@ pub mod keys;
 mod params;
 
 pub mod terminal;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub use terminal::{
     CommandRecord, CursorState, Feed, IntegrationMark, MouseTracking, Terminal, TerminalModes,
     TerminalOptions, TerminalScreen,

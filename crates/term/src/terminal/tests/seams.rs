@@ -9,56 +9,10 @@
 //! bytes the emulator already acted on, and every query after it goes unanswered.
 
 use super::*;
-
-/// A small deterministic generator (xorshift64*), so a failure can be replayed from its seed.
-pub(super) struct Rng(pub(super) u64);
-
-impl Rng {
-    pub(super) fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n as u64) as usize
-    }
-}
+use crate::testing::{Rng, drawing, switch_screen, title};
 
 const COLS: u16 = 60;
 const ROWS: u16 = 16;
-
-/// Piece `kind` (0 to 5) of a stream that draws: a cursor move (past the edge too), an SGR
-/// attribute, 256-colour and direct colours, wide text, combining and two- to three-byte UTF-8,
-/// line breaks.
-pub(super) fn drawing(rng: &mut Rng, kind: usize) -> String {
-    match kind {
-        0 => format!("\x1b[{};{}H", 1 + rng.below(16), 1 + rng.below(80)),
-        1 => format!("\x1b[{}m", [1, 4, 7, 31, 42, 0, 22][rng.below(7)]),
-        2 => format!(
-            "\x1b[38;5;{}m\x1b[48;2;{};20;30m",
-            rng.below(256),
-            rng.below(256)
-        ),
-        3 => "日本語の文字𝐀 wide ".into(),
-        4 => "cafe\u{301} naïve €uro ".into(),
-        _ => "\r\n".repeat(1 + rng.below(3)),
-    }
-}
-
-/// `CSI ? 1049 h` or `l`: enters the alternate screen or leaves it, as `alternate` says it is off
-/// or on, and records the switch.
-pub(super) fn switch_screen(alternate: &mut bool) -> String {
-    *alternate = !*alternate;
-    if *alternate {
-        "\x1b[?1049h"
-    } else {
-        "\x1b[?1049l"
-    }
-    .into()
-}
-
-/// A title (OSC 0) with a wide character.
-pub(super) fn title(rng: &mut Rng) -> String {
-    format!("\x1b]0;title {} 題\x07", rng.below(100))
-}
 
 /// Text (wide, combining, two- to four-byte UTF-8), SGR colours, cursor moves, the alternate
 /// screen on and off, titles and a cursor-position query; then the echo of replies, anywhere.

@@ -12,8 +12,8 @@
 //! - a blank row that a wrapping row leads into was skipped, and every row below rose by one;
 //! - the cursor DECSC saved keeps a pending wrap, which `ESC 8` brings back.
 
-use super::seams::{Rng, drawing, switch_screen, title};
 use super::*;
+use crate::testing::{Rng, workload};
 
 const OPTIONS: TerminalOptions = TerminalOptions {
     cols: 60,
@@ -21,37 +21,6 @@ const OPTIONS: TerminalOptions = TerminalOptions {
     scrollback: 1000,
     answer_queries: true,
 };
-
-/// A program's output of `pieces` random pieces.
-fn workload(rng: &mut Rng, pieces: usize) -> Vec<u8> {
-    let mut out = String::new();
-    let mut alternate = false;
-    for _ in 0..pieces {
-        let piece = match rng.below(17) {
-            kind @ 0..=5 => drawing(rng, kind),
-            6 => format!("\x1b[{};{}r", 1 + rng.below(5), 8 + rng.below(8)),
-            7 => "\x1b[r".into(),
-            8 => switch_screen(&mut alternate),
-            9 => title(rng),
-            10 => "\x1b[6n".into(),
-            // Moves, erases in line and display, insertions and deletions of lines.
-            11 => format!(
-                "\x1b[{}{}",
-                1 + rng.below(5),
-                b"ABCDKJLM"[rng.below(8)] as char
-            ),
-            14 => "\x1b7".into(),
-            15 => "\x1b8".into(),
-            16 => ["\x1b(0lqqk", "\x1b(B", "\x1b)0"][rng.below(3)].into(),
-            _ => format!(
-                "line {} of the stream with some words to wrap around\r\n",
-                rng.below(1000)
-            ),
-        };
-        out.push_str(&piece);
-    }
-    out.into_bytes()
-}
 
 /// Feeds the workload of `seed` to a session in random pieces, starts a viewer from a snapshot at
 /// random cuts between whole sequences and characters, and gives every viewer what the session
