@@ -12,6 +12,6 @@ mod params;
 
 pub mod terminal;
 pub use terminal::{
-    CommandRecord, CursorState, Feed, IntegrationMark, MouseTracking, Terminal, TerminalModes,
-    TerminalOptions, TerminalScreen,
+    Checked, CommandRecord, CursorState, Feed, IntegrationMark, MouseTracking, Terminal,
+    TerminalModes, TerminalOptions, TerminalScreen,
 };
