@@ -2,9 +2,9 @@
 //! knows when all of it has reached the callback.
 //!
 //! A run's promise must resolve only after the callback has seen every chunk. Node gives no
-//! ordering between a threadsafe function's queue and a promise's resolution, so each call
-//! carries a completion callback that counts it, and [`ChunkSink::flush`] waits until every
-//! issued call has completed.
+//! ordering between a threadsafe function's queue and a promise's resolution, so each call counts
+//! itself complete on the JS thread once it has passed its text on, and [`ChunkSink::flush`] waits
+//! until every issued call has completed.
 //!
 //! Text sent while a call is already queued joins that call's chunk instead of queueing another:
 //! the chunk is taken on the JS thread, at the moment of the call. A fast producer then costs one
@@ -167,17 +167,9 @@ impl ChunkSink {
             pending.queued = true;
         }
         self.shared.issued.fetch_add(1, Ordering::AcqRel);
-        let shared = Arc::clone(&self.shared);
-        let status = tsfn.call_with_return_value(
-            (),
-            ThreadsafeFunctionCallMode::NonBlocking,
-            move |_delivered, _env| {
-                // The deliver function catches what the callback throws; an error here means
-                // the environment is going away, and there is nobody left to tell.
-                shared.complete_one();
-                Ok(())
-            },
-        );
+        // A plain call: the deliver function counts it complete (no completion closure to
+        // allocate and run per call).
+        let status = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
         if status != napi::Status::Ok {
             // The environment is shutting down: nobody is left to deliver to.
             self.shared.take();
@@ -289,7 +281,7 @@ pub fn deliver_text(
 
 /// The JS function the threadsafe function calls: it takes the pending text and calls `callback`
 /// with it, in pieces of at most [`MAX_JS_CHUNK`] bytes cut between characters, catching what it
-/// throws. After a throw it delivers nothing more.
+/// throws, and then counts the call complete. After a throw it delivers nothing more.
 fn deliver_function<'env>(
     env: &'env Env,
     callback: UserCallback,
@@ -301,16 +293,32 @@ fn deliver_function<'env>(
     let stop = stop.clone();
     env.create_function_from_closure("deliverChunk", move |ctx| {
         let text = shared.take();
-        if throws.has_thrown() {
-            return Ok(());
-        }
-        let callback = callback.borrow_back(ctx.env)?;
-        if let Some(thrown) = deliver_text(ctx.env, callback.raw(), &text)? {
-            throws.record(ctx.env, thrown)?;
-            stop.cancel(CancelReason::Aborted);
-        }
-        Ok(())
+        let delivered = if throws.has_thrown() {
+            Ok(())
+        } else {
+            deliver_once(ctx.env, &callback, &text, &throws, &stop)
+        };
+        // Counted whatever happened: an error here means the environment is going away, and
+        // nobody is left to wait for this text.
+        shared.complete_one();
+        delivered
     })
+}
+
+/// Passes `text` to `callback`; a throw is recorded in `throws` and stops the run.
+fn deliver_once(
+    env: &Env,
+    callback: &UserCallback,
+    text: &str,
+    throws: &ChunkThrows,
+    stop: &CancelToken,
+) -> Result<()> {
+    let callback = callback.borrow_back(env)?;
+    if let Some(thrown) = deliver_text(env, callback.raw(), text)? {
+        throws.record(env, thrown)?;
+        stop.cancel(CancelReason::Aborted);
+    }
+    Ok(())
 }
 
 /// Calls `callback(arg)` with `undefined` as `this`, catching what it throws: returns the thrown

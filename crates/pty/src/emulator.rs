@@ -240,33 +240,27 @@ pub struct EmulatedOutput<O> {
 
 impl<O: PtyOutput> PtyOutput for EmulatedOutput<O> {
     fn bytes(&mut self, chunk: &[u8]) {
-        let feed = {
-            let mut terminal = self.terminal.lock();
-            if terminal.passes_unchanged(chunk) {
-                // Plain text (an echo, a log line) goes on before it is emulated, so the consumer
-                // is woken while the emulator works rather than after. The lock is held from
-                // before the hand-off: a reader woken by these bytes still finds them applied.
-                self.downstream.bytes(chunk);
-                terminal.feed(chunk);
-                self.terminal.publish(&terminal, false);
-                self.terminal
-                    .viewers()
-                    .passed(chunk, terminal.open_sequence_len());
-                return;
-            }
-            let feed = terminal.feed(chunk);
-            self.terminal.publish(&terminal, false);
-            // Under the same lock as the feed: this is the cut viewers attach at.
-            self.terminal
-                .viewers()
-                .passed(&feed.passthrough, terminal.open_sequence_len());
-            feed
-        };
+        let mut terminal = self.terminal.lock();
+        let checked = terminal.check(chunk);
+        // Plain text (an echo, a log line) goes on before it is emulated, so the consumer is woken
+        // while the emulator works rather than after. The lock is held from before the hand-off:
+        // a reader woken by these bytes still finds them applied.
+        let handed_on = checked.passes_unchanged();
+        if handed_on {
+            self.downstream.bytes(chunk);
+        }
+        let feed = terminal.feed_checked(checked);
+        self.terminal.publish(&terminal, false);
+        // Under the same lock as the feed: this is the cut viewers attach at.
+        self.terminal
+            .viewers()
+            .passed(&feed.passthrough, terminal.open_sequence_len());
+        drop(terminal);
         if !feed.replies.is_empty() {
             // Fails only once the terminal is closed, when nobody is left to read the reply.
             let _ = self.control.write(&feed.replies);
         }
-        if !feed.passthrough.is_empty() {
+        if !handed_on && !feed.passthrough.is_empty() {
             self.downstream.bytes(&feed.passthrough);
         }
     }

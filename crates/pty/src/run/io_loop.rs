@@ -23,10 +23,11 @@ use crate::hooks::BashHooks;
 /// raw mode and no more in cooked mode (128 KiB was no better than 64 KiB), and a delivery per
 /// read (≤ 4 KiB) three times as much.
 const READ_BUFFER: usize = 256 * 1024;
-/// A first read shorter than this is delivered before the next read: it is most likely all there
-/// is (an echo, a prompt), and the read that would find nothing more then runs after the hand-off
-/// instead of before it. A stream's first reads are larger (the terminal buffers up to 4 KiB while
-/// the loop is away), so they keep gathering.
+/// A first read shorter than this is delivered at once and the loop goes back to its poll: it is
+/// most likely all there is (an echo, a prompt), and the read that would find nothing more is not
+/// made at all (when the JS thread shares the reader's CPU, it runs only once the reader sleeps;
+/// the poll is level-triggered, so it returns at once if more came). A stream's first reads are
+/// larger (the terminal buffers up to 4 KiB while the loop is away), so they keep gathering.
 const EAGER_DELIVERY: usize = 512;
 /// Without a pidfd, the child's exit is looked for this often.
 const REAP_INTERVAL: Duration = Duration::from_millis(10);
@@ -147,8 +148,8 @@ impl IoLoop {
 
     /// Reads until the terminal has nothing more for now (`Open`) or has ended (`Ended`).
     /// Bytes that are already available are gathered into one chunk (up to the buffer's size),
-    /// which saves the consumer per-chunk overhead; a short first read goes on at once
-    /// ([`EAGER_DELIVERY`]).
+    /// which saves the consumer per-chunk overhead; a short first read goes on at once and ends
+    /// the round ([`EAGER_DELIVERY`]).
     fn read_available(&mut self, buffer: &mut [u8]) -> ReadState {
         let mut filled = 0;
         let mut first = true;
@@ -163,8 +164,7 @@ impl IoLoop {
             if n > 0 {
                 filled += n as usize;
                 if first && filled < EAGER_DELIVERY {
-                    self.deliver(&buffer[..filled]);
-                    filled = 0;
+                    break ReadState::Open;
                 }
                 first = false;
                 continue;

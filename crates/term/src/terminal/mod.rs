@@ -83,6 +83,24 @@ pub struct Feed<'a> {
     pub replies: Vec<u8>,
 }
 
+/// Input as [`Terminal::check`] found it, to be fed with [`Terminal::feed_checked`].
+#[derive(Clone, Copy, Debug)]
+pub struct Checked<'a> {
+    input: &'a [u8],
+    /// No sequence is under way and the input starts none.
+    plain: bool,
+}
+
+impl Checked<'_> {
+    /// Whether feeding it passes it on exactly as it is, with no replies: no sequence is under way
+    /// and the input starts none (it has no ESC), so nothing in it can be an answered query, a
+    /// rewritten sequence or a held-back tail. A reader can then hand the bytes on before feeding
+    /// them.
+    pub fn passes_unchanged(&self) -> bool {
+        self.plain
+    }
+}
+
 /// The cursor, 0-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CursorState {
@@ -142,17 +160,40 @@ impl Terminal {
         }
     }
 
-    /// Whether [`feed`](Self::feed) would pass `input` on exactly as it is, with no replies: no
-    /// sequence is under way and `input` starts none (it has no ESC), so nothing in it can be an
-    /// answered query, a rewritten sequence or a held-back tail. A reader can then hand the bytes
-    /// on before feeding them. Costs one `memchr`.
+    /// Whether [`feed`](Self::feed) would pass `input` on exactly as it is (see
+    /// [`Checked::passes_unchanged`]).
     pub fn passes_unchanged(&self, input: &[u8]) -> bool {
-        !self.scanner.in_sequence() && starts_no_sequence(input)
+        self.check(input).passes_unchanged()
+    }
+
+    /// Looks at `input` against the terminal's current state, for a reader that acts on the answer
+    /// before it feeds `input` with [`feed_checked`](Self::feed_checked). Costs one `memchr`.
+    pub fn check<'a>(&self, input: &'a [u8]) -> Checked<'a> {
+        Checked {
+            input,
+            plain: !self.scanner.in_sequence() && starts_no_sequence(input),
+        }
     }
 
     /// Processes bytes written by the program. Never panics, whatever the bytes.
     pub fn feed<'a>(&mut self, input: &'a [u8]) -> Feed<'a> {
         let from_ground = !self.scanner.in_sequence();
+        self.feed_plain_if(input, || from_ground && starts_no_sequence(input))
+    }
+
+    /// [`feed`](Self::feed) for input just [checked](Self::check), with nothing fed in between:
+    /// what the check found is not worked out again.
+    pub fn feed_checked<'a>(&mut self, checked: Checked<'a>) -> Feed<'a> {
+        debug_assert_eq!(
+            checked.plain,
+            self.check(checked.input).plain,
+            "the terminal was fed between check and feed"
+        );
+        self.feed_plain_if(checked.input, || checked.plain)
+    }
+
+    /// The feed; `plain` says whether `input` passes unchanged (asked only when it matters).
+    fn feed_plain_if<'a>(&mut self, input: &'a [u8], plain: impl FnOnce() -> bool) -> Feed<'a> {
         let mut out = Passthrough::new(input);
         let mut replies = Vec::new();
         let mut pos = 0;
@@ -192,9 +233,7 @@ impl Terminal {
             // Plain text that ends with a carriage return (and line feed) leaves the cursor in
             // column 0, with nothing before it that could be a prompt: the check, which would
             // parse the deferred text to read the cursor's row, is not needed (an echoed line).
-            let at_line_start = (input.ends_with(b"\r") || input.ends_with(b"\r\n"))
-                && from_ground
-                && starts_no_sequence(input);
+            let at_line_start = (input.ends_with(b"\r") || input.ends_with(b"\r\n")) && plain();
             self.prompt_at_cursor = !at_line_start && self.check_prompt_at_cursor();
             self.tracker.prompt_check(self.prompt_at_cursor);
         }

@@ -611,6 +611,7 @@ mod fuzz {
             let _ = silent.snapshot();
         }
 
+        /// Through `check` and `feed_checked`, as the PTY reader feeds.
         #[test]
         fn what_passes_unchanged_is_passed_on_as_it_is(data in interesting_bytes(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..5)) {
             let mut term = Terminal::new(TerminalOptions { cols: 30, rows: 6, scrollback: 20, answer_queries: true });
@@ -620,8 +621,9 @@ mod fuzz {
             points.sort_unstable();
             for pair in points.windows(2) {
                 let chunk = &data[pair[0]..pair[1]];
-                let unchanged = term.passes_unchanged(chunk);
-                let fed = term.feed(chunk);
+                let checked = term.check(chunk);
+                let unchanged = checked.passes_unchanged();
+                let fed = term.feed_checked(checked);
                 if unchanged {
                     prop_assert_eq!(fed.passthrough.as_ref(), chunk);
                     prop_assert!(fed.replies.is_empty());
