@@ -69,7 +69,7 @@ impl Pen {
     /// A blank that looks like the default background: safe to leave out at the end of a row.
     fn is_plain_blank(cell: &Cell) -> bool {
         shown_char(cell) == ' '
-            && cell.bg == Color::Named(NamedColor::Background)
+            && matches!(cell.bg, Color::Named(NamedColor::Background))
             && !cell
                 .flags
                 .intersects(Flags::INVERSE | Flags::ALL_UNDERLINES | Flags::STRIKEOUT)
@@ -113,22 +113,50 @@ impl Pen {
 /// Appends `;code` for a colour: `base+n` for the 8 colours, `bright+n` for their bright forms,
 /// `extended;5;n` for the 256-colour palette and `extended;2;r;g;b` for direct colour.
 fn write_color(out: &mut String, color: Color, base: u8, bright: u8, extended: u8) {
-    // Writing to a String cannot fail.
-    let _ = match color {
+    let (base, bright) = (usize::from(base), usize::from(bright));
+    match color {
         Color::Named(named) => {
             let index = named as usize;
             match index {
-                0..=7 if base != 0 => write!(out, ";{}", usize::from(base) + index),
-                8..=15 if base != 0 => write!(out, ";{}", usize::from(bright) + index - 8),
-                0..=15 => write!(out, ";{extended};5;{index}"),
+                0..=7 if base != 0 => push_param(out, base + index),
+                8..=15 if base != 0 => push_param(out, bright + index - 8),
+                0..=15 => push_params(out, &[extended.into(), 5, index]),
                 // Dim variants of the 8 colours map back to the colour; SGR 2 carries the dimness.
-                259..=266 if base != 0 => write!(out, ";{}", usize::from(base) + index - 259),
-                _ => Ok(()),
+                259..=266 if base != 0 => push_param(out, base + index - 259),
+                _ => {}
             }
         }
-        Color::Indexed(index) => write!(out, ";{extended};5;{index}"),
-        Color::Spec(rgb) => write!(out, ";{extended};2;{};{};{}", rgb.r, rgb.g, rgb.b),
-    };
+        Color::Indexed(index) => push_params(out, &[extended.into(), 5, index.into()]),
+        Color::Spec(rgb) => push_params(
+            out,
+            &[extended.into(), 2, rgb.r.into(), rgb.g.into(), rgb.b.into()],
+        ),
+    }
+}
+
+/// Appends `;value` for each value (SGR parameters are written for every coloured run, so this
+/// avoids `fmt`'s machinery, which cost more than the rest of a snapshot's row).
+fn push_params(out: &mut String, values: &[usize]) {
+    for &value in values {
+        push_param(out, value);
+    }
+}
+
+fn push_param(out: &mut String, value: usize) {
+    out.push(';');
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    out.extend(digits[at..].iter().map(|&digit| char::from(digit)));
 }
 
 /// Writes the rows `first..end` (grid line numbers, negative for scrollback) joined by `\r\n`,
@@ -180,9 +208,11 @@ fn write_row(
             .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
             .map_or(usize::from(wrapped_into), |c| c + 1)
     };
-    for col in 0..end {
-        let cell = &row[Column(col)];
+    let cells = &row[..Column(end)];
+    let mut at = 0;
+    while let Some(cell) = cells.get(at) {
         if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
+            at += 1;
             continue;
         }
         let cell_pen = Pen::of(cell);
@@ -190,9 +220,66 @@ fn write_row(
             cell_pen.write(out);
             *pen = cell_pen;
         }
-        write_cell_text(out, cell);
+        // Most of a row is runs of printable ASCII in one pen: told from the cells' fields, which
+        // costs less than making and comparing a pen per cell, and written in blocks.
+        let run = cells[at..]
+            .iter()
+            .take_while(|next| is_plain_ascii(next) && same_style(cell, next))
+            .count();
+        if run > 0 {
+            push_ascii(out, &cells[at..at + run]);
+            at += run;
+        } else {
+            write_cell_text(out, cell);
+            at += 1;
+        }
     }
     end
+}
+
+/// A cell showing printable ASCII with nothing attached (no combining mark, no wide character).
+#[inline]
+fn is_plain_ascii(cell: &Cell) -> bool {
+    matches!(cell.c, ' '..='~')
+        && cell.extra.is_none()
+        && !cell.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER)
+}
+
+/// Appends the characters of cells that are [`is_plain_ascii`]. They are gathered on the stack
+/// first: pushed to the string one by one, every byte stored made the string's length and buffer
+/// be read again.
+fn push_ascii(out: &mut String, cells: &[Cell]) {
+    const BLOCK: usize = 64;
+    for block in cells.chunks(BLOCK) {
+        let mut bytes = [0u8; BLOCK];
+        for (byte, cell) in bytes.iter_mut().zip(block) {
+            *byte = u8::try_from(cell.c).unwrap_or(b' ');
+        }
+        // Printable ASCII only, so always valid.
+        out.push_str(std::str::from_utf8(&bytes[..block.len()]).unwrap_or_default());
+    }
+}
+
+/// Whether two cells have the same pen, told from their fields without making one (`false` when a
+/// cell has extras, which may hold an underline colour).
+#[inline]
+fn same_style(a: &Cell, b: &Cell) -> bool {
+    a.extra.is_none()
+        && b.extra.is_none()
+        && (a.flags ^ b.flags).intersection(STYLE).is_empty()
+        && same_color(a.fg, b.fg)
+        && same_color(a.bg, b.bg)
+}
+
+/// `a == b`, matched variant by variant (the derived comparison costs several times more).
+#[inline]
+fn same_color(a: Color, b: Color) -> bool {
+    match (a, b) {
+        (Color::Named(a), Color::Named(b)) => a as usize == b as usize,
+        (Color::Indexed(a), Color::Indexed(b)) => a == b,
+        (Color::Spec(a), Color::Spec(b)) => (a.r, a.g, a.b) == (b.r, b.g, b.b),
+        _ => false,
+    }
 }
 
 /// A cell's character and combining marks; tabs and empty cells as blanks.
