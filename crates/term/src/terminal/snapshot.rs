@@ -517,3 +517,108 @@ fn write_modes(out: &mut String, modes: TermMode) {
         out.push_str("\x1b[20h");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alacritty_terminal::grid::Dimensions;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::terminal::engine::Engine;
+
+    /// [`write_row`] as it was before runs: a pen made and compared, and the text written, for
+    /// every cell.
+    fn write_row_per_cell(
+        out: &mut String,
+        grid: &Grid<Cell>,
+        line: i32,
+        full: bool,
+        wrapped_into: bool,
+        pen: &mut Pen,
+    ) -> usize {
+        let row = &grid[Line(line)];
+        let cols = grid.columns();
+        let end = if full {
+            cols
+        } else {
+            (0..cols)
+                .rev()
+                .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
+                .map_or(usize::from(wrapped_into), |c| c + 1)
+        };
+        for col in 0..end {
+            let cell = &row[Column(col)];
+            if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
+                continue;
+            }
+            let cell_pen = Pen::of(cell);
+            if cell_pen != *pen {
+                cell_pen.write(out);
+                *pen = cell_pen;
+            }
+            write_cell_text(out, cell);
+        }
+        end
+    }
+
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => "[ -~]{1,30}",
+            2 => prop::sample::select(vec![
+                "\x1b[0m", "\x1b[1;31m", "\x1b[2;3;4;7;8;9m", "\x1b[38;5;200m", "\x1b[48;5;3m",
+                "\x1b[38;2;1;2;3m", "\x1b[48;2;0;0;0m", "\x1b[58;5;9m", "\x1b[4:3m", "\x1b[39;49m",
+                "\x1b[91m", "\x1b[100m",
+            ])
+            .prop_map(str::to_owned),
+            1 => prop::sample::select(vec![
+                "日本", "🙂", "e\u{301}", "\t", "\x1b[K", "\x1b[1K", "\x1b[3D", "\x1b[2G", "\r\n",
+                "\n", "\r", "\x1b[5C", "\u{a0}λ→",
+            ])
+            .prop_map(str::to_owned),
+        ]
+    }
+
+    proptest! {
+        /// Rows written a run at a time read exactly as rows written a cell at a time, with the
+        /// same pen left in effect, whatever the pen was before.
+        #[test]
+        fn rows_by_runs_match_rows_by_cells(
+            pieces in prop::collection::vec(piece(), 0..80),
+            full in any::<bool>(),
+            wrapped_into in any::<bool>(),
+        ) {
+            let mut engine = Engine::new(17, 4, 20);
+            engine.advance(pieces.concat().as_bytes());
+            engine.settle();
+            let grid = engine.grid();
+            let (mut pen, mut slow_pen) = (Pen::default(), Pen::default());
+            for line in -(grid.history_size() as i32)..grid.screen_lines() as i32 {
+                let (mut fast, mut slow) = (String::new(), String::new());
+                let end = write_row(&mut fast, grid, line, full, wrapped_into, &mut pen);
+                let slow_end =
+                    write_row_per_cell(&mut slow, grid, line, full, wrapped_into, &mut slow_pen);
+                prop_assert_eq!((fast, end), (slow, slow_end));
+                prop_assert!(pen == slow_pen);
+            }
+        }
+    }
+
+    #[test]
+    fn sgr_numbers_are_written_in_decimal() {
+        let mut out = String::new();
+        for color in [
+            Color::Named(NamedColor::Red),
+            Color::Named(NamedColor::BrightWhite),
+            Color::Indexed(0),
+            Color::Indexed(255),
+            Color::Spec(alacritty_terminal::vte::ansi::Rgb {
+                r: 0,
+                g: 10,
+                b: 255,
+            }),
+        ] {
+            write_color(&mut out, color, 30, 90, 38);
+        }
+        assert_eq!(out, ";31;97;38;5;0;38;5;255;38;2;0;10;255");
+    }
+}
