@@ -198,17 +198,8 @@ fn write_row(
     wrapped_into: bool,
     pen: &mut Pen,
 ) -> usize {
-    let row = &grid[Line(line)];
-    let cols = grid.columns();
-    let end = if full {
-        cols
-    } else {
-        (0..cols)
-            .rev()
-            .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
-            .map_or(usize::from(wrapped_into), |c| c + 1)
-    };
-    let cells = &row[..Column(end)];
+    let end = row_end(grid, line, full, wrapped_into);
+    let cells = &grid[Line(line)][..Column(end)];
     let mut at = 0;
     while let Some(cell) = cells.get(at) {
         if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
@@ -235,6 +226,20 @@ fn write_row(
         }
     }
     end
+}
+
+/// The columns [`write_row`] writes: all when `full`, else up to the last cell that is not a plain
+/// blank (at least the first when `wrapped_into`).
+fn row_end(grid: &Grid<Cell>, line: i32, full: bool, wrapped_into: bool) -> usize {
+    let row = &grid[Line(line)];
+    let cols = grid.columns();
+    if full {
+        return cols;
+    }
+    (0..cols)
+        .rev()
+        .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
+        .map_or(usize::from(wrapped_into), |c| c + 1)
 }
 
 /// A cell showing printable ASCII with nothing attached (no combining mark, no wide character).
@@ -527,25 +532,17 @@ mod tests {
     use crate::terminal::engine::Engine;
 
     /// [`write_row`] as it was before runs: a pen made and compared, and the text written, for
-    /// every cell.
-    fn write_row_per_cell(
-        out: &mut String,
+    /// every cell. Returns the row's text and the columns written.
+    fn row_per_cell(
         grid: &Grid<Cell>,
         line: i32,
-        full: bool,
-        wrapped_into: bool,
+        edges: (bool, bool),
         pen: &mut Pen,
-    ) -> usize {
+    ) -> (String, usize) {
+        let (full, wrapped_into) = edges;
+        let mut out = String::new();
         let row = &grid[Line(line)];
-        let cols = grid.columns();
-        let end = if full {
-            cols
-        } else {
-            (0..cols)
-                .rev()
-                .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
-                .map_or(usize::from(wrapped_into), |c| c + 1)
-        };
+        let end = row_end(grid, line, full, wrapped_into);
         for col in 0..end {
             let cell = &row[Column(col)];
             if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
@@ -553,12 +550,12 @@ mod tests {
             }
             let cell_pen = Pen::of(cell);
             if cell_pen != *pen {
-                cell_pen.write(out);
+                cell_pen.write(&mut out);
                 *pen = cell_pen;
             }
-            write_cell_text(out, cell);
+            write_cell_text(&mut out, cell);
         }
-        end
+        (out, end)
     }
 
     fn piece() -> impl Strategy<Value = String> {
@@ -593,11 +590,10 @@ mod tests {
             let grid = engine.grid();
             let (mut pen, mut slow_pen) = (Pen::default(), Pen::default());
             for line in -(grid.history_size() as i32)..grid.screen_lines() as i32 {
-                let (mut fast, mut slow) = (String::new(), String::new());
+                let mut fast = String::new();
                 let end = write_row(&mut fast, grid, line, full, wrapped_into, &mut pen);
-                let slow_end =
-                    write_row_per_cell(&mut slow, grid, line, full, wrapped_into, &mut slow_pen);
-                prop_assert_eq!((fast, end), (slow, slow_end));
+                let slow = row_per_cell(grid, line, (full, wrapped_into), &mut slow_pen);
+                prop_assert_eq!((fast, end), slow);
                 prop_assert!(pen == slow_pen);
             }
         }
