@@ -170,12 +170,16 @@ fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
         0x1b => {
             let body = bytes.strip_prefix(b"\x1b[")?;
             let params_len = span_within::<b'0', b';'>(body);
-            // Digits and `;` only (no sub-parameter), counted in one pass.
-            let separators = body[..params_len].iter().fold(0usize, |count, &b| match b {
-                b';' => count.saturating_add(1),
-                b':' => usize::MAX,
-                _ => count,
-            });
+            let params = &body[..params_len];
+            // Digits and `;` only (no sub-parameter); fewer bytes than the most separators
+            // allowed cannot hold too many.
+            let separators = if params.contains(&b':') {
+                usize::MAX
+            } else if params_len <= MAX_SEPARATORS {
+                0
+            } else {
+                params.iter().filter(|&&b| b == b';').count()
+            };
             // SGR, CUP, HVP, CUU, CUD, VPR, CUF, HPR, CUB, CHA, HPA, VPA, ED, EL.
             let drawing = matches!(
                 body.get(params_len)?,
@@ -202,22 +206,23 @@ fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
 /// The text at the start of `bytes`, as [`direct`] prints it (see [`drawing`]).
 fn text(bytes: &[u8]) -> Option<(usize, Option<char>)> {
     let mut at = 0;
-    let mut last = None;
+    // The last character outside ASCII, and where it ends.
+    let mut wide = None;
     loop {
-        let ascii = span_within::<b' ', b'~'>(&bytes[at..]);
-        if ascii > 0 {
-            at += ascii;
-            last = Some(char::from(bytes[at - 1]));
-        }
+        at += span_within::<b' ', b'~'>(&bytes[at..]);
         match decode_char(&bytes[at..]) {
             Some((c, len)) if !('\u{80}'..='\u{9f}').contains(&c) => {
                 at += len;
-                last = Some(c);
+                wide = Some((c, at));
             }
             _ => break,
         }
     }
-    (at > 0).then_some((at, last))
+    let last = match wide {
+        Some((c, end)) if end == at => c,
+        _ => char::from(*bytes[..at].last()?),
+    };
+    Some((at, Some(last)))
 }
 
 /// Whether `rest`, all left of the input, is an element the end of the input cut short: an
@@ -406,6 +411,11 @@ mod tests {
         }
         let many = format!("\x1b[{}m", "1;".repeat(32));
         assert_eq!(drawing(many.as_bytes()), None);
+        // Long, but with few parameters.
+        let long = format!("\x1b[{}m", "00000001;".repeat(31));
+        assert_eq!(drawing(long.as_bytes()), Some((long.len(), None)));
+        let sub = format!("\x1b[{}:1m", "00000001;".repeat(4));
+        assert_eq!(drawing(sub.as_bytes()), None);
     }
 
     #[test]

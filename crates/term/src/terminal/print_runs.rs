@@ -272,6 +272,14 @@ fn mend_wide_chars<L: EventListener>(term: &mut Term<L>) {
     let cols = grid.columns();
     let line = grid.cursor.point.line;
     let row = &mut grid[line];
+    // Most rows hold no wide character: one pass over the flags tells.
+    let wide = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
+    if !row[..Column(cols)]
+        .iter()
+        .any(|cell| cell.flags.intersects(wide))
+    {
+        return;
+    }
     for col in 0..cols {
         let flags = row[Column(col)].flags;
         let orphan = if flags.contains(Flags::WIDE_CHAR) {

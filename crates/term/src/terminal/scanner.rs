@@ -520,32 +520,40 @@ fn whole_csi(input: &[u8]) -> Option<(Sequence<'_>, usize)> {
     Some((sequence, 2 + final_at + 1))
 }
 
-/// The length of the run of bytes from `LOW` to `HIGH` (both ASCII) that `bytes` starts with,
-/// eight bytes at a time while they all are: text runs and parameter strings are scanned here. Bit
+/// The length of the run of bytes from `LOW` to `HIGH` (both ASCII, `LOW` above 0) that `bytes`
+/// starts with, eight bytes at a time: text runs and parameter strings are scanned here. Bit
 /// tricks after Anderson's "Bit Twiddling Hacks": a byte below `LOW` borrows into its top bit
 /// when `LOW` is taken from it, one above `HIGH` carries into it when `0x7f - HIGH` is added or
-/// has it set already; a borrow or carry across bytes only follows a byte already found.
+/// has it set already; a borrow or carry across bytes only follows a byte already found, so the
+/// lowest top bit set is the first byte outside. The last word is padded with zeros (below
+/// `LOW`), so most runs, shorter than a word or two, end without a loop over single bytes.
 #[inline]
 pub(super) fn span_within<const LOW: u8, const HIGH: u8>(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const TOPS: u64 = 0x8080_8080_8080_8080;
+    const { assert!(LOW > 0 && LOW <= HIGH && HIGH < 0x80) };
     let mut len = 0;
-    for word in bytes.chunks_exact(8) {
-        let mut array = [0; 8];
-        array.copy_from_slice(word);
-        let word = u64::from_le_bytes(array);
+    loop {
+        let rest = &bytes[len..];
+        let word = match (rest.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+            (Some(word), _) => u64::from_le_bytes(*word),
+            _ if rest.is_empty() => return len,
+            // The input's last word holds the rest in its top bytes; shifted down, zeros follow.
+            (None, Some(last)) => u64::from_le_bytes(*last) >> (8 * (8 - rest.len())),
+            (None, None) => {
+                let mut array = [0; 8];
+                array[..rest.len()].copy_from_slice(rest);
+                u64::from_le_bytes(array)
+            }
+        };
         let below = word.wrapping_sub(u64::from(LOW) * ONES) & !word;
         let above = word.wrapping_add(u64::from(0x7f - HIGH) * ONES) | word;
-        if (below | above) & TOPS != 0 {
-            break;
+        let outside = (below | above) & TOPS;
+        if outside != 0 {
+            return len + (outside.trailing_zeros() / 8) as usize;
         }
         len += 8;
     }
-    let rest = &bytes[len..];
-    len + rest
-        .iter()
-        .position(|b| !(LOW..=HIGH).contains(b))
-        .unwrap_or(rest.len())
 }
 
 #[derive(Debug, PartialEq, Eq)]

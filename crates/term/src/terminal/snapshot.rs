@@ -69,7 +69,7 @@ impl Pen {
     /// A blank that looks like the default background: safe to leave out at the end of a row.
     fn is_plain_blank(cell: &Cell) -> bool {
         shown_char(cell) == ' '
-            && cell.bg == Color::Named(NamedColor::Background)
+            && matches!(cell.bg, Color::Named(NamedColor::Background))
             && !cell
                 .flags
                 .intersects(Flags::INVERSE | Flags::ALL_UNDERLINES | Flags::STRIKEOUT)
@@ -113,22 +113,50 @@ impl Pen {
 /// Appends `;code` for a colour: `base+n` for the 8 colours, `bright+n` for their bright forms,
 /// `extended;5;n` for the 256-colour palette and `extended;2;r;g;b` for direct colour.
 fn write_color(out: &mut String, color: Color, base: u8, bright: u8, extended: u8) {
-    // Writing to a String cannot fail.
-    let _ = match color {
+    let (base, bright) = (usize::from(base), usize::from(bright));
+    match color {
         Color::Named(named) => {
             let index = named as usize;
             match index {
-                0..=7 if base != 0 => write!(out, ";{}", usize::from(base) + index),
-                8..=15 if base != 0 => write!(out, ";{}", usize::from(bright) + index - 8),
-                0..=15 => write!(out, ";{extended};5;{index}"),
+                0..=7 if base != 0 => push_param(out, base + index),
+                8..=15 if base != 0 => push_param(out, bright + index - 8),
+                0..=15 => push_params(out, &[extended.into(), 5, index]),
                 // Dim variants of the 8 colours map back to the colour; SGR 2 carries the dimness.
-                259..=266 if base != 0 => write!(out, ";{}", usize::from(base) + index - 259),
-                _ => Ok(()),
+                259..=266 if base != 0 => push_param(out, base + index - 259),
+                _ => {}
             }
         }
-        Color::Indexed(index) => write!(out, ";{extended};5;{index}"),
-        Color::Spec(rgb) => write!(out, ";{extended};2;{};{};{}", rgb.r, rgb.g, rgb.b),
-    };
+        Color::Indexed(index) => push_params(out, &[extended.into(), 5, index.into()]),
+        Color::Spec(rgb) => push_params(
+            out,
+            &[extended.into(), 2, rgb.r.into(), rgb.g.into(), rgb.b.into()],
+        ),
+    }
+}
+
+/// Appends `;value` for each value (SGR parameters are written for every coloured run, so this
+/// avoids `fmt`'s machinery, which cost more than the rest of a snapshot's row).
+fn push_params(out: &mut String, values: &[usize]) {
+    for &value in values {
+        push_param(out, value);
+    }
+}
+
+fn push_param(out: &mut String, value: usize) {
+    out.push(';');
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    out.extend(digits[at..].iter().map(|&digit| char::from(digit)));
 }
 
 /// Writes the rows `first..end` (grid line numbers, negative for scrollback) joined by `\r\n`,
@@ -170,19 +198,12 @@ fn write_row(
     wrapped_into: bool,
     pen: &mut Pen,
 ) -> usize {
-    let row = &grid[Line(line)];
-    let cols = grid.columns();
-    let end = if full {
-        cols
-    } else {
-        (0..cols)
-            .rev()
-            .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
-            .map_or(usize::from(wrapped_into), |c| c + 1)
-    };
-    for col in 0..end {
-        let cell = &row[Column(col)];
+    let end = row_end(grid, line, full, wrapped_into);
+    let cells = &grid[Line(line)][..Column(end)];
+    let mut at = 0;
+    while let Some(cell) = cells.get(at) {
         if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
+            at += 1;
             continue;
         }
         let cell_pen = Pen::of(cell);
@@ -190,9 +211,80 @@ fn write_row(
             cell_pen.write(out);
             *pen = cell_pen;
         }
-        write_cell_text(out, cell);
+        // Most of a row is runs of printable ASCII in one pen: told from the cells' fields, which
+        // costs less than making and comparing a pen per cell, and written in blocks.
+        let run = cells[at..]
+            .iter()
+            .take_while(|next| is_plain_ascii(next) && same_style(cell, next))
+            .count();
+        if run > 0 {
+            push_ascii(out, &cells[at..at + run]);
+            at += run;
+        } else {
+            write_cell_text(out, cell);
+            at += 1;
+        }
     }
     end
+}
+
+/// The columns [`write_row`] writes: all when `full`, else up to the last cell that is not a plain
+/// blank (at least the first when `wrapped_into`).
+fn row_end(grid: &Grid<Cell>, line: i32, full: bool, wrapped_into: bool) -> usize {
+    let row = &grid[Line(line)];
+    let cols = grid.columns();
+    if full {
+        return cols;
+    }
+    (0..cols)
+        .rev()
+        .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
+        .map_or(usize::from(wrapped_into), |c| c + 1)
+}
+
+/// A cell showing printable ASCII with nothing attached (no combining mark, no wide character).
+#[inline]
+fn is_plain_ascii(cell: &Cell) -> bool {
+    matches!(cell.c, ' '..='~')
+        && cell.extra.is_none()
+        && !cell.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER)
+}
+
+/// Appends the characters of cells that are [`is_plain_ascii`]. They are gathered on the stack
+/// first: pushed to the string one by one, every byte stored made the string's length and buffer
+/// be read again.
+fn push_ascii(out: &mut String, cells: &[Cell]) {
+    const BLOCK: usize = 64;
+    for block in cells.chunks(BLOCK) {
+        let mut bytes = [0u8; BLOCK];
+        for (byte, cell) in bytes.iter_mut().zip(block) {
+            *byte = u8::try_from(cell.c).unwrap_or(b' ');
+        }
+        // Printable ASCII only, so always valid.
+        out.push_str(std::str::from_utf8(&bytes[..block.len()]).unwrap_or_default());
+    }
+}
+
+/// Whether two cells have the same pen, told from their fields without making one (`false` when a
+/// cell has extras, which may hold an underline colour).
+#[inline]
+fn same_style(a: &Cell, b: &Cell) -> bool {
+    a.extra.is_none()
+        && b.extra.is_none()
+        && (a.flags ^ b.flags).intersection(STYLE).is_empty()
+        && same_color(a.fg, b.fg)
+        && same_color(a.bg, b.bg)
+}
+
+/// `a == b`, matched variant by variant (the derived comparison costs several times more).
+#[inline]
+fn same_color(a: Color, b: Color) -> bool {
+    match (a, b) {
+        (Color::Named(a), Color::Named(b)) => a as usize == b as usize,
+        (Color::Indexed(a), Color::Indexed(b)) => a == b,
+        (Color::Spec(a), Color::Spec(b)) => (a.r, a.g, a.b) == (b.r, b.g, b.b),
+        _ => false,
+    }
 }
 
 /// A cell's character and combining marks; tabs and empty cells as blanks.
@@ -428,5 +520,101 @@ fn write_modes(out: &mut String, modes: TermMode) {
     }
     if modes.contains(TermMode::LINE_FEED_NEW_LINE) {
         out.push_str("\x1b[20h");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alacritty_terminal::grid::Dimensions;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::terminal::engine::Engine;
+
+    /// [`write_row`] as it was before runs: a pen made and compared, and the text written, for
+    /// every cell. Returns the row's text and the columns written.
+    fn row_per_cell(
+        grid: &Grid<Cell>,
+        line: i32,
+        edges: (bool, bool),
+        pen: &mut Pen,
+    ) -> (String, usize) {
+        let (full, wrapped_into) = edges;
+        let mut out = String::new();
+        let row = &grid[Line(line)];
+        let end = row_end(grid, line, full, wrapped_into);
+        for col in 0..end {
+            let cell = &row[Column(col)];
+            if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
+                continue;
+            }
+            let cell_pen = Pen::of(cell);
+            if cell_pen != *pen {
+                cell_pen.write(&mut out);
+                *pen = cell_pen;
+            }
+            write_cell_text(&mut out, cell);
+        }
+        (out, end)
+    }
+
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => "[ -~]{1,30}",
+            2 => prop::sample::select(vec![
+                "\x1b[0m", "\x1b[1;31m", "\x1b[2;3;4;7;8;9m", "\x1b[38;5;200m", "\x1b[48;5;3m",
+                "\x1b[38;2;1;2;3m", "\x1b[48;2;0;0;0m", "\x1b[58;5;9m", "\x1b[4:3m", "\x1b[39;49m",
+                "\x1b[91m", "\x1b[100m",
+            ])
+            .prop_map(str::to_owned),
+            1 => prop::sample::select(vec![
+                "日本", "🙂", "e\u{301}", "\t", "\x1b[K", "\x1b[1K", "\x1b[3D", "\x1b[2G", "\r\n",
+                "\n", "\r", "\x1b[5C", "\u{a0}λ→",
+            ])
+            .prop_map(str::to_owned),
+        ]
+    }
+
+    proptest! {
+        /// Rows written a run at a time read exactly as rows written a cell at a time, with the
+        /// same pen left in effect, whatever the pen was before.
+        #[test]
+        fn rows_by_runs_match_rows_by_cells(
+            pieces in prop::collection::vec(piece(), 0..80),
+            full in any::<bool>(),
+            wrapped_into in any::<bool>(),
+        ) {
+            let mut engine = Engine::new(17, 4, 20);
+            engine.advance(pieces.concat().as_bytes());
+            engine.settle();
+            let grid = engine.grid();
+            let (mut pen, mut slow_pen) = (Pen::default(), Pen::default());
+            for line in -(grid.history_size() as i32)..grid.screen_lines() as i32 {
+                let mut fast = String::new();
+                let end = write_row(&mut fast, grid, line, full, wrapped_into, &mut pen);
+                let slow = row_per_cell(grid, line, (full, wrapped_into), &mut slow_pen);
+                prop_assert_eq!((fast, end), slow);
+                prop_assert!(pen == slow_pen);
+            }
+        }
+    }
+
+    #[test]
+    fn sgr_numbers_are_written_in_decimal() {
+        let mut out = String::new();
+        for color in [
+            Color::Named(NamedColor::Red),
+            Color::Named(NamedColor::BrightWhite),
+            Color::Indexed(0),
+            Color::Indexed(255),
+            Color::Spec(alacritty_terminal::vte::ansi::Rgb {
+                r: 0,
+                g: 10,
+                b: 255,
+            }),
+        ] {
+            write_color(&mut out, color, 30, 90, 38);
+        }
+        assert_eq!(out, ";31;97;38;5;0;38;5;255;38;2;0;10;255");
     }
 }
