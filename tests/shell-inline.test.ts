@@ -2,6 +2,7 @@
 // without a cwd while nothing else is pending, is run at once on the JS thread. It must behave
 // exactly as the queued path does. A timeout under a second always takes the queued path, so each
 // case is run both ways (`timeoutMs: 900` = queued) and compared.
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -95,8 +96,9 @@ describe('Shell.run in place', () => {
     const { early: inPlaceEarly, ...inPlace } = await transcript(commands, {})
     const { early: queuedEarly, ...queued } = await transcript(commands, QUEUED)
     expect(inPlace).toEqual(queued)
-    // The comparison is between the two paths: the runs of pure builtins that print went in place.
-    expect([inPlaceEarly[0], inPlaceEarly[5], inPlaceEarly[11], inPlaceEarly[13]]).toEqual([true, true, true, true])
+    // The comparison is between the two paths: the runs of pure builtins that print went in place
+    // (`false` went too, but had nothing to deliver); `$_`, unquoted, could glob, so that run did not.
+    expect(inPlaceEarly).toEqual([true, false, false, false, false, true, false, false, false, false, false, true, false, false])
     expect(queuedEarly.some(Boolean)).toBe(false)
     expect(inPlace.runs[0]).toEqual({ output: 'hi\n', result: { exitCode: 0, cancelled: false, timedOut: false } })
     expect(inPlace.runs[4].result.exitCode).toBe(1)
@@ -288,6 +290,37 @@ describe('Shell.run in place', () => {
     await run('set -f')
     expect(await run('echo hi; echo [x]')).toBe('hi\n[x]\n')
     expect(await run('echo $-')).toContain('f')
+  })
+
+  it('runs a command with a word that could glob once expanded on the queued path, unless set -f is on', async () => {
+    const shell = await warmShell()
+    const dir = mkdtempSync(join(scratch, 'could-glob-'))
+    for (const name of ['a', 'ab', 'b']) writeFileSync(join(dir, name), '')
+    await shell.run({ command: `cd ${dir}` })
+    /** The run's output, whether it arrived in place, and what `bash -c` prints after `setup`. */
+    const run = async (setup: string, command: string) => {
+      await shell.run({ command: setup })
+      const out = collector()
+      const running = shell.run({ command }, out.push)
+      await Promise.resolve()
+      const inPlace = out.text !== ''
+      expect(await running).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+      const bash = execFileSync('bash', ['-c', `${setup}; ${command}`], { cwd: dir, encoding: 'utf8' })
+      return { output: out.text, inPlace, bash }
+    }
+    expect(await run("X='*'", 'echo $X')).toEqual({ output: 'a ab b\n', inPlace: false, bash: 'a ab b\n' })
+    expect(await run("X='*'", 'echo a $X')).toEqual({ output: 'a a ab b\n', inPlace: false, bash: 'a a ab b\n' })
+    expect(await run('X=a?', 'echo $X')).toEqual({ output: 'ab\n', inPlace: false, bash: 'ab\n' })
+    expect(await run(':', 'echo a[b] [c]')).toEqual({ output: 'ab [c]\n', inPlace: false, bash: 'ab [c]\n' })
+    // Quoted, neither an expansion nor a bracket can glob: those runs stay in place.
+    expect(await run("X='*'", `echo "$X" 'a[b]' "a[b]" $? $#`)).toEqual({
+      output: '* a[b] a[b] 0 0\n',
+      inPlace: true,
+      bash: '* a[b] a[b] 0 0\n',
+    })
+    // Under set -f nothing globs, so the same runs stay in place too.
+    expect(await run("set -f; X='*'", 'echo $X a[b]')).toEqual({ output: '* a[b]\n', inPlace: true, bash: '* a[b]\n' })
+    expect(await run("set +f; X='*'", 'echo $X a[b]')).toEqual({ output: 'a ab b ab\n', inPlace: false, bash: 'a ab b ab\n' })
   })
 
   it('rejects with exactly what onChunk threw', async () => {

@@ -20,7 +20,9 @@
 //! tilde, no braced expansion (`${…}` nests, and `${X//a/$X}` grows without bound) and no `$`
 //! in an assignment (`X=$X$X`, repeated, doubles a value per step). Then by the session, from
 //! its state: the name must still be the enabled builtin (no alias or function of that name),
-//! and no user trap or `set` option may run or print anything of its own (see
+//! no user trap or `set` option may run or print anything of its own, and a command with a word
+//! that could still be a glob once expanded ([`may_glob`]: `echo a[b]`, or `echo $X` with
+//! `X='*'`) runs in place only under `set -f`, since pathname expansion reads directories (see
 //! `Session::inline_program`). Anything else takes the queued path, which behaves the same, only
 //! slower.
 
@@ -53,12 +55,57 @@ pub(crate) struct InlineProgram {
 /// with no `$` nothing is substituted, so every field is the text of a word; [`plain_text`] has
 /// refused `*`, `?` other than in `$?`, and the `(` of every extended pattern, and there is no
 /// `[` — no field holds a glob character. The options are changed for the run only, and are not
-/// seen by the builtins it calls ([`OPTION_BLIND`]).
+/// seen by the builtins it calls ([`OPTION_BLIND`]). A quoted `"$X"` cannot glob either, but
+/// would see them: `$-`, `$SHELLOPTS` or a nameref to either would show the `f` of noglob.
 pub(crate) fn expands_no_pathnames(command: &str, builtins: &[String]) -> bool {
     !command.contains(['$', '['])
         && builtins
             .iter()
             .all(|name| OPTION_BLIND.contains(&name.as_str()))
+}
+
+/// Whether a word of a [`plain_text`] command could undergo pathname expansion (unless noglob is
+/// on): it has an unquoted `[` — [`plain_text`] refused `*`, `?` and the `(` of extended
+/// patterns — or an unquoted parameter expansion, whose value may hold any glob character. `$?`,
+/// `$#`, `$$`, `$!` and `$-` are the exceptions: they expand to digits or option letters.
+/// Quotes are followed: nothing inside `'…'` or `"…"` globs. A `[` escaped by a backslash, which
+/// cannot glob either, and a `[` or `$` in a comment are counted all the same, which only costs
+/// speed.
+pub(crate) fn may_glob(command: &str) -> bool {
+    #[derive(Clone, Copy)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+    }
+    let mut quote = Quote::None;
+    let mut bytes = command.bytes().peekable();
+    while let Some(byte) = bytes.next() {
+        match (quote, byte) {
+            (Quote::Single, b'\'') | (Quote::Double, b'"') => quote = Quote::None,
+            (Quote::Double, b'\\') => {
+                // `\"` does not end the quote; whatever else it escapes cannot glob in quotes.
+                bytes.next();
+            }
+            (Quote::Single | Quote::Double, _) => {}
+            (Quote::None, b'\'') => quote = Quote::Single,
+            (Quote::None, b'"') => quote = Quote::Double,
+            (Quote::None, b'[') => return true,
+            (Quote::None, b'\\') => {
+                if bytes.next() == Some(b'[') {
+                    return true;
+                }
+            }
+            (Quote::None, b'$') => match bytes.peek() {
+                Some(b'?' | b'#' | b'$' | b'!' | b'-') => {
+                    bytes.next();
+                }
+                _ => return true,
+            },
+            (Quote::None, _) => {}
+        }
+    }
+    false
 }
 
 /// The longest command considered. With no braced expansion and no `$` in an assignment, a
@@ -281,6 +328,7 @@ mod tests {
             "echo [a]",
             "echo $X",
             "echo \"$X\"",
+            "echo \"$-\"",
             "X=a[b]",
             // Builtins that could print SHELLOPTS.
             "declare -p",
@@ -288,6 +336,35 @@ mod tests {
             "echo hi; readonly -p",
         ] {
             assert!(!skips(command), "{command}");
+        }
+    }
+
+    #[test]
+    fn a_word_may_glob_where_a_bracket_or_an_expansion_is_unquoted() {
+        for command in [
+            "echo a[b]",
+            "echo $X",
+            "X=1; echo a $X",
+            "echo \"$X\"$Y",
+            "echo $1 $@",
+            "echo $_",
+            "echo \\[a]",
+            "echo '[a]'[b]",
+            "echo \"a\\\"[b]\"[c]",
+            "X=[x]",
+            "echo $'a'",
+            "echo a$",
+        ] {
+            assert!(may_glob(command), "{command}");
+        }
+        for command in [
+            "echo hi",
+            "echo \"$X\" \"${X}\" \"[a]\" '[b]' '$Y'",
+            "echo $? $# $$ $! $-",
+            "echo \"a\\\"$\" \\$X",
+            "export X; unset Y",
+        ] {
+            assert!(!may_glob(command), "{command}");
         }
     }
 

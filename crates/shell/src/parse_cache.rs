@@ -31,6 +31,9 @@ pub(crate) struct Parsed {
     pub inline_builtins: Option<Vec<String>>,
     /// Run in place, it may skip pathname expansion ([`inline::expands_no_pathnames`]).
     pub expands_no_pathnames: bool,
+    /// A word of it could be a glob once expanded ([`inline::may_glob`]); known when it may run
+    /// in place.
+    pub may_glob: bool,
 }
 
 #[derive(Default)]
@@ -60,6 +63,7 @@ impl ParseCache {
                 let expands_no_pathnames = inline_builtins
                     .as_ref()
                     .is_some_and(|names| inline::expands_no_pathnames(text, names));
+                let may_glob = inline_builtins.is_some() && inline::may_glob(text);
                 self.recent.truncate(CAPACITY - 1);
                 Parsed {
                     text: text.to_owned(),
@@ -67,6 +71,7 @@ impl ParseCache {
                     program,
                     inline_builtins,
                     expands_no_pathnames,
+                    may_glob,
                 }
             }
         };

@@ -11,6 +11,7 @@
 //! cancelled run are terminated.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use shellwright_proc::{CancelReason, CancelToken};
@@ -19,7 +20,7 @@ use tokio::sync::{oneshot, watch};
 use crate::error::ShellError;
 use crate::history::{DEFAULT_HISTORY_LIMIT, History, HistoryEntry};
 use crate::output::{ChunkHandler, StartHandler};
-use crate::session::{RunRequest, RunResult, SessionOptions};
+use crate::session::{RunOutcome, RunRequest, RunResult, SessionOptions};
 use crate::worker::{SessionThread, keeps_session};
 
 /// A shell whose cwd, variables and functions survive between runs.
@@ -34,7 +35,8 @@ pub struct PersistentShell {
 
 struct Inner {
     options: SessionOptions,
-    session: tokio::sync::Mutex<Option<SessionThread>>,
+    /// Shared with the run that holds it ([`Started`]), which may take it on the caller's thread.
+    session: Arc<tokio::sync::Mutex<Option<SessionThread>>>,
     /// Completes when the most recently queued run is done: each run waits for the one queued
     /// before it, which is what makes the order the *call* order rather than the poll order.
     queue_tail: Mutex<Option<oneshot::Receiver<()>>>,
@@ -59,7 +61,7 @@ impl PersistentShell {
     pub fn with_history_limit(options: SessionOptions, history_limit: usize) -> Self {
         let inner = Inner {
             options,
-            session: tokio::sync::Mutex::new(None),
+            session: Arc::default(),
             queue_tail: Mutex::new(None),
             active: Mutex::new(None),
             history: History::new(history_limit),
@@ -72,6 +74,11 @@ impl PersistentShell {
     /// Queues `request` behind the runs queued before this call and returns the run, which
     /// streams its output to `on_chunk`. A request whose token is already cancelled resolves at
     /// once without running.
+    ///
+    /// When the run can start now — every run queued before it has finished, the session exists
+    /// and nothing holds it — it is handed to the session's thread here, on the calling thread
+    /// ([`start_now`](Self::start_now)), rather than when the returned future is first polled:
+    /// that saves the hop through the thread that polls it.
     pub fn run(
         &self,
         request: RunRequest,
@@ -79,37 +86,75 @@ impl PersistentShell {
     ) -> impl Future<Output = Result<RunResult, ShellError>> + Send + use<> {
         let (my_turn_done, next_turn) = oneshot::channel::<()>();
         let previous = lock(&self.inner.queue_tail).replace(next_turn);
+        let previous =
+            previous.and_then(|mut previous| (!turn_is_over(&mut previous)).then_some(previous));
+        let started = match previous {
+            None if !request.cancel.is_cancelled() => self.start_now(request, on_chunk),
+            _ => Err((request, on_chunk)),
+        };
         let inner = Arc::clone(&self.inner);
         async move {
-            if let Some(reason) = request.cancel.reason() {
-                return Ok(RunResult::stopped(reason));
-            }
-            if let Some(previous) = previous {
-                // An error only means the previous run was dropped: its turn is over too.
-                let _ = previous.await;
-            }
-            let mut slot = inner.session.lock().await;
-            let (finished_tx, finished) = watch::channel(false);
-            *lock(&inner.active) = Some(ActiveRun {
-                cancel: request.cancel.clone(),
-                finished,
-            });
-            let (on_start, on_chunk) = recorded(&inner.history, &request.command, on_chunk);
-            let outcome = run_in(
-                &mut slot,
-                &inner.options,
-                request,
-                Some(on_start),
-                on_chunk,
-                false,
-            )
-            .await;
-            inner.history.finish(outcome.as_ref().ok().copied());
-            *lock(&inner.active) = None;
-            let _ = finished_tx.send(true);
+            let outcome = match started {
+                Ok(started) => started.finish(&inner).await,
+                Err((request, on_chunk)) => {
+                    if let Some(reason) = request.cancel.reason() {
+                        return Ok(RunResult::stopped(reason));
+                    }
+                    if let Some(previous) = previous {
+                        // An error only means the previous run was dropped: its turn is over too.
+                        let _ = previous.await;
+                    }
+                    let mut slot = inner.session.lock().await;
+                    let finished = inner.enter_active(&request.cancel);
+                    let (on_start, on_chunk) = recorded(&inner.history, &request.command, on_chunk);
+                    let outcome = run_in(
+                        &mut slot,
+                        &inner.options,
+                        request,
+                        Some(on_start),
+                        on_chunk,
+                        false,
+                    )
+                    .await;
+                    inner.leave_active(outcome.as_ref().ok().copied(), finished);
+                    outcome
+                }
+            };
             drop(my_turn_done);
             outcome
         }
+    }
+
+    /// Hands `request` to the session's thread now, when the session exists and is free; gives
+    /// the request back otherwise. The caller has checked that no run queued before it is left.
+    fn start_now(
+        &self,
+        request: RunRequest,
+        on_chunk: ChunkHandler,
+    ) -> Result<Started, (RunRequest, ChunkHandler)> {
+        let Ok(slot) = Arc::clone(&self.inner.session).try_lock_owned() else {
+            return Err((request, on_chunk));
+        };
+        let Some(session) = slot.as_ref() else {
+            return Err((request, on_chunk));
+        };
+        // The timer runs on the session's runtime: this thread may have none.
+        let timer = request.timeout.map(|t| {
+            let _runtime = session.runtime().enter();
+            request.cancel.cancel_after(t)
+        });
+        let finished = self.inner.enter_active(&request.cancel);
+        let (on_start, on_chunk) = recorded(&self.inner.history, &request.command, on_chunk);
+        let answer = session.send(request, Some(on_start), on_chunk);
+        Ok(Started {
+            slot,
+            answer: Box::pin(async move {
+                let outcome = answer?.await;
+                drop(timer);
+                outcome
+            }),
+            finished,
+        })
     }
 
     /// Runs `request` at once, on the calling thread, when nothing is queued or running and the
@@ -156,13 +201,7 @@ impl PersistentShell {
     /// that has seen its end may not be awaited again).
     fn is_idle(&self) -> bool {
         let mut tail = lock(&self.inner.queue_tail);
-        let idle = match tail.as_mut() {
-            None => true,
-            Some(previous) => matches!(
-                previous.try_recv(),
-                Err(oneshot::error::TryRecvError::Closed)
-            ),
-        };
+        let idle = tail.as_mut().is_none_or(turn_is_over);
         if idle {
             *tail = None;
         }
@@ -192,6 +231,54 @@ impl PersistentShell {
     pub fn history_entries(&self) -> Vec<HistoryEntry> {
         self.inner.history.entries()
     }
+}
+
+/// A run handed to the session's thread by [`PersistentShell::start_now`], which holds the
+/// session until it ends. The run goes on if this is dropped unpolled (only when the host tears
+/// down): the session's thread finishes it, and the next run queues behind it there.
+struct Started {
+    slot: tokio::sync::OwnedMutexGuard<Option<SessionThread>>,
+    answer: Pin<Box<dyn Future<Output = Result<RunOutcome, ShellError>> + Send>>,
+    finished: watch::Sender<bool>,
+}
+
+impl Started {
+    /// Waits for the run's end, then leaves the session as [`run_in`] does.
+    async fn finish(mut self, inner: &Inner) -> Result<RunResult, ShellError> {
+        let outcome = self.answer.await;
+        let outcome = conclude(&mut self.slot, outcome);
+        inner.leave_active(outcome.as_ref().ok().copied(), self.finished);
+        outcome
+    }
+}
+
+impl Inner {
+    /// Makes the run with `cancel` the one [`PersistentShell::abort`] stops; the returned sender
+    /// tells when it ended ([`leave_active`](Self::leave_active)).
+    fn enter_active(&self, cancel: &CancelToken) -> watch::Sender<bool> {
+        let (finished_tx, finished) = watch::channel(false);
+        *lock(&self.active) = Some(ActiveRun {
+            cancel: cancel.clone(),
+            finished,
+        });
+        finished_tx
+    }
+
+    /// Records how the active run ended and says it has.
+    fn leave_active(&self, result: Option<RunResult>, finished: watch::Sender<bool>) {
+        self.history.finish(result);
+        *lock(&self.active) = None;
+        let _ = finished.send(true);
+    }
+}
+
+/// Whether the run that owns this end of the queue has finished (its sender was dropped); a
+/// receiver that has seen its end may not be awaited again.
+fn turn_is_over(previous: &mut oneshot::Receiver<()>) -> bool {
+    matches!(
+        previous.try_recv(),
+        Err(oneshot::error::TryRecvError::Closed)
+    )
 }
 
 /// The handlers that record a run in `history` — its start, then each chunk before it goes on to
@@ -241,6 +328,15 @@ async fn run_in(
         },
     };
     let outcome = session.run(request, on_start, on_chunk).await;
+    conclude(slot, outcome)
+}
+
+/// The result of a run in the session held by `slot`, which is dropped when the run ended in a
+/// way that does not keep a session.
+fn conclude(
+    slot: &mut Option<SessionThread>,
+    outcome: Result<RunOutcome, ShellError>,
+) -> Result<RunResult, ShellError> {
     if !keeps_session(&outcome) {
         *slot = None;
     }

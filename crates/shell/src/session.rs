@@ -374,8 +374,10 @@ impl Session {
     /// it qualifies by its text and shape, it has no `cwd` (entering one is a filesystem call,
     /// which can hang on a stalled mount), the session runs commands alone
     /// ([`runs_commands_alone`](Self::runs_commands_alone)), `set -u` (which can end the session)
-    /// is off, and no alias or function shadows its builtins. The calling thread must have
-    /// [`limits::INLINE_STACK_NEEDED`] of stack left.
+    /// is off, no alias or function shadows its builtins, and no word of it can glob unless
+    /// noglob (`set -f`) is on — pathname expansion reads directories, which can hang on a
+    /// stalled mount as a `cwd` can, and no builtin of the allow-list turns noglob off. The
+    /// calling thread must have [`limits::INLINE_STACK_NEEDED`] of stack left.
     pub fn inline_program(&mut self, request: &RunRequest) -> Option<InlineProgram> {
         if !inline::qualifies_by_text(&request.command)
             || !self.runs_commands_alone()
@@ -389,6 +391,9 @@ impl Session {
         let parsed = self.parses.get(&request.command, &parser_options).ok()?;
         let names = parsed.inline_builtins.as_ref()?;
         let shell = &self.shell;
+        if parsed.may_glob && !shell.options().disable_filename_globbing {
+            return None;
+        }
         let shadowed = |name: &String| {
             is_alias_or_function(shell, name)
                 || shell.builtins().get(name).is_none_or(|b| b.disabled)

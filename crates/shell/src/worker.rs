@@ -23,6 +23,7 @@
 //! [`limits`]: crate::limits
 //! [`nesting`]: crate::nesting
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -126,6 +127,18 @@ impl SessionThread {
         on_start: Option<StartHandler>,
         on_chunk: ChunkHandler,
     ) -> Result<RunOutcome, ShellError> {
+        self.send(request, on_start, on_chunk)?.await
+    }
+
+    /// Queues one command for the session's thread at once, from any thread (no runtime needed);
+    /// the returned answer is [`run`](Self::run)'s.
+    pub fn send(
+        &self,
+        request: RunRequest,
+        on_start: Option<StartHandler>,
+        on_chunk: ChunkHandler,
+    ) -> Result<impl Future<Output = Result<RunOutcome, ShellError>> + Send + use<>, ShellError>
+    {
         let (reply, answer) = oneshot::channel();
         self.jobs
             .send(Job {
@@ -135,9 +148,17 @@ impl SessionThread {
                 reply,
             })
             .map_err(|_| ShellError::Execution("the session has ended".into()))?;
-        answer
-            .await
-            .map_err(|_| ShellError::Execution("the session ended during the run".into()))?
+        Ok(async move {
+            answer
+                .await
+                .map_err(|_| ShellError::Execution("the session ended during the run".into()))?
+        })
+    }
+
+    /// The session's runtime, for a run's timer armed off it ([`CancelToken::cancel_after`]
+    /// needs one).
+    pub fn runtime(&self) -> &Handle {
+        &self.runtime
     }
 
     /// Runs `request` on the calling thread when the session is idle and the command qualifies
@@ -219,17 +240,17 @@ fn serve(
             // brush's jobs hold Tokio handles: drop them inside the runtime.
             let _context = runtime.enter();
             drop(session);
-            last_run.map(|(reply, outcome)| Answer::Run(reply, outcome))
+            last_run.map(|(reply, outcome)| Ending::Run(reply, outcome))
         }
-        Err(stopped) => ready.take().map(|ready| Answer::Start(ready, stopped)),
+        Err(stopped) => ready.take().map(|ready| Ending::Start(ready, stopped)),
     };
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     terminate_runs(&stopped.take());
     match answer {
-        Some(Answer::Run(reply, outcome)) => {
+        Some(Ending::Run(reply, outcome)) => {
             let _ = reply.send(outcome);
         }
-        Some(Answer::Start(ready, stopped)) => {
+        Some(Ending::Start(ready, stopped)) => {
             let _ = ready.send(Err(stopped));
         }
         None => {}
@@ -237,7 +258,7 @@ fn serve(
     let _ = closed.send(());
 }
 
-enum Answer {
+enum Ending {
     Start(
         oneshot::Sender<Result<Handle, CreateStopped>>,
         CreateStopped,

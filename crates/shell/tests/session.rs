@@ -242,7 +242,9 @@ async fn a_thread_driving_a_runtime_is_declined_and_the_session_left_as_it_was()
     assert!(shell.try_run_inline(request, Box::new(|_| {})).is_err());
     assert_eq!(run(&shell, "echo $x").await.1, "1\n");
     assert_eq!(
-        run_inline(&shell, "echo $x").map(|(_, out)| out).as_deref(),
+        run_inline(&shell, "echo \"$x\"")
+            .map(|(_, out)| out)
+            .as_deref(),
         Some("1\n")
     );
 }
@@ -258,7 +260,7 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
     let queued = PersistentShell::new(SessionOptions::default());
     for command in [
         "export INLINE_X=1 && echo \"$INLINE_X\"; INLINE=1; false",
-        "declare -p INLINE_Y; echo $? $INLINE",
+        "declare -p INLINE_Y; echo $? \"$INLINE\"",
     ] {
         let (result, text) = run_inline(&shell, command).expect("in place");
         let (want, want_text) = run(&queued, command).await;
@@ -284,6 +286,9 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
         "pwd",
         "test -d /",
         "[ -d / ]",
+        // Words that could glob once expanded: pathname expansion reads the directory.
+        "echo $INLINE_X",
+        "echo a[b]",
     ] {
         assert!(run_inline(&shell, queued).is_none(), "{queued}");
     }
@@ -314,7 +319,10 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
                 "export INLINE_X=1 && echo \"$INLINE_X\"; INLINE=1; false".to_string(),
                 Some(1)
             ),
-            ("declare -p INLINE_Y; echo $? $INLINE".to_string(), Some(0)),
+            (
+                "declare -p INLINE_Y; echo $? \"$INLINE\"".to_string(),
+                Some(0)
+            ),
             ("unset INLINE; echo \"[$INLINE]\"".to_string(), Some(0)),
         ]
     );
