@@ -228,19 +228,48 @@ macro_rules! forward {
     };
 }
 
-/// Whether the `Handler` method `name` erases, inserts or deletes cells in part of the cursor's
-/// row, and so can cut a wide character from its spacer.
-const fn cuts_cursor_row(name: &str) -> bool {
-    const CUTTING: [&str; 5] = [
-        "clear_line",
-        "clear_screen",
-        "erase_chars",
-        "delete_chars",
-        "insert_blank",
-    ];
+/// The `Handler` methods that erase, insert or delete cells in part of the cursor's row, and so
+/// can cut a wide character from its spacer.
+const CUTTING: [&str; 5] = [
+    "clear_line",
+    "clear_screen",
+    "erase_chars",
+    "delete_chars",
+    "insert_blank",
+];
+
+/// The names of the methods a list of `handler_calls` gives.
+macro_rules! method_names {
+    ($(fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*);)*) => {
+        &[$(stringify!($name)),*]
+    };
+}
+
+// Each name in `CUTTING` must be a method the wrappers forward: the match is by name, so a name
+// the trait renamed or dropped would otherwise silently stop the mending. It fails the build.
+const _: () = {
+    const DRAWING: &[&str] = drawing_calls!(method_names);
+    const OTHER: &[&str] = other_calls!(method_names);
     let mut i = 0;
     while i < CUTTING.len() {
-        if same_bytes(name.as_bytes(), CUTTING[i].as_bytes()) {
+        assert!(
+            listed(CUTTING[i], DRAWING) || listed(CUTTING[i], OTHER),
+            "a cutting method is not a forwarded Handler method"
+        );
+        i += 1;
+    }
+};
+
+/// Whether the `Handler` method `name` is one of [`CUTTING`].
+const fn cuts_cursor_row(name: &str) -> bool {
+    listed(name, &CUTTING)
+}
+
+/// Whether `name` is in `names`, in a const context.
+const fn listed(name: &str, names: &[&str]) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        if same_bytes(name.as_bytes(), names[i].as_bytes()) {
             return true;
         }
         i += 1;
