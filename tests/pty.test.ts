@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { getEventListeners } from 'node:events'
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -257,6 +258,33 @@ describe('PtySession cancellation', () => {
     expect(await done).toEqual({ cancelled: true, timedOut: false })
     expect(out.text).toBe('before\r\n')
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+  })
+
+  it('a worker torn down while its run streams output leaves the host running and the program gone', async () => {
+    // Calls are still queued to the worker's callback when its environment goes away: they must be
+    // dropped, not delivered into a dead environment (which would crash the host).
+    const worker = `
+      const { parentPort } = require('node:worker_threads')
+      const { PtySession } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+      let text = ''
+      let told = false
+      new PtySession().start({ command: 'echo "pid $$"; exec yes' }, (chunk) => {
+        if (told) return
+        text += chunk
+        const pid = /^pid (\\d+)\\r\\ny\\r\\n/.exec(text)
+        if (pid) { told = true; parentPort.postMessage(Number(pid[1])) }
+      })`
+    const host = `
+      const { Worker } = require('node:worker_threads')
+      const worker = new Worker(${JSON.stringify(worker)}, { eval: true })
+      worker.once('message', async (pid) => console.log('terminated', await worker.terminate(), pid))`
+    const child = spawnSync(process.execPath, ['-e', host], { encoding: 'utf8', timeout: 20_000 })
+    expect(child.error).toBeUndefined()
+    expect(child.stderr).toBe('')
+    expect(child.status).toBe(0)
+    const [, pid] = /^terminated 1 (\d+)\n$/.exec(child.stdout) ?? []
+    expect(pid).toBeDefined()
+    await waitUntil(() => !isRunning(Number(pid)), 5000, 'the program to be gone')
   })
 })
 
