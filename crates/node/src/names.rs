@@ -1,21 +1,46 @@
-//! [`Names`]: the property names of a run's result, made once per Node environment and kept as
-//! JS strings.
+//! [`Names`]: the property names of a run's options and result, made once per Node environment
+//! and kept as JS strings.
 //!
-//! Defining a property by a Rust name (a `#[napi(object)]`'s fields) makes V8 create the string
-//! and intern it on every object, which cost more than the object itself. These are made once,
-//! held by a reference to an array in the environment's instance data (napi-rs's typed
-//! `set_instance_data`), and interned by V8 the first time they are used as keys.
-//!
-//! Reading them back costs a `napi_get_element` each, which is about what naming a property
-//! costs when *reading* it (`napi_get_named_property`): the options objects are read by name.
+//! Naming a property by a Rust string, to read it (`napi_get_named_property`) or to define it (a
+//! `#[napi(object)]`'s fields), makes V8 decode the name and look it up in its table of interned
+//! strings on every call; for a builtin's run, over in microseconds, that was a tenth of its
+//! time. These are made once, held by a reference to an array in the environment's instance
+//! data (napi-rs's typed `set_instance_data`), interned by V8 the first time they are used as
+//! keys, and read back by index.
 
 use std::ptr;
 
 use napi::bindgen_prelude::{Env, Result};
 use napi::{check_status, sys};
 
-/// The names kept, in the order of their index in the array.
-const NAMES: [&str; 4] = ["cancelled", "timedOut", "exitCode", "minimized"];
+/// The names kept; a [`Name`] is an index into it.
+const NAMES: [&str; 9] = [
+    "cancelled",
+    "timedOut",
+    "exitCode",
+    "minimized",
+    "command",
+    "cwd",
+    "env",
+    "timeoutMs",
+    "signal",
+];
+
+/// One of the kept names.
+#[derive(Clone, Copy)]
+pub struct Name(usize);
+
+impl Name {
+    pub const CANCELLED: Name = Name(0);
+    pub const TIMED_OUT: Name = Name(1);
+    pub const EXIT_CODE: Name = Name(2);
+    pub const MINIMIZED: Name = Name(3);
+
+    /// The kept name spelled `text`, if it is one (options are read by their field's name).
+    pub fn find(text: &str) -> Option<Name> {
+        NAMES.iter().position(|name| *name == text).map(Name)
+    }
+}
 
 /// The kept names, readable in the current call (their array is a value of its handle scope).
 #[derive(Clone, Copy)]
@@ -24,8 +49,9 @@ pub struct Names {
     array: sys::napi_value,
 }
 
-/// What the instance data holds: the reference to the array of names. The reference is not
-/// deleted when the environment ends: the environment frees its references itself then.
+/// What the instance data holds: the reference to the array of names. (A reference to a string
+/// needs Node-API 10; an array can be referenced everywhere.) The reference is not deleted when
+/// the environment ends: the environment frees its references itself then.
 struct Kept(sys::napi_ref);
 
 impl Names {
@@ -42,17 +68,15 @@ impl Names {
         Ok(Self { env, array })
     }
 
-    /// The JS string for `name`, when it is one of those kept.
-    pub fn get(&self, name: &str) -> Result<Option<sys::napi_value>> {
-        let Some(index) = NAMES.iter().position(|kept| *kept == name) else {
-            return Ok(None);
-        };
+    /// The JS string for `name`.
+    pub fn get(&self, name: Name) -> Result<sys::napi_value> {
         let mut key = ptr::null_mut();
-        // SAFETY: `array` is a live array of this call's environment; `index` is within it.
+        // SAFETY: `array` is a live array of this call's environment; a `Name` is an index
+        // within it.
         check_status!(unsafe {
-            sys::napi_get_element(self.env, self.array, index as u32, &mut key)
+            sys::napi_get_element(self.env, self.array, name.0 as u32, &mut key)
         })?;
-        Ok(Some(key))
+        Ok(key)
     }
 }
 

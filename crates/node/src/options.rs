@@ -14,11 +14,15 @@
 //! - **Other numbers** are finite (a `RangeError` otherwise); integers with a fixed range (`pid`,
 //!   a signal number) are a `RangeError` outside it.
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::ptr;
 use std::time::Duration;
 
 use napi::bindgen_prelude::{Env, FromNapiValue, JsObjectValue, JsValue, Object, Result, Unknown};
-use napi::{Error, ValueType};
+use napi::{Error, ValueType, check_status, sys};
+
+use crate::names::{Name, Names};
 
 pub use crate::error::{range_error, type_error};
 
@@ -100,6 +104,8 @@ pub struct OptionReader<'a, 'env> {
     env: &'a Env,
     object: Option<Object<'env>>,
     name: &'static str,
+    /// The environment's kept [`Names`], fetched by the first field read that is one of them.
+    names: Cell<Option<Names>>,
 }
 
 impl<'a, 'env> OptionReader<'a, 'env> {
@@ -121,18 +127,48 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             _ if optional => None,
             _ => return Err(type_error(env, format!("{name} must be an object"))),
         };
-        Ok(Self { env, object, name })
+        Ok(Self {
+            env,
+            object,
+            name,
+            names: Cell::new(None),
+        })
     }
 
     fn field(&self, field: &str) -> Result<Option<Unknown<'env>>> {
         let Some(object) = &self.object else {
             return Ok(None);
         };
-        let value: Unknown = object.get_named_property(field)?;
+        let value: Unknown = match Name::find(field) {
+            Some(name) => self.kept_field(object, name)?,
+            None => object.get_named_property(field)?,
+        };
         Ok(match value.get_type()? {
             ValueType::Undefined | ValueType::Null => None,
             _ => Some(value),
         })
+    }
+
+    /// The field named by a kept name: a run's options are read on every run, and naming a field
+    /// anew (a C string, then a V8 string looked up among the interned ones) cost more than
+    /// reading it.
+    fn kept_field(&self, object: &Object<'env>, name: Name) -> Result<Unknown<'env>> {
+        let names = match self.names.get() {
+            Some(names) => names,
+            None => {
+                let names = Names::of(self.env)?;
+                self.names.set(Some(names));
+                names
+            }
+        };
+        let key = names.get(name)?;
+        let mut value = ptr::null_mut();
+        // SAFETY: a Node-API call in the live environment; `object` and `key` are values of it.
+        check_status!(unsafe {
+            sys::napi_get_property(self.env.raw(), object.raw(), key, &mut value)
+        })?;
+        // SAFETY: `value` was just returned by the environment.
+        Ok(unsafe { Unknown::from_raw_unchecked(self.env.raw(), value) })
     }
 
     fn wrong_type(&self, field: &str, expected: &str) -> Error {
@@ -237,6 +273,7 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             env: self.env,
             object: self.object(field, "an object")?,
             name,
+            names: Cell::new(self.names.get()),
         })
     }
 

@@ -22,7 +22,7 @@ use shellwright_shell::{
 use crate::abort::AbortWatch;
 use crate::delivery::{ChunkSink, callback_arg, js_string};
 use crate::error::{JsFailure, Settlement};
-use crate::names::Names;
+use crate::names::{Name, Names};
 use crate::options::OptionReader;
 use crate::settle::{CallScope, DonePromises, Unsettled, spawn_settled};
 
@@ -58,25 +58,28 @@ impl ToNapiValue for ShellResult {
         let names = Names::of(&Env::from_raw(raw_env))?;
         let mut fields = [field(ptr::null_mut(), ptr::null_mut()); 4];
         let mut count = 0;
-        let mut add = |name: &str, value: sys::napi_value| -> Result<()> {
-            let key = names.get(name)?.ok_or_else(|| {
-                napi::Error::from_reason(format!("the property name {name} is not kept"))
-            })?;
-            fields[count] = field(key, value);
+        let mut add = |name: Name, value: sys::napi_value| -> Result<()> {
+            fields[count] = field(names.get(name)?, value);
             count += 1;
             Ok(())
         };
         // SAFETY (both blocks): Node-API calls and conversions in the live environment of this
         // call; the descriptors' names and values are values of it.
         unsafe {
-            add("cancelled", bool::to_napi_value(raw_env, value.cancelled)?)?;
-            add("timedOut", bool::to_napi_value(raw_env, value.timed_out)?)?;
+            add(
+                Name::CANCELLED,
+                bool::to_napi_value(raw_env, value.cancelled)?,
+            )?;
+            add(
+                Name::TIMED_OUT,
+                bool::to_napi_value(raw_env, value.timed_out)?,
+            )?;
             if let Some(code) = value.exit_code {
-                add("exitCode", i32::to_napi_value(raw_env, code)?)?;
+                add(Name::EXIT_CODE, i32::to_napi_value(raw_env, code)?)?;
             }
             if let Some(minimized) = value.minimized {
                 add(
-                    "minimized",
+                    Name::MINIMIZED,
                     MinimizedOutput::to_napi_value(raw_env, minimized)?,
                 )?;
             }
