@@ -26,6 +26,10 @@ const NAMES: [&str; 9] = [
     "signal",
 ];
 
+/// The source of [`Names::result_of_three`]'s function.
+const RESULT_OF_THREE: &str =
+    "(cancelled, timedOut, exitCode) => ({ cancelled, timedOut, exitCode })";
+
 /// One of the kept names.
 #[derive(Clone, Copy)]
 pub struct Name(usize);
@@ -68,24 +72,36 @@ impl Names {
         Ok(Self { env, array })
     }
 
+    /// `(cancelled, timedOut, exitCode) => ({ cancelled, timedOut, exitCode })`, kept after the
+    /// names: an object literal gets its final shape at once, where defining the three
+    /// properties from here walks V8's shape transitions one by one, which cost more than the
+    /// call.
+    pub fn result_of_three(&self) -> Result<sys::napi_value> {
+        self.element(NAMES.len())
+    }
+
     /// The JS string for `name`.
     pub fn get(&self, name: Name) -> Result<sys::napi_value> {
+        self.element(name.0)
+    }
+
+    fn element(&self, index: usize) -> Result<sys::napi_value> {
         let mut key = ptr::null_mut();
-        // SAFETY: `array` is a live array of this call's environment; a `Name` is an index
-        // within it.
+        // SAFETY: `array` is a live array of this call's environment; `index` is within it.
         check_status!(unsafe {
-            sys::napi_get_element(self.env, self.array, name.0 as u32, &mut key)
+            sys::napi_get_element(self.env, self.array, index as u32, &mut key)
         })?;
         Ok(key)
     }
 }
 
-/// Makes the array of names and keeps a reference to it in the environment's instance data.
+/// Makes the array of names (and the function after them) and keeps a reference to it in the
+/// environment's instance data.
 fn keep(env: &Env) -> Result<sys::napi_ref> {
     let raw = env.raw();
     let mut array = ptr::null_mut();
     // SAFETY (all calls below): Node-API calls on the live environment with valid pointers.
-    check_status!(unsafe { sys::napi_create_array_with_length(raw, NAMES.len(), &mut array) })?;
+    check_status!(unsafe { sys::napi_create_array_with_length(raw, NAMES.len() + 1, &mut array) })?;
     for (index, name) in NAMES.iter().enumerate() {
         let mut key = ptr::null_mut();
         check_status!(unsafe {
@@ -93,6 +109,19 @@ fn keep(env: &Env) -> Result<sys::napi_ref> {
         })?;
         check_status!(unsafe { sys::napi_set_element(raw, array, index as u32, key) })?;
     }
+    let source = RESULT_OF_THREE;
+    let mut script = ptr::null_mut();
+    let mut function = ptr::null_mut();
+    check_status!(unsafe {
+        sys::napi_create_string_latin1(
+            raw,
+            source.as_ptr().cast(),
+            source.len() as isize,
+            &mut script,
+        )
+    })?;
+    check_status!(unsafe { sys::napi_run_script(raw, script, &mut function) })?;
+    check_status!(unsafe { sys::napi_set_element(raw, array, NAMES.len() as u32, function) })?;
     let mut kept = ptr::null_mut();
     check_status!(unsafe { sys::napi_create_reference(raw, array, 1, &mut kept) })?;
     env.set_instance_data(Kept(kept), (), |_| {})?;

@@ -52,10 +52,33 @@ impl ShellResult {
 
 /// A plain object, `{ cancelled, timedOut, exitCode?, minimized? }` in that order (as napi-rs
 /// would lay it out), named with the environment's kept [`Names`]: a builtin's run is over in
-/// microseconds, and naming four properties anew cost a tenth of it.
+/// microseconds, and naming four properties anew cost a tenth of it. The common shape, the three
+/// first, is made by the kept function [`Names::result_of_three`].
 impl ToNapiValue for ShellResult {
     unsafe fn to_napi_value(raw_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
         let names = Names::of(&Env::from_raw(raw_env))?;
+        if let (Some(code), None) = (value.exit_code, &value.minimized) {
+            // SAFETY: Node-API calls and conversions in the live environment of this call.
+            return unsafe {
+                let args = [
+                    bool::to_napi_value(raw_env, value.cancelled)?,
+                    bool::to_napi_value(raw_env, value.timed_out)?,
+                    i32::to_napi_value(raw_env, code)?,
+                ];
+                let mut undefined = ptr::null_mut();
+                let mut object = ptr::null_mut();
+                check_status!(sys::napi_get_undefined(raw_env, &mut undefined))?;
+                check_status!(sys::napi_call_function(
+                    raw_env,
+                    undefined,
+                    names.result_of_three()?,
+                    args.len(),
+                    args.as_ptr(),
+                    &mut object
+                ))?;
+                Ok(object)
+            };
+        }
         let mut fields = [field(ptr::null_mut(), ptr::null_mut()); 4];
         let mut count = 0;
         let mut add = |name: Name, value: sys::napi_value| -> Result<()> {
