@@ -1,5 +1,5 @@
 //! [`Names`]: the property names of a run's options and result, made once per Node environment
-//! and kept as JS strings.
+//! and kept as JS strings, with two small JS functions that read and make those objects.
 //!
 //! Naming a property by a Rust string, to read it (`napi_get_named_property`) or to define it (a
 //! `#[napi(object)]`'s fields), makes V8 decode the name and look it up in its table of interned
@@ -30,6 +30,20 @@ const NAMES: [&str; 9] = [
 const RESULT_OF_THREE: &str =
     "(cancelled, timedOut, exitCode) => ({ cancelled, timedOut, exitCode })";
 
+/// The source of [`Names::run_options`]'s function: `Shell.run`'s fields, read in the order the
+/// readers read them, each once. The common case, a string `command` alone, comes back as that
+/// string; anything else as the array of the five (only `command` when it is no string: its
+/// reader throws before reading on).
+const RUN_OPTIONS: &str = "(o) => { const c = o.command; if (typeof c !== 'string') return [c]; \
+     const w = o.cwd, e = o.env, t = o.timeoutMs, s = o.signal; \
+     return w == null && e == null && t == null && s == null ? c : [c, w, e, t, s] }";
+
+/// The functions kept after the names.
+const FUNCTIONS: [&str; 2] = [RESULT_OF_THREE, RUN_OPTIONS];
+
+/// The fields [`RUN_OPTIONS`] reads, in the order of its array.
+const RUN_OPTION_NAMES: [Name; 5] = [Name(4), Name(5), Name(6), Name(7), Name(8)];
+
 /// One of the kept names.
 #[derive(Clone, Copy)]
 pub struct Name(usize);
@@ -43,6 +57,11 @@ impl Name {
     /// The kept name spelled `text`, if it is one (options are read by their field's name).
     pub fn find(text: &str) -> Option<Name> {
         NAMES.iter().position(|name| *name == text).map(Name)
+    }
+
+    /// Where this name's value is in the array of [`RUN_OPTIONS`], if it reads it.
+    pub fn run_option_index(self) -> Option<usize> {
+        RUN_OPTION_NAMES.iter().position(|name| name.0 == self.0)
     }
 }
 
@@ -80,6 +99,11 @@ impl Names {
         self.element(NAMES.len())
     }
 
+    /// The function that reads `Shell.run`'s options in one call (see [`RUN_OPTIONS`]).
+    pub fn run_options(&self) -> Result<sys::napi_value> {
+        self.element(NAMES.len() + 1)
+    }
+
     /// The JS string for `name`.
     pub fn get(&self, name: Name) -> Result<sys::napi_value> {
         self.element(name.0)
@@ -95,35 +119,36 @@ impl Names {
     }
 }
 
-/// Makes the array of names (and the function after them) and keeps a reference to it in the
+/// Makes the array of names (and the functions after them) and keeps a reference to it in the
 /// environment's instance data.
 fn keep(env: &Env) -> Result<sys::napi_ref> {
     let raw = env.raw();
     let mut array = ptr::null_mut();
+    let length = NAMES.len() + FUNCTIONS.len();
     // SAFETY (all calls below): Node-API calls on the live environment with valid pointers.
-    check_status!(unsafe { sys::napi_create_array_with_length(raw, NAMES.len() + 1, &mut array) })?;
+    check_status!(unsafe { sys::napi_create_array_with_length(raw, length, &mut array) })?;
     for (index, name) in NAMES.iter().enumerate() {
-        let mut key = ptr::null_mut();
-        check_status!(unsafe {
-            sys::napi_create_string_latin1(raw, name.as_ptr().cast(), name.len() as isize, &mut key)
-        })?;
+        let key = latin1(raw, name)?;
         check_status!(unsafe { sys::napi_set_element(raw, array, index as u32, key) })?;
     }
-    let source = RESULT_OF_THREE;
-    let mut script = ptr::null_mut();
-    let mut function = ptr::null_mut();
-    check_status!(unsafe {
-        sys::napi_create_string_latin1(
-            raw,
-            source.as_ptr().cast(),
-            source.len() as isize,
-            &mut script,
-        )
-    })?;
-    check_status!(unsafe { sys::napi_run_script(raw, script, &mut function) })?;
-    check_status!(unsafe { sys::napi_set_element(raw, array, NAMES.len() as u32, function) })?;
+    for (index, source) in FUNCTIONS.iter().enumerate() {
+        let mut function = ptr::null_mut();
+        check_status!(unsafe { sys::napi_run_script(raw, latin1(raw, source)?, &mut function) })?;
+        let index = (NAMES.len() + index) as u32;
+        check_status!(unsafe { sys::napi_set_element(raw, array, index, function) })?;
+    }
     let mut kept = ptr::null_mut();
     check_status!(unsafe { sys::napi_create_reference(raw, array, 1, &mut kept) })?;
     env.set_instance_data(Kept(kept), (), |_| {})?;
     Ok(kept)
+}
+
+/// `text` (ASCII) as a JS string.
+fn latin1(raw: sys::napi_env, text: &str) -> Result<sys::napi_value> {
+    let mut string = ptr::null_mut();
+    // SAFETY: a Node-API call on the live environment with a valid buffer and out-pointer.
+    check_status!(unsafe {
+        sys::napi_create_string_latin1(raw, text.as_ptr().cast(), text.len() as isize, &mut string)
+    })?;
+    Ok(string)
 }

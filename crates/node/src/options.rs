@@ -106,6 +106,8 @@ pub struct OptionReader<'a, 'env> {
     name: &'static str,
     /// The environment's kept [`Names`], fetched by the first field read that is one of them.
     names: Cell<Option<Names>>,
+    /// `Shell.run`'s fields, once [`read_run_options`](Self::read_run_options) read them.
+    prefetched: Option<[sys::napi_value; 5]>,
 }
 
 impl<'a, 'env> OptionReader<'a, 'env> {
@@ -132,6 +134,7 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             object,
             name,
             names: Cell::new(None),
+            prefetched: None,
         })
     }
 
@@ -140,7 +143,13 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             return Ok(None);
         };
         let value: Unknown = match Name::find(field) {
-            Some(name) => self.kept_field(object, name)?,
+            Some(name) => match (&self.prefetched, name.run_option_index()) {
+                // SAFETY: a value of this call's environment, read by `read_run_options`.
+                (Some(values), Some(index)) => unsafe {
+                    Unknown::from_raw_unchecked(self.env.raw(), values[index])
+                },
+                _ => self.kept_field(object, name)?,
+            },
             None => object.get_named_property(field)?,
         };
         Ok(match value.get_type()? {
@@ -153,15 +162,7 @@ impl<'a, 'env> OptionReader<'a, 'env> {
     /// anew (a C string, then a V8 string looked up among the interned ones) cost more than
     /// reading it.
     fn kept_field(&self, object: &Object<'env>, name: Name) -> Result<Unknown<'env>> {
-        let names = match self.names.get() {
-            Some(names) => names,
-            None => {
-                let names = Names::of(self.env)?;
-                self.names.set(Some(names));
-                names
-            }
-        };
-        let key = names.get(name)?;
+        let key = self.names()?.get(name)?;
         let mut value = ptr::null_mut();
         // SAFETY: a Node-API call in the live environment; `object` and `key` are values of it.
         check_status!(unsafe {
@@ -169,6 +170,53 @@ impl<'a, 'env> OptionReader<'a, 'env> {
         })?;
         // SAFETY: `value` was just returned by the environment.
         Ok(unsafe { Unknown::from_raw_unchecked(self.env.raw(), value) })
+    }
+
+    fn names(&self) -> Result<Names> {
+        if let Some(names) = self.names.get() {
+            return Ok(names);
+        }
+        let names = Names::of(self.env)?;
+        self.names.set(Some(names));
+        Ok(names)
+    }
+
+    /// Reads `Shell.run`'s fields (`command`, `cwd`, `env`, `timeoutMs`, `signal`) in one call of
+    /// a kept JS function, which reads each once, in the order the readers would; the readers
+    /// then take them from here. A run reads its options on every call, and each field read from
+    /// here cost about what a builtin's run costs in JS property reads.
+    pub fn read_run_options(&mut self) -> Result<()> {
+        let Some(object) = &self.object else {
+            return Ok(());
+        };
+        let reader = self.names()?.run_options()?;
+        let raw = self.env.raw();
+        let mut undefined = ptr::null_mut();
+        let mut read = ptr::null_mut();
+        // SAFETY (all blocks): Node-API calls in the live environment; the values are its own.
+        unsafe {
+            check_status!(sys::napi_get_undefined(raw, &mut undefined))?;
+            check_status!(sys::napi_call_function(
+                raw,
+                undefined,
+                reader,
+                1,
+                &object.raw(),
+                &mut read
+            ))?;
+        }
+        let mut values = [undefined; 5];
+        if unsafe { Unknown::from_raw_unchecked(raw, read) }.get_type()? == ValueType::String {
+            values[0] = read;
+        } else {
+            let mut length = 0;
+            check_status!(unsafe { sys::napi_get_array_length(raw, read, &mut length) })?;
+            for (index, value) in values.iter_mut().enumerate().take(length as usize) {
+                check_status!(unsafe { sys::napi_get_element(raw, read, index as u32, value) })?;
+            }
+        }
+        self.prefetched = Some(values);
+        Ok(())
     }
 
     fn wrong_type(&self, field: &str, expected: &str) -> Error {
@@ -274,6 +322,7 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             object: self.object(field, "an object")?,
             name,
             names: Cell::new(self.names.get()),
+            prefetched: None,
         })
     }
 

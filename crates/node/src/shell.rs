@@ -317,7 +317,8 @@ impl Shell {
         options: Unknown<'env>,
         on_chunk: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Settlement<ShellResult>>> {
-        let reader = OptionReader::new(env, Some(options), "options", false)?;
+        let mut reader = OptionReader::new(env, Some(options), "options", false)?;
+        reader.read_run_options()?;
         let args = RunArgs::read(env, &reader, on_chunk, self.minimizer.clone())?;
         let args = match self.run_in_place(env, args)? {
             InPlace::Done(promise) => return Ok(promise),
