@@ -183,28 +183,19 @@ impl<'a, 'env> OptionReader<'a, 'env> {
 
     /// Reads `Shell.run`'s fields (`command`, `cwd`, `env`, `timeoutMs`, `signal`) in one call of
     /// a kept JS function, which reads each once, in the order the readers would; the readers
-    /// then take them from here. A run reads its options on every call, and each field read from
-    /// here cost about what a builtin's run costs in JS property reads.
+    /// then take them from here. A run reads its options on every call: five reads from native
+    /// code, each a lookup by V8's runtime, cost more than one call of a JS function whose own
+    /// reads are cached.
     pub fn read_run_options(&mut self) -> Result<()> {
         let Some(object) = &self.object else {
             return Ok(());
         };
         let reader = self.names()?.run_options()?;
         let raw = self.env.raw();
+        let read = crate::settle::call_plain(raw, reader, &[object.raw()])?;
         let mut undefined = ptr::null_mut();
-        let mut read = ptr::null_mut();
         // SAFETY (all blocks): Node-API calls in the live environment; the values are its own.
-        unsafe {
-            check_status!(sys::napi_get_undefined(raw, &mut undefined))?;
-            check_status!(sys::napi_call_function(
-                raw,
-                undefined,
-                reader,
-                1,
-                &object.raw(),
-                &mut read
-            ))?;
-        }
+        check_status!(unsafe { sys::napi_get_undefined(raw, &mut undefined) })?;
         let mut values = [undefined; 5];
         if unsafe { Unknown::from_raw_unchecked(raw, read) }.get_type()? == ValueType::String {
             values[0] = read;

@@ -165,7 +165,7 @@ impl<V: ToNapiValue> Delivery<V> {
         }));
         drop(callback);
         let settlement = match delivered {
-            Ok(Ok(Some(thrown))) => return call(env, reject, thrown),
+            Ok(Ok(Some(thrown))) => return call_plain(env.raw(), reject, &[thrown]).map(drop),
             Ok(Ok(None)) => Settlement::from(outcome),
             Ok(Err(error)) => Settlement::Failed(JsFailure::panic(&format!(
                 "delivering the output failed: {error}"
@@ -175,26 +175,33 @@ impl<V: ToNapiValue> Delivery<V> {
         // SAFETY: the settlement converts in the live environment of this call. A failure is a
         // rejected promise, which the promise resolved with it follows.
         let value = unsafe { Settlement::to_napi_value(env.raw(), settlement)? };
-        call(env, resolve, value)
+        call_plain(env.raw(), resolve, &[value]).map(drop)
     }
 }
 
-/// Calls the settling function `settle` with `value`.
-fn call(env: &Env, settle: sys::napi_value, value: sys::napi_value) -> Result<()> {
+/// Calls the JS function `function` with `args` and `undefined` as `this`; returns what it
+/// returned. A throw is left pending, as an error of status `PendingException`.
+pub fn call_plain(
+    env: sys::napi_env,
+    function: sys::napi_value,
+    args: &[sys::napi_value],
+) -> Result<sys::napi_value> {
     let mut undefined = ptr::null_mut();
     let mut returned = ptr::null_mut();
-    // SAFETY: Node-API calls on the live environment; `settle` and `value` are values of it.
+    // SAFETY: Node-API calls on the live environment; the values are values of it (the caller's
+    // contract, as for every `sys::napi_value` in this crate).
     unsafe {
-        check_status!(sys::napi_get_undefined(env.raw(), &mut undefined))?;
+        check_status!(sys::napi_get_undefined(env, &mut undefined))?;
         check_status!(sys::napi_call_function(
-            env.raw(),
+            env,
             undefined,
-            settle,
-            1,
-            &value,
+            function,
+            args.len(),
+            args.as_ptr(),
             &mut returned
-        ))
+        ))?;
     }
+    Ok(returned)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

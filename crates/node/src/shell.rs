@@ -24,7 +24,7 @@ use crate::delivery::{ChunkSink, callback_arg, js_string};
 use crate::error::{JsFailure, Settlement};
 use crate::names::{Name, Names};
 use crate::options::OptionReader;
-use crate::settle::{CallScope, DonePromises, Unsettled, spawn_settled};
+use crate::settle::{CallScope, DonePromises, Unsettled, call_plain, spawn_settled};
 
 /// How a run ended.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -65,18 +65,7 @@ impl ToNapiValue for ShellResult {
                     bool::to_napi_value(raw_env, value.timed_out)?,
                     i32::to_napi_value(raw_env, code)?,
                 ];
-                let mut undefined = ptr::null_mut();
-                let mut object = ptr::null_mut();
-                check_status!(sys::napi_get_undefined(raw_env, &mut undefined))?;
-                check_status!(sys::napi_call_function(
-                    raw_env,
-                    undefined,
-                    names.result_of_three()?,
-                    args.len(),
-                    args.as_ptr(),
-                    &mut object
-                ))?;
-                Ok(object)
+                call_plain(raw_env, names.result_of_three()?, &args)
             };
         }
         let mut fields = [field(ptr::null_mut(), ptr::null_mut()); 4];
