@@ -335,4 +335,40 @@ describe('Shell.run in place', () => {
     expect(await shell.run({ command: 'echo after' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe('after\n')
   })
+
+  it('reads each run option once, in order, and stops at a command that is no string', async () => {
+    const shell = await warmShell()
+    const reads: string[] = []
+    const options = (fields: Record<string, unknown>) => {
+      const object = {}
+      for (const [name, value] of Object.entries(fields)) {
+        Object.defineProperty(object, name, {
+          enumerable: true,
+          get: () => {
+            reads.push(name)
+            return value
+          },
+        })
+      }
+      return object as { command: string }
+    }
+    const fields = { command: 'echo read', cwd: undefined, env: undefined, timeoutMs: undefined, signal: undefined }
+    const out = collector()
+    expect(await shell.run(options(fields), out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(out.text).toBe('read\n')
+    expect(reads).toEqual(['command', 'cwd', 'env', 'timeoutMs', 'signal'])
+
+    reads.length = 0
+    const queued = collector()
+    const withTimeout = { ...fields, command: 'echo queued', timeoutMs: 900 }
+    expect(await shell.run(options(withTimeout), queued.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(queued.text).toBe('queued\n')
+    expect(reads).toEqual(['command', 'cwd', 'env', 'timeoutMs', 'signal'])
+
+    reads.length = 0
+    expect(() => shell.run(options({ ...fields, command: 42 }))).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: 'options.command must be a string' }),
+    )
+    expect(reads).toEqual(['command'])
+  })
 })

@@ -1,21 +1,69 @@
-//! [`Names`]: the property names of a run's result, made once per Node environment and kept as
-//! JS strings.
+//! [`Names`]: the property names of a run's options and result, made once per Node environment
+//! and kept as JS strings, with two small JS functions that read and make those objects.
 //!
-//! Defining a property by a Rust name (a `#[napi(object)]`'s fields) makes V8 create the string
-//! and intern it on every object, which cost more than the object itself. These are made once,
-//! held by a reference to an array in the environment's instance data (napi-rs's typed
-//! `set_instance_data`), and interned by V8 the first time they are used as keys.
-//!
-//! Reading them back costs a `napi_get_element` each, which is about what naming a property
-//! costs when *reading* it (`napi_get_named_property`): the options objects are read by name.
+//! Naming a property by a Rust string, to read it (`napi_get_named_property`) or to define it (a
+//! `#[napi(object)]`'s fields), makes V8 decode the name and look it up in its table of interned
+//! strings on every call; for a builtin's run, over in microseconds, that was a tenth of its
+//! time. These are made once, held by a reference to an array in the environment's instance
+//! data (napi-rs's typed `set_instance_data`), interned by V8 the first time they are used as
+//! keys, and read back by index.
 
 use std::ptr;
 
 use napi::bindgen_prelude::{Env, Result};
 use napi::{check_status, sys};
 
-/// The names kept, in the order of their index in the array.
-const NAMES: [&str; 4] = ["cancelled", "timedOut", "exitCode", "minimized"];
+/// The names kept; a [`Name`] is an index into it.
+const NAMES: [&str; 9] = [
+    "cancelled",
+    "timedOut",
+    "exitCode",
+    "minimized",
+    "command",
+    "cwd",
+    "env",
+    "timeoutMs",
+    "signal",
+];
+
+/// The source of [`Names::result_of_three`]'s function.
+const RESULT_OF_THREE: &str =
+    "(cancelled, timedOut, exitCode) => ({ cancelled, timedOut, exitCode })";
+
+/// The source of [`Names::run_options`]'s function: `Shell.run`'s fields, read in the order the
+/// readers read them, each once. The common case, a string `command` alone, comes back as that
+/// string; anything else as the array of the five (only `command` when it is no string: its
+/// reader throws before reading on).
+const RUN_OPTIONS: &str = "(o) => { const c = o.command; if (typeof c !== 'string') return [c]; \
+     const w = o.cwd, e = o.env, t = o.timeoutMs, s = o.signal; \
+     return w == null && e == null && t == null && s == null ? c : [c, w, e, t, s] }";
+
+/// The functions kept after the names.
+const FUNCTIONS: [&str; 2] = [RESULT_OF_THREE, RUN_OPTIONS];
+
+/// The fields [`RUN_OPTIONS`] reads, in the order of its array.
+const RUN_OPTION_NAMES: [Name; 5] = [Name(4), Name(5), Name(6), Name(7), Name(8)];
+
+/// One of the kept names.
+#[derive(Clone, Copy)]
+pub struct Name(usize);
+
+impl Name {
+    pub const CANCELLED: Name = Name(0);
+    pub const TIMED_OUT: Name = Name(1);
+    pub const EXIT_CODE: Name = Name(2);
+    pub const MINIMIZED: Name = Name(3);
+
+    /// The kept name spelled `text`, if it is one (options are read by their field's name).
+    pub fn find(text: &str) -> Option<Name> {
+        NAMES.iter().position(|name| *name == text).map(Name)
+    }
+
+    /// Where this name's value is in the array of [`RUN_OPTIONS`], if it reads it.
+    pub fn run_option_index(self) -> Option<usize> {
+        RUN_OPTION_NAMES.iter().position(|name| name.0 == self.0)
+    }
+}
 
 /// The kept names, readable in the current call (their array is a value of its handle scope).
 #[derive(Clone, Copy)]
@@ -24,8 +72,9 @@ pub struct Names {
     array: sys::napi_value,
 }
 
-/// What the instance data holds: the reference to the array of names. The reference is not
-/// deleted when the environment ends: the environment frees its references itself then.
+/// What the instance data holds: the reference to the array of names. (A reference to a string
+/// needs Node-API 10; an array can be referenced everywhere.) The reference is not deleted when
+/// the environment ends: the environment frees its references itself then.
 struct Kept(sys::napi_ref);
 
 impl Names {
@@ -42,35 +91,64 @@ impl Names {
         Ok(Self { env, array })
     }
 
-    /// The JS string for `name`, when it is one of those kept.
-    pub fn get(&self, name: &str) -> Result<Option<sys::napi_value>> {
-        let Some(index) = NAMES.iter().position(|kept| *kept == name) else {
-            return Ok(None);
-        };
+    /// `(cancelled, timedOut, exitCode) => ({ cancelled, timedOut, exitCode })`, kept after the
+    /// names: an object literal gets its final shape at once, where defining the three
+    /// properties from here walks V8's shape transitions one by one, which cost more than the
+    /// call.
+    pub fn result_of_three(&self) -> Result<sys::napi_value> {
+        self.element(NAMES.len())
+    }
+
+    /// The function that reads `Shell.run`'s options in one call (see [`RUN_OPTIONS`]).
+    pub fn run_options(&self) -> Result<sys::napi_value> {
+        self.element(NAMES.len() + 1)
+    }
+
+    /// The JS string for `name`.
+    pub fn get(&self, name: Name) -> Result<sys::napi_value> {
+        self.element(name.0)
+    }
+
+    fn element(&self, index: usize) -> Result<sys::napi_value> {
         let mut key = ptr::null_mut();
         // SAFETY: `array` is a live array of this call's environment; `index` is within it.
         check_status!(unsafe {
             sys::napi_get_element(self.env, self.array, index as u32, &mut key)
         })?;
-        Ok(Some(key))
+        Ok(key)
     }
 }
 
-/// Makes the array of names and keeps a reference to it in the environment's instance data.
+/// Makes the array of names (and the functions after them) and keeps a reference to it in the
+/// environment's instance data.
 fn keep(env: &Env) -> Result<sys::napi_ref> {
     let raw = env.raw();
     let mut array = ptr::null_mut();
+    let length = NAMES.len() + FUNCTIONS.len();
     // SAFETY (all calls below): Node-API calls on the live environment with valid pointers.
-    check_status!(unsafe { sys::napi_create_array_with_length(raw, NAMES.len(), &mut array) })?;
+    check_status!(unsafe { sys::napi_create_array_with_length(raw, length, &mut array) })?;
     for (index, name) in NAMES.iter().enumerate() {
-        let mut key = ptr::null_mut();
-        check_status!(unsafe {
-            sys::napi_create_string_latin1(raw, name.as_ptr().cast(), name.len() as isize, &mut key)
-        })?;
+        let key = latin1(raw, name)?;
         check_status!(unsafe { sys::napi_set_element(raw, array, index as u32, key) })?;
+    }
+    for (index, source) in FUNCTIONS.iter().enumerate() {
+        let mut function = ptr::null_mut();
+        check_status!(unsafe { sys::napi_run_script(raw, latin1(raw, source)?, &mut function) })?;
+        let index = (NAMES.len() + index) as u32;
+        check_status!(unsafe { sys::napi_set_element(raw, array, index, function) })?;
     }
     let mut kept = ptr::null_mut();
     check_status!(unsafe { sys::napi_create_reference(raw, array, 1, &mut kept) })?;
     env.set_instance_data(Kept(kept), (), |_| {})?;
     Ok(kept)
+}
+
+/// `text` (ASCII) as a JS string.
+fn latin1(raw: sys::napi_env, text: &str) -> Result<sys::napi_value> {
+    let mut string = ptr::null_mut();
+    // SAFETY: a Node-API call on the live environment with a valid buffer and out-pointer.
+    check_status!(unsafe {
+        sys::napi_create_string_latin1(raw, text.as_ptr().cast(), text.len() as isize, &mut string)
+    })?;
+    Ok(string)
 }

@@ -14,11 +14,15 @@
 //! - **Other numbers** are finite (a `RangeError` otherwise); integers with a fixed range (`pid`,
 //!   a signal number) are a `RangeError` outside it.
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::ptr;
 use std::time::Duration;
 
 use napi::bindgen_prelude::{Env, FromNapiValue, JsObjectValue, JsValue, Object, Result, Unknown};
-use napi::{Error, ValueType};
+use napi::{Error, ValueType, check_status, sys};
+
+use crate::names::{Name, Names};
 
 pub use crate::error::{range_error, type_error};
 
@@ -100,6 +104,10 @@ pub struct OptionReader<'a, 'env> {
     env: &'a Env,
     object: Option<Object<'env>>,
     name: &'static str,
+    /// The environment's kept [`Names`], fetched by the first field read that is one of them.
+    names: Cell<Option<Names>>,
+    /// `Shell.run`'s fields, once [`read_run_options`](Self::read_run_options) read them.
+    prefetched: Option<[sys::napi_value; 5]>,
 }
 
 impl<'a, 'env> OptionReader<'a, 'env> {
@@ -121,18 +129,85 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             _ if optional => None,
             _ => return Err(type_error(env, format!("{name} must be an object"))),
         };
-        Ok(Self { env, object, name })
+        Ok(Self {
+            env,
+            object,
+            name,
+            names: Cell::new(None),
+            prefetched: None,
+        })
     }
 
     fn field(&self, field: &str) -> Result<Option<Unknown<'env>>> {
         let Some(object) = &self.object else {
             return Ok(None);
         };
-        let value: Unknown = object.get_named_property(field)?;
+        let value: Unknown = match Name::find(field) {
+            Some(name) => match (&self.prefetched, name.run_option_index()) {
+                // SAFETY: a value of this call's environment, read by `read_run_options`.
+                (Some(values), Some(index)) => unsafe {
+                    Unknown::from_raw_unchecked(self.env.raw(), values[index])
+                },
+                _ => self.kept_field(object, name)?,
+            },
+            None => object.get_named_property(field)?,
+        };
         Ok(match value.get_type()? {
             ValueType::Undefined | ValueType::Null => None,
             _ => Some(value),
         })
+    }
+
+    /// The field named by a kept name: a run's options are read on every run, and naming a field
+    /// anew (a C string, then a V8 string looked up among the interned ones) cost more than
+    /// reading it.
+    fn kept_field(&self, object: &Object<'env>, name: Name) -> Result<Unknown<'env>> {
+        let key = self.names()?.get(name)?;
+        let mut value = ptr::null_mut();
+        // SAFETY: a Node-API call in the live environment; `object` and `key` are values of it.
+        check_status!(unsafe {
+            sys::napi_get_property(self.env.raw(), object.raw(), key, &mut value)
+        })?;
+        // SAFETY: `value` was just returned by the environment.
+        Ok(unsafe { Unknown::from_raw_unchecked(self.env.raw(), value) })
+    }
+
+    fn names(&self) -> Result<Names> {
+        if let Some(names) = self.names.get() {
+            return Ok(names);
+        }
+        let names = Names::of(self.env)?;
+        self.names.set(Some(names));
+        Ok(names)
+    }
+
+    /// Reads `Shell.run`'s fields (`command`, `cwd`, `env`, `timeoutMs`, `signal`) in one call of
+    /// a kept JS function, which reads each once, in the order the readers would; the readers
+    /// then take them from here. A run reads its options on every call: five reads from native
+    /// code, each a lookup by V8's runtime, cost more than one call of a JS function whose own
+    /// reads are cached.
+    pub fn read_run_options(&mut self) -> Result<()> {
+        let Some(object) = &self.object else {
+            return Ok(());
+        };
+        let reader = self.names()?.run_options()?;
+        let raw = self.env.raw();
+        let read = crate::settle::call_plain(raw, reader, &[object.raw()])?;
+        let mut undefined = ptr::null_mut();
+        // SAFETY (all blocks): Node-API calls in the live environment; the values are its own.
+        check_status!(unsafe { sys::napi_get_undefined(raw, &mut undefined) })?;
+        let mut values = [undefined; 5];
+        if unsafe { Unknown::from_raw_unchecked(raw, read) }.get_type()? == ValueType::String {
+            values[0] = read;
+        } else {
+            let mut length = 0;
+            check_status!(unsafe { sys::napi_get_array_length(raw, read, &mut length) })?;
+            for (index, value) in values.iter_mut().enumerate().take(length as usize) {
+                check_status!(unsafe { sys::napi_get_element(raw, read, index as u32, value) })?;
+            }
+        }
+        self.prefetched = Some(values);
+        Ok(())
     }
 
     fn wrong_type(&self, field: &str, expected: &str) -> Error {
@@ -237,6 +312,8 @@ impl<'a, 'env> OptionReader<'a, 'env> {
             env: self.env,
             object: self.object(field, "an object")?,
             name,
+            names: Cell::new(self.names.get()),
+            prefetched: None,
         })
     }
 

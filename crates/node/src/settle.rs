@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use napi::bindgen_prelude::{
-    Env, Function, FunctionRef, JsObjectValue, JsValue, PromiseRaw, Result, ToNapiValue, Unknown,
+    Env, Function, FunctionRef, JsValue, PromiseRaw, Result, ToNapiValue, Unknown,
 };
 use napi::{check_status, sys};
 
@@ -64,31 +64,27 @@ impl Drop for InFlight {
 /// the callback is never called from inside the call that made the promise, and always before the
 /// promise settles. A throw from the callback rejects the promise with the value thrown.
 ///
-/// The microtask's function is made once, with its queue of deliveries: a function made per call
-/// (and the finalizer that frees its closure) cost more than the rest of a builtin's run. The
-/// microtasks run in the order they were queued, so each call takes the oldest delivery.
+/// The microtask is V8's own: such a promise is resolved at once with a thenable, whose `then`
+/// V8 calls in a microtask with the functions that settle the promise. The thenable is made once,
+/// with its queue of deliveries — a function made per call (and the finalizer that frees its
+/// closure) cost more than the rest of a builtin's run, and `queueMicrotask` wraps each callback
+/// in an async resource. The microtasks run in the order they were queued, so each takes the
+/// oldest delivery.
 pub struct DonePromises<V> {
     /// Only the JS thread touches it, but a `Mutex` (not a `RefCell`): the `Shell` that holds
     /// this must be `Sync`, for its async methods.
     queue: Arc<Mutex<VecDeque<Delivery<V>>>>,
-    deliver: FunctionRef<(), ()>,
-    queue_microtask: FunctionRef<Function<'static, (), ()>, Unknown<'static>>,
+    /// `deliverOutput(resolve, reject)`, which settles the promise of the oldest delivery; it is
+    /// its own thenable (its `then` is itself), so that one reference keeps it.
+    thenable: FunctionRef<(), ()>,
 }
 
 /// One promise's output, callback and outcome, waiting for its microtask.
 struct Delivery<V> {
     callback: FunctionRef<String, Unknown<'static>>,
     text: String,
-    deferred: Deferred,
     outcome: std::result::Result<V, JsFailure>,
 }
-
-/// A promise's resolver. It only ever crosses into the [`DonePromises`] queue, which is read on
-/// the JS thread that made it, by the microtask that settles it.
-struct Deferred(sys::napi_deferred);
-
-// SAFETY: see the type's doc: the pointer is used on the JS thread only.
-unsafe impl Send for Deferred {}
 
 impl<V: ToNapiValue + Send + 'static> DonePromises<V> {
     pub fn new(env: &Env) -> Result<Self> {
@@ -97,16 +93,21 @@ impl<V: ToNapiValue + Send + 'static> DonePromises<V> {
         let deliver = env.create_function_from_closure("deliverOutput", move |ctx| {
             let delivery = lock(&pending).pop_front();
             match delivery {
-                Some(delivery) => delivery.settle(ctx.env),
+                Some(delivery) => {
+                    let resolve = ctx.get::<Unknown>(0)?.raw();
+                    let reject = ctx.get::<Unknown>(1)?.raw();
+                    delivery.settle(ctx.env, resolve, reject)
+                }
                 None => Ok(()),
             }
         })?;
-        let queue_microtask: Function<Function<(), ()>, Unknown> =
-            env.get_global()?.get_named_property("queueMicrotask")?;
+        // SAFETY: a Node-API call on the live environment; the function is a value of it.
+        check_status!(unsafe {
+            sys::napi_set_named_property(env.raw(), deliver.raw(), c"then".as_ptr(), deliver.raw())
+        })?;
         Ok(Self {
             queue,
-            deliver: deliver.create_ref()?,
-            queue_microtask: queue_microtask.create_ref()?,
+            thenable: deliver.create_ref()?,
         })
     }
 
@@ -130,14 +131,16 @@ impl<V: ToNapiValue + Send + 'static> DonePromises<V> {
         lock(&self.queue).push_back(Delivery {
             callback: callback.create_ref()?,
             text,
-            deferred: Deferred(deferred),
             outcome,
         });
-        let queued = self
-            .queue_microtask
-            .borrow_back(env)
-            .and_then(|queue| queue.call(self.deliver.borrow_back(env)?));
-        if let Err(error) = queued {
+        let resolved = self.thenable.borrow_back(env).and_then(|thenable| {
+            // SAFETY: `deferred` is settled exactly once, here; the thenable is a value of the
+            // live environment.
+            check_status!(unsafe {
+                sys::napi_resolve_deferred(env.raw(), deferred, thenable.raw())
+            })
+        });
+        if let Err(error) = resolved {
             // Not queued, so never to be taken: the promise is left pending, as the call throws.
             lock(&self.queue).pop_back();
             return Err(error);
@@ -147,13 +150,13 @@ impl<V: ToNapiValue + Send + 'static> DonePromises<V> {
 }
 
 impl<V: ToNapiValue> Delivery<V> {
-    /// Passes the text to the callback, then settles the promise; whatever happens, it settles:
-    /// a failure or a panic rejects it.
-    fn settle(self, env: &Env) -> Result<()> {
+    /// Passes the text to the callback, then settles the promise with `resolve` or `reject` (the
+    /// functions V8 passed to the thenable); whatever happens, it settles: a failure or a panic
+    /// rejects it.
+    fn settle(self, env: &Env, resolve: sys::napi_value, reject: sys::napi_value) -> Result<()> {
         let Self {
             callback,
             text,
-            deferred: Deferred(deferred),
             outcome,
         } = self;
         let delivered = catch_unwind(AssertUnwindSafe(|| {
@@ -161,22 +164,44 @@ impl<V: ToNapiValue> Delivery<V> {
             deliver_text(env, function.raw(), &text)
         }));
         drop(callback);
-        match delivered {
-            // SAFETY: `deferred` is settled exactly once, here, on the JS thread.
-            Ok(Ok(Some(thrown))) => {
-                check_status!(unsafe { sys::napi_reject_deferred(env.raw(), deferred, thrown) })
-            }
-            Ok(Ok(None)) => settle_deferred(env, deferred, Settlement::from(outcome)),
-            Ok(Err(error)) => {
-                let failure = JsFailure::panic(&format!("delivering the output failed: {error}"));
-                settle_deferred::<V>(env, deferred, Settlement::Failed(failure))
-            }
-            Err(panic) => {
-                let failure = JsFailure::panic(&panic_message(&*panic));
-                settle_deferred::<V>(env, deferred, Settlement::Failed(failure))
-            }
-        }
+        let settlement = match delivered {
+            Ok(Ok(Some(thrown))) => return call_plain(env.raw(), reject, &[thrown]).map(drop),
+            Ok(Ok(None)) => Settlement::from(outcome),
+            Ok(Err(error)) => Settlement::Failed(JsFailure::panic(&format!(
+                "delivering the output failed: {error}"
+            ))),
+            Err(panic) => Settlement::Failed(JsFailure::panic(&panic_message(&*panic))),
+        };
+        // SAFETY: the settlement converts in the live environment of this call. A failure is a
+        // rejected promise, which the promise resolved with it follows.
+        let value = unsafe { Settlement::to_napi_value(env.raw(), settlement)? };
+        call_plain(env.raw(), resolve, &[value]).map(drop)
     }
+}
+
+/// Calls the JS function `function` with `args` and `undefined` as `this`; returns what it
+/// returned. A throw is left pending, as an error of status `PendingException`.
+pub fn call_plain(
+    env: sys::napi_env,
+    function: sys::napi_value,
+    args: &[sys::napi_value],
+) -> Result<sys::napi_value> {
+    let mut undefined = ptr::null_mut();
+    let mut returned = ptr::null_mut();
+    // SAFETY: Node-API calls on the live environment; the values are values of it (the caller's
+    // contract, as for every `sys::napi_value` in this crate).
+    unsafe {
+        check_status!(sys::napi_get_undefined(env, &mut undefined))?;
+        check_status!(sys::napi_call_function(
+            env,
+            undefined,
+            function,
+            args.len(),
+            args.as_ptr(),
+            &mut returned
+        ))?;
+    }
+    Ok(returned)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

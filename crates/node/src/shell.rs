@@ -22,9 +22,9 @@ use shellwright_shell::{
 use crate::abort::AbortWatch;
 use crate::delivery::{ChunkSink, callback_arg, js_string};
 use crate::error::{JsFailure, Settlement};
-use crate::names::Names;
+use crate::names::{Name, Names};
 use crate::options::OptionReader;
-use crate::settle::{CallScope, DonePromises, Unsettled, spawn_settled};
+use crate::settle::{CallScope, DonePromises, Unsettled, call_plain, spawn_settled};
 
 /// How a run ended.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -52,31 +52,46 @@ impl ShellResult {
 
 /// A plain object, `{ cancelled, timedOut, exitCode?, minimized? }` in that order (as napi-rs
 /// would lay it out), named with the environment's kept [`Names`]: a builtin's run is over in
-/// microseconds, and naming four properties anew cost a tenth of it.
+/// microseconds, and naming four properties anew cost a tenth of it. The common shape, the three
+/// first, is made by the kept function [`Names::result_of_three`].
 impl ToNapiValue for ShellResult {
     unsafe fn to_napi_value(raw_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
         let names = Names::of(&Env::from_raw(raw_env))?;
+        if let (Some(code), None) = (value.exit_code, &value.minimized) {
+            // SAFETY: Node-API calls and conversions in the live environment of this call.
+            return unsafe {
+                let args = [
+                    bool::to_napi_value(raw_env, value.cancelled)?,
+                    bool::to_napi_value(raw_env, value.timed_out)?,
+                    i32::to_napi_value(raw_env, code)?,
+                ];
+                call_plain(raw_env, names.result_of_three()?, &args)
+            };
+        }
         let mut fields = [field(ptr::null_mut(), ptr::null_mut()); 4];
         let mut count = 0;
-        let mut add = |name: &str, value: sys::napi_value| -> Result<()> {
-            let key = names.get(name)?.ok_or_else(|| {
-                napi::Error::from_reason(format!("the property name {name} is not kept"))
-            })?;
-            fields[count] = field(key, value);
+        let mut add = |name: Name, value: sys::napi_value| -> Result<()> {
+            fields[count] = field(names.get(name)?, value);
             count += 1;
             Ok(())
         };
         // SAFETY (both blocks): Node-API calls and conversions in the live environment of this
         // call; the descriptors' names and values are values of it.
         unsafe {
-            add("cancelled", bool::to_napi_value(raw_env, value.cancelled)?)?;
-            add("timedOut", bool::to_napi_value(raw_env, value.timed_out)?)?;
+            add(
+                Name::CANCELLED,
+                bool::to_napi_value(raw_env, value.cancelled)?,
+            )?;
+            add(
+                Name::TIMED_OUT,
+                bool::to_napi_value(raw_env, value.timed_out)?,
+            )?;
             if let Some(code) = value.exit_code {
-                add("exitCode", i32::to_napi_value(raw_env, code)?)?;
+                add(Name::EXIT_CODE, i32::to_napi_value(raw_env, code)?)?;
             }
             if let Some(minimized) = value.minimized {
                 add(
-                    "minimized",
+                    Name::MINIMIZED,
                     MinimizedOutput::to_napi_value(raw_env, minimized)?,
                 )?;
             }
@@ -291,7 +306,8 @@ impl Shell {
         options: Unknown<'env>,
         on_chunk: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Settlement<ShellResult>>> {
-        let reader = OptionReader::new(env, Some(options), "options", false)?;
+        let mut reader = OptionReader::new(env, Some(options), "options", false)?;
+        reader.read_run_options()?;
         let args = RunArgs::read(env, &reader, on_chunk, self.minimizer.clone())?;
         let args = match self.run_in_place(env, args)? {
             InPlace::Done(promise) => return Ok(promise),

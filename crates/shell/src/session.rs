@@ -3,6 +3,7 @@
 //! part of the run: it is bounded by the nesting check and, for large commands, done on a
 //! blocking thread so that a timeout or an abort is not held up by it.
 
+use std::any::Any;
 use std::future::Future;
 use std::io::Write;
 use std::panic::AssertUnwindSafe;
@@ -442,7 +443,6 @@ impl Session {
         let idle_stdio = self.lend_stdio(&transcript);
         let params = self.shell.default_exec_params();
         self.hooks.begin_run(request.cancel.clone());
-        let limit = self.hooks.watch_limits();
         // Our DEBUG trap parks a cancelled run, yields to timers and checks the nesting limits:
         // nothing a run in place can need (no user trap is set, or it would not be in place). It
         // costs brush a parse and an expansion of its command before every simple command, a
@@ -455,10 +455,9 @@ impl Session {
         let noglob = *globbing;
         *globbing |= inline.expands_no_pathnames;
         let program = Ok(inline.program);
-        let ended = drive(
-            runtime,
-            self.execute_parsed(program, &params, &request.cancel, &limit),
-        );
+        // Nothing can stop it (see above), and without our DEBUG trap no nesting limit is checked:
+        // no stop is watched, which spared registering and dropping two waiters per run.
+        let ended = drive(runtime, self.execute_parsed(program, &params, None));
         self.shell.options_mut().disable_filename_globbing = noglob;
         if let Some(trap) = debug_trap {
             self.shell.traps_mut().register_handler(
@@ -710,7 +709,8 @@ impl Session {
                 },
             }
         };
-        self.execute_parsed(parsed, params, cancel, limit).await
+        self.execute_parsed(parsed, params, Some(Stops { cancel, limit }))
+            .await
     }
 
     /// Runs a parsed command (see [`execute`](Self::execute)).
@@ -718,8 +718,7 @@ impl Session {
         &mut self,
         parsed: Result<ast::Program, ParseError>,
         params: &ExecutionParameters,
-        cancel: &CancelToken,
-        limit: &CancelToken,
+        stops: Option<Stops<'_>>,
     ) -> Ended {
         let parsed = parsed.map(|mut program| {
             stages::run_concurrently(&mut program, self.hooks.id());
@@ -732,22 +731,29 @@ impl Session {
             // unwind through the session's thread, skipping the teardown that stops the run's
             // processes. The session is not used again after one (see `conclude`).
             let run = AssertUnwindSafe(run_parsed(&mut self.shell, parsed, params)).catch_unwind();
-            tokio::pin!(run);
-            tokio::select! {
-                biased;
-                reason = cancel.cancelled() => Ended::Cancelled(reason),
-                _ = limit.cancelled() => Ended::Limit,
-                result = &mut run => match result {
-                    Ok(result) => Ended::Finished(Ok(result)),
-                    Err(payload) => Ended::Panicked(panic_message(payload.as_ref())),
-                },
+            let ended = |result: Result<ExecutionResult, Box<dyn Any + Send>>| match result {
+                Ok(result) => Ended::Finished(Ok(result)),
+                Err(payload) => Ended::Panicked(panic_message(payload.as_ref())),
+            };
+            match stops {
+                None => ended(run.await),
+                Some(stops) => {
+                    tokio::pin!(run);
+                    tokio::select! {
+                        biased;
+                        reason = stops.cancel.cancelled() => Ended::Cancelled(reason),
+                        _ = stops.limit.cancelled() => Ended::Limit,
+                        result = &mut run => ended(result),
+                    }
+                }
             }
         };
         // A command can finish *because* the run was stopped (its process killed, a stage it
         // read from ended): then the run was stopped, whatever the command made of it.
-        let ended = match (ended, cancel.reason()) {
-            (Ended::Finished(_), Some(reason)) => Ended::Cancelled(reason),
-            (Ended::Finished(_), None) if limit.is_cancelled() => Ended::Limit,
+        let stopped = stops.map(|stops| (stops.cancel.reason(), stops.limit.is_cancelled()));
+        let ended = match (ended, stopped) {
+            (Ended::Finished(_), Some((Some(reason), _))) => Ended::Cancelled(reason),
+            (Ended::Finished(_), Some((None, true))) => Ended::Limit,
             (ended, _) => ended,
         };
         let _ = self.shell.end_command_string_mode();
@@ -756,11 +762,16 @@ impl Session {
             && self.state.take_ending().is_none()
         {
             // The session ends with this command: its EXIT trap runs now, into this transcript.
-            tokio::select! {
-                biased;
-                _ = self.shell.on_exit() => {}
-                _ = cancel.cancelled() => {}
-                _ = limit.cancelled() => {}
+            match stops {
+                None => {
+                    let _ = self.shell.on_exit().await;
+                }
+                Some(stops) => tokio::select! {
+                    biased;
+                    _ = self.shell.on_exit() => {}
+                    _ = stops.cancel.cancelled() => {}
+                    _ = stops.limit.cancelled() => {}
+                },
             }
         }
         ended
@@ -889,6 +900,13 @@ fn is_alias_or_function(shell: &Shell, name: &str) -> bool {
 /// Drives `future` to its end on the calling thread, in `runtime`'s context: polled once first —
 /// a run in place is done in that one poll unless brush waited on something — and by the
 /// runtime's `block_on` only if not done, which costs more than the run when it is not needed.
+/// What stops a queued run early: its cancel token, and the token the nesting limits cancel.
+#[derive(Clone, Copy)]
+struct Stops<'a> {
+    cancel: &'a CancelToken,
+    limit: &'a CancelToken,
+}
+
 fn drive<F: Future>(runtime: &tokio::runtime::Handle, future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
     {
