@@ -26,7 +26,7 @@ use napi::bindgen_prelude::{
     Env, Function, FunctionRef, JsObjectValue, JsValue, Object, ObjectRef, Result, Unknown,
 };
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{JsString, ValueType, sys};
+use napi::{JsString, ValueType, check_status, sys};
 use shellwright_proc::{CancelReason, CancelToken};
 use tokio::sync::Notify;
 
@@ -321,6 +321,31 @@ fn deliver_once(
     Ok(())
 }
 
+/// Calls the JS function `function` with `args` and `undefined` as `this`; returns what it
+/// returned. A throw is left pending, as an error of status `PendingException`.
+pub fn call_plain(
+    env: sys::napi_env,
+    function: sys::napi_value,
+    args: &[sys::napi_value],
+) -> Result<sys::napi_value> {
+    let mut undefined = ptr::null_mut();
+    let mut returned = ptr::null_mut();
+    // SAFETY: Node-API calls on the live environment; the values are values of it (the caller's
+    // contract, as for every `sys::napi_value` in this crate).
+    unsafe {
+        check_status!(sys::napi_get_undefined(env, &mut undefined))?;
+        check_status!(sys::napi_call_function(
+            env,
+            undefined,
+            function,
+            args.len(),
+            args.as_ptr(),
+            &mut returned
+        ))?;
+    }
+    Ok(returned)
+}
+
 /// Calls `callback(arg)` with `undefined` as `this`, catching what it throws: returns the thrown
 /// value, taken out of the environment, or `None` when it returned.
 pub fn call_catching(
@@ -329,16 +354,9 @@ pub fn call_catching(
     arg: Unknown<'_>,
 ) -> Option<sys::napi_value> {
     let raw_env = env.raw();
-    let mut receiver = ptr::null_mut();
-    let mut returned = ptr::null_mut();
-    // SAFETY: Node-API calls on the live environment; `arg` and `callback` are live values of it
-    // and the out-pointers are valid.
-    let status = unsafe {
-        sys::napi_get_undefined(raw_env, &mut receiver);
-        sys::napi_call_function(raw_env, receiver, callback, 1, &arg.raw(), &mut returned)
-    };
-    if status != sys::Status::napi_pending_exception {
-        return None;
+    match call_plain(raw_env, callback, &[arg.raw()]) {
+        Err(error) if error.status == napi::Status::PendingException => {}
+        _ => return None,
     }
     let mut thrown = ptr::null_mut();
     // SAFETY: an exception is pending; this takes it out of the environment.

@@ -192,7 +192,7 @@ impl<'a, 'env> OptionReader<'a, 'env> {
         };
         let reader = self.names()?.run_options()?;
         let raw = self.env.raw();
-        let read = crate::settle::call_plain(raw, reader, &[object.raw()])?;
+        let read = crate::delivery::call_plain(raw, reader, &[object.raw()])?;
         let mut undefined = ptr::null_mut();
         // SAFETY (all blocks): Node-API calls in the live environment; the values are its own.
         check_status!(unsafe { sys::napi_get_undefined(raw, &mut undefined) })?;

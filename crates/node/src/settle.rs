@@ -23,7 +23,7 @@ use napi::bindgen_prelude::{
 use napi::{check_status, sys};
 
 use crate::abort::AbortWatch;
-use crate::delivery::{ChunkThrows, deliver_text};
+use crate::delivery::{ChunkThrows, call_plain, deliver_text};
 use crate::error::{JsFailure, Settlement};
 
 /// The JS-side handles of one call, released when it settles.
@@ -177,31 +177,6 @@ impl<V: ToNapiValue> Delivery<V> {
         let value = unsafe { Settlement::to_napi_value(env.raw(), settlement)? };
         call_plain(env.raw(), resolve, &[value]).map(drop)
     }
-}
-
-/// Calls the JS function `function` with `args` and `undefined` as `this`; returns what it
-/// returned. A throw is left pending, as an error of status `PendingException`.
-pub fn call_plain(
-    env: sys::napi_env,
-    function: sys::napi_value,
-    args: &[sys::napi_value],
-) -> Result<sys::napi_value> {
-    let mut undefined = ptr::null_mut();
-    let mut returned = ptr::null_mut();
-    // SAFETY: Node-API calls on the live environment; the values are values of it (the caller's
-    // contract, as for every `sys::napi_value` in this crate).
-    unsafe {
-        check_status!(sys::napi_get_undefined(env, &mut undefined))?;
-        check_status!(sys::napi_call_function(
-            env,
-            undefined,
-            function,
-            args.len(),
-            args.as_ptr(),
-            &mut returned
-        ))?;
-    }
-    Ok(returned)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -20,11 +20,12 @@ use shellwright_shell::{
 };
 
 use crate::abort::AbortWatch;
+use crate::delivery::call_plain;
 use crate::delivery::{ChunkSink, callback_arg, js_string};
 use crate::error::{JsFailure, Settlement};
 use crate::names::{Name, Names};
 use crate::options::OptionReader;
-use crate::settle::{CallScope, DonePromises, Unsettled, call_plain, spawn_settled};
+use crate::settle::{CallScope, DonePromises, Unsettled, spawn_settled};
 
 /// How a run ended.
 #[napi(object, object_to_js = false, object_from_js = false)]
