@@ -163,7 +163,7 @@ describe('PtySession lifecycle', () => {
     session.write(input)
     expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe(`ready\n${createHash('md5').update(input).digest('hex')}  -\n`)
-  })
+  }, 60_000)
 
   it('gives processes that keep the terminal open at most 1 s after the child exits', async () => {
     // The leader drops its controlling terminal (TIOCNOTTY, 0x5422) so that its exit does not hang

@@ -296,7 +296,7 @@ describe('Shell.run in place', () => {
     const shell = await warmShell()
     const dir = mkdtempSync(join(scratch, 'could-glob-'))
     for (const name of ['a', 'ab', 'b']) writeFileSync(join(dir, name), '')
-    await shell.run({ command: `cd ${dir}` })
+    await shell.run({ command: `cd '${dir}'` })
     /** The run's output, whether it arrived in place, and what `bash -c` prints after `setup`. */
     const run = async (setup: string, command: string) => {
       await shell.run({ command: setup })

@@ -293,15 +293,15 @@ fn deliver_function<'env>(
     let stop = stop.clone();
     env.create_function_from_closure("deliverChunk", move |ctx| {
         let text = shared.take();
-        let delivered = if throws.has_thrown() {
-            Ok(())
-        } else {
-            deliver_once(ctx.env, &callback, &text, &throws, &stop)
-        };
-        // Counted whatever happened: an error here means the environment is going away, and
-        // nobody is left to wait for this text.
+        if !throws.has_thrown() {
+            // Dropped, not returned: an error here means the environment is going away, and
+            // nobody is left to wait for this text. Returned, it would reach the threadsafe
+            // function as a thrown exception, which napi-rs reports as uncaught.
+            let _ = deliver_once(ctx.env, &callback, &text, &throws, &stop);
+        }
+        // Counted whatever happened.
         shared.complete_one();
-        delivered
+        Ok(())
     })
 }
 

@@ -44,6 +44,32 @@ const FUNCTIONS: [&str; 2] = [RESULT_OF_THREE, RUN_OPTIONS];
 /// The fields [`RUN_OPTIONS`] reads, in the order of its array.
 const RUN_OPTION_NAMES: [Name; 5] = [Name(4), Name(5), Name(6), Name(7), Name(8)];
 
+// The indices above name, in [`NAMES`], the fields [`RUN_OPTIONS`] returns, in its order: a
+// reordered list fails the build instead of reading one option as another.
+const _: () = {
+    const IN_ARRAY_ORDER: [&str; 5] = ["command", "cwd", "env", "timeoutMs", "signal"];
+    let mut i = 0;
+    while i < IN_ARRAY_ORDER.len() {
+        let (kept, wanted) = (
+            NAMES[RUN_OPTION_NAMES[i].0].as_bytes(),
+            IN_ARRAY_ORDER[i].as_bytes(),
+        );
+        assert!(
+            kept.len() == wanted.len(),
+            "RUN_OPTION_NAMES does not match RUN_OPTIONS"
+        );
+        let mut j = 0;
+        while j < kept.len() {
+            assert!(
+                kept[j] == wanted[j],
+                "RUN_OPTION_NAMES does not match RUN_OPTIONS"
+            );
+            j += 1;
+        }
+        i += 1;
+    }
+};
+
 /// One of the kept names.
 #[derive(Clone, Copy)]
 pub struct Name(usize);

@@ -20,8 +20,7 @@ use shellwright_shell::{
 };
 
 use crate::abort::AbortWatch;
-use crate::delivery::call_plain;
-use crate::delivery::{ChunkSink, callback_arg, js_string};
+use crate::delivery::{ChunkSink, call_plain, callback_arg, js_string};
 use crate::error::{JsFailure, Settlement};
 use crate::names::{Name, Names};
 use crate::options::OptionReader;

@@ -897,9 +897,6 @@ fn is_alias_or_function(shell: &Shell, name: &str) -> bool {
     shell.aliases().contains_key(name) || shell.funcs().get(name).is_some()
 }
 
-/// Drives `future` to its end on the calling thread, in `runtime`'s context: polled once first —
-/// a run in place is done in that one poll unless brush waited on something — and by the
-/// runtime's `block_on` only if not done, which costs more than the run when it is not needed.
 /// What stops a queued run early: its cancel token, and the token the nesting limits cancel.
 #[derive(Clone, Copy)]
 struct Stops<'a> {
@@ -907,6 +904,9 @@ struct Stops<'a> {
     limit: &'a CancelToken,
 }
 
+/// Drives `future` to its end on the calling thread, in `runtime`'s context: polled once first —
+/// a run in place is done in that one poll unless brush waited on something — and by the
+/// runtime's `block_on` only if not done, which costs more than the run when it is not needed.
 fn drive<F: Future>(runtime: &tokio::runtime::Handle, future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
     {
