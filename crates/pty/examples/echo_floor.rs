@@ -126,6 +126,12 @@ impl Hop {
                         .unwrap()
                         .extend_from_slice(&buffer[..n as usize]);
                     waker.wake();
+                    continue;
+                }
+                let error = std::io::Error::last_os_error().raw_os_error();
+                if n == 0 || !matches!(error, Some(libc::EINTR | libc::EAGAIN)) {
+                    // cat ended (a hang-up): stop, and `receive` times out with a message.
+                    return;
                 }
             }
         });
@@ -149,7 +155,8 @@ impl Receive for Hop {
                 }
             }
             let mut fds = [PollFd::readable(Some(self.wake.as_fd()))];
-            poll(&mut fds, None).expect("poll");
+            let ready = poll(&mut fds, Some(Duration::from_secs(5))).expect("poll");
+            assert!(ready > 0, "no echo within 5 s: is cat still running?");
             self.wake.drain();
         }
     }
