@@ -112,13 +112,23 @@ describe('PtySession onChunk and the screen', () => {
       const screen = session.screen().lines.join('\n')
       for (const piece of chunk.split('\r\n')) if (!screen.includes(piece)) missing.push(piece)
     })
-    await waitUntil(() => received.includes('ready\r\n'), 5000, 'ready')
-    for (let i = 0; i < 50; i++) {
-      session.write(`line ${i}\n`)
-      await waitUntil(() => received.includes(`line ${i}\r\n`), 5000, `line ${i}`)
+    let ended = false
+    try {
+      await waitUntil(() => received.includes('ready\r\n'), 5000, 'ready')
+      for (let i = 0; i < 50; i++) {
+        session.write(`line ${i}\n`)
+        await waitUntil(() => received.includes(`line ${i}\r\n`), 5000, `line ${i}`)
+      }
+      session.write('\x04')
+      expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+      ended = true
+    } finally {
+      // A failed wait must not leave cat running.
+      if (!ended) {
+        session.kill()
+        await done
+      }
     }
-    session.write('\x04')
-    expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(missing).toEqual([])
   })
 })
