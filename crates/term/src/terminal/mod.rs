@@ -160,12 +160,6 @@ impl Terminal {
         }
     }
 
-    /// Whether [`feed`](Self::feed) would pass `input` on exactly as it is (see
-    /// [`Checked::passes_unchanged`]).
-    pub fn passes_unchanged(&self, input: &[u8]) -> bool {
-        self.check(input).passes_unchanged()
-    }
-
     /// Looks at `input` against the terminal's current state, for a reader that acts on the answer
     /// before it feeds `input` with [`feed_checked`](Self::feed_checked). Costs one `memchr`.
     pub fn check<'a>(&self, input: &'a [u8]) -> Checked<'a> {
