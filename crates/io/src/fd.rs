@@ -51,6 +51,19 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
     Ok(())
 }
 
+/// Reads from `fd` into the unused capacity of `buf` and extends `buf` by what was read; returns
+/// that length, 0 at end of file (or when `buf` has no capacity left). Unlike [`std::io::Read`],
+/// the capacity need not be zeroed first: a fresh buffer is written by the kernel alone.
+pub fn read_to_spare(fd: BorrowedFd<'_>, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let spare = buf.spare_capacity_mut();
+    // SAFETY: read(2) writes at most `spare.len()` bytes into memory `buf` owns, and reads none.
+    let n = unsafe { libc::read(fd.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+    let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
+    // SAFETY: the kernel initialised the first `n` bytes of the spare capacity.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
+}
+
 /// Asks for a pipe buffer of `bytes` (Linux); elsewhere, or when refused, the pipe keeps its
 /// default size, which is only slower, never wrong.
 pub fn set_pipe_capacity(fd: BorrowedFd<'_>, bytes: usize) {
@@ -97,5 +110,21 @@ mod tests {
             io::Error::last_os_error().raw_os_error(),
             Some(libc::EAGAIN)
         );
+    }
+
+    #[test]
+    fn reads_into_spare_capacity_after_what_the_buffer_holds() {
+        let (read, write) = pipe().expect("pipe");
+        let mut writer = std::fs::File::from(write);
+        std::io::Write::write_all(&mut writer, b"abcdef").expect("write");
+        let mut buf = Vec::with_capacity(5);
+        buf.push(b'>');
+        assert_eq!(read_to_spare(read.as_fd(), &mut buf).expect("read"), 4);
+        assert_eq!(buf, b">abcd");
+        buf.clear();
+        drop(writer);
+        assert_eq!(read_to_spare(read.as_fd(), &mut buf).expect("read"), 2);
+        assert_eq!(read_to_spare(read.as_fd(), &mut buf).expect("end"), 0);
+        assert_eq!(buf, b"ef");
     }
 }

@@ -5,7 +5,8 @@
 //! so that nothing is closed twice or leaked: close-on-exec pipes and non-blocking mode
 //! ([`fd`]), a `poll(2)` wrapper ([`poll`]), the pipe a reader thread is woken through
 //! ([`wake`]), `pidfd_open(2)` ([`pidfd`]), and the one incremental UTF-8 decoder for output
-//! streams ([`utf8`]). It knows nothing of shells, terminals or processes' meaning.
+//! streams, with the shared chunks it yields ([`utf8`]). It knows nothing of shells, terminals
+//! or processes' meaning.
 //!
 //! [`OwnedFd`]: std::os::fd::OwnedFd
 
@@ -20,11 +21,11 @@ pub mod utf8;
 pub mod wake;
 
 #[cfg(unix)]
-pub use fd::{pipe, set_nonblocking, set_pipe_capacity};
+pub use fd::{pipe, read_to_spare, set_nonblocking, set_pipe_capacity};
 #[cfg(unix)]
 pub use pidfd::pidfd_open;
 #[cfg(unix)]
 pub use poll::{PollFd, poll};
-pub use utf8::Utf8Decoder;
+pub use utf8::{SharedText, Utf8Decoder};
 #[cfg(unix)]
 pub use wake::{WakeReceiver, Waker, wake_pipe};

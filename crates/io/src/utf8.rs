@@ -1,10 +1,51 @@
 //! UTF-8 text handling: incremental decoding of a byte stream that arrives in arbitrary pieces,
 //! one character at a time for hot paths that stop at the first one they cannot take
-//! ([`decode_char`]), and cutting text into bounded pieces on character boundaries ([`pieces`]).
+//! ([`decode_char`]), cutting text into bounded pieces on character boundaries ([`pieces`]), and
+//! decoded chunks that several holders share without copying them ([`SharedText`]).
 //!
 //! A sequence split across reads is joined; each maximal invalid subpart becomes one U+FFFD (the
 //! rule of [`String::from_utf8_lossy`], Unicode §3.9); nothing is dropped. Only the (at most three)
 //! bytes of a cut-off sequence are carried over, so a chunk is never copied just to be decoded.
+
+use std::sync::Arc;
+
+/// A chunk of decoded output, shared by whoever needs it — the consumer it streams to, a
+/// transcript keeping the recent past — without a copy each. Reads as a `&str`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SharedText(Arc<String>);
+
+impl SharedText {
+    /// Bytes of storage the text holds (at least its length).
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+}
+
+impl From<String> for SharedText {
+    fn from(text: String) -> Self {
+        Self(Arc::new(text))
+    }
+}
+
+impl From<&str> for SharedText {
+    fn from(text: &str) -> Self {
+        Self::from(text.to_string())
+    }
+}
+
+impl std::ops::Deref for SharedText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Decodes a byte stream chunk by chunk.
 #[derive(Debug, Default)]
@@ -44,6 +85,29 @@ impl Utf8Decoder {
         }
         self.decode_fresh(bytes, &mut out);
         out
+    }
+
+    /// [`decode`](Self::decode) for a buffer the caller gives up: when nothing is carried over and
+    /// the buffer holds no invalid bytes (most output), the buffer becomes the string as it is,
+    /// without a copy; a sequence cut off at its end is carried over as usual.
+    pub fn decode_owned(&mut self, bytes: Vec<u8>) -> String {
+        if !self.pending.is_empty() {
+            return self.decode(&bytes);
+        }
+        let error = match String::from_utf8(bytes) {
+            Ok(text) => return text,
+            Err(error) => error,
+        };
+        let valid = error.utf8_error().valid_up_to();
+        let cut_off = error.utf8_error().error_len().is_none();
+        let mut bytes = error.into_bytes();
+        if !cut_off {
+            return self.decode(&bytes);
+        }
+        self.pending.extend_from_slice(&bytes[valid..]);
+        bytes.truncate(valid);
+        // SAFETY: `valid_up_to` says the bytes before it are valid UTF-8.
+        unsafe { String::from_utf8_unchecked(bytes) }
     }
 
     /// Advances over `bytes` whose text nobody needs, keeping only what the next
@@ -170,15 +234,34 @@ pub fn pieces(text: &str, max: usize) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
 
+    /// Decodes `bytes` read in pieces ending at `cuts`, each piece borrowed; checks that handing
+    /// each piece over ([`Utf8Decoder::decode_owned`]) decodes the same.
     fn decode_in_pieces(bytes: &[u8], cuts: &[usize]) -> String {
-        let mut decoder = Utf8Decoder::new();
-        let mut out = String::new();
+        let mut borrowed = Utf8Decoder::new();
+        let mut owned = Utf8Decoder::new();
+        let (mut out, mut out_owned) = (String::new(), String::new());
         let mut start = 0;
         for &cut in cuts.iter().chain(std::iter::once(&bytes.len())) {
-            out += &decoder.decode(&bytes[start..cut]);
+            out += &borrowed.decode(&bytes[start..cut]);
+            out_owned += &owned.decode_owned(bytes[start..cut].to_vec());
             start = cut;
         }
-        out + &decoder.finish()
+        out += &borrowed.finish();
+        out_owned += &owned.finish();
+        assert_eq!(out_owned, out, "decode_owned, cuts {cuts:?}");
+        out
+    }
+
+    #[test]
+    fn a_valid_buffer_becomes_the_string_without_a_copy() {
+        let mut decoder = Utf8Decoder::new();
+        let mut buffer = Vec::with_capacity(64);
+        // "héllo " and the first two bytes of "€".
+        buffer.extend_from_slice(b"h\xc3\xa9llo \xe2\x82");
+        let address = buffer.as_ptr();
+        let text = decoder.decode_owned(buffer);
+        assert_eq!((text.as_str(), text.as_ptr()), ("héllo ", address));
+        assert_eq!(decoder.decode_owned(vec![0xac]), "€");
     }
 
     #[test]
