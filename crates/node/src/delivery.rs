@@ -9,7 +9,8 @@
 //! Text sent while a call is already queued joins that call's chunk instead of queueing another:
 //! the chunk is taken on the JS thread, at the moment of the call. A fast producer then costs one
 //! callback per JS turn rather than one per read, and a slow callback sees larger chunks instead
-//! of a growing queue of small ones.
+//! of a growing queue of small ones. Text is kept as sent ([`SharedText`], which a transcript may
+//! share) and joined on the JS thread only when a call finds more than one chunk waiting.
 //!
 //! A callback that throws stops the run: the exception is caught, the run's [`CancelToken`] is
 //! cancelled, no later chunk is delivered, and the run's promise rejects with exactly the value
@@ -18,6 +19,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ptr;
 use std::rc::Rc;
@@ -27,6 +29,7 @@ use napi::bindgen_prelude::{
 };
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{JsString, ValueType, check_status, sys};
+use shellwright_io::SharedText;
 use shellwright_proc::{CancelReason, CancelToken};
 use tokio::sync::Notify;
 
@@ -52,8 +55,8 @@ struct Shared {
 
 #[derive(Default)]
 struct Pending {
-    text: String,
-    /// A call is queued whose JS side has not taken `text` yet.
+    chunks: Vec<SharedText>,
+    /// A call is queued whose JS side has not taken `chunks` yet.
     queued: bool,
 }
 
@@ -65,10 +68,10 @@ impl Shared {
     }
 
     /// Runs on the JS thread when a queued call is made: hands over everything pending.
-    fn take(&self) -> String {
+    fn take(&self) -> Vec<SharedText> {
         let mut pending = self.pending();
         pending.queued = false;
-        std::mem::take(&mut pending.text)
+        std::mem::take(&mut pending.chunks)
     }
 
     fn complete_one(&self) {
@@ -148,19 +151,14 @@ impl ChunkSink {
 
     /// Hands `chunk` to the callback without blocking: it joins the pending call's chunk, or a
     /// new call is queued. Empty chunks are not sent.
-    pub fn send(&self, chunk: String) {
+    pub fn send(&self, chunk: SharedText) {
         let Some(tsfn) = &self.tsfn else { return };
         if chunk.is_empty() {
             return;
         }
         {
             let mut pending = self.shared.pending();
-            // The first text of a call is moved in; later text joins it.
-            if pending.text.is_empty() {
-                pending.text = chunk;
-            } else {
-                pending.text.push_str(&chunk);
-            }
+            pending.chunks.push(chunk);
             if pending.queued {
                 return;
             }
@@ -271,12 +269,39 @@ pub fn deliver_text(
     text: &str,
 ) -> Result<Option<sys::napi_value>> {
     for piece in shellwright_io::utf8::pieces(text, MAX_JS_CHUNK) {
-        let chunk = js_string(env, piece)?.to_unknown();
-        if let Some(thrown) = call_catching(env, callback, chunk) {
+        if let Some(thrown) = deliver_piece(env, callback, piece)? {
             return Ok(Some(thrown));
         }
     }
     Ok(None)
+}
+
+/// Calls `callback` with one piece, in a handle scope of its own: once the call returns, the
+/// piece's string is garbage, rather than held until every piece is delivered (where each
+/// collection meanwhile would copy the strings it still holds).
+fn deliver_piece(
+    env: &Env,
+    callback: sys::napi_value,
+    piece: &str,
+) -> Result<Option<sys::napi_value>> {
+    let raw_env = env.raw();
+    let mut scope = ptr::null_mut();
+    // SAFETY: Node-API calls on the live environment; the scope is closed below on every path.
+    check_status!(unsafe { sys::napi_open_escapable_handle_scope(raw_env, &mut scope) })?;
+    let thrown =
+        js_string(env, piece).map(|chunk| call_catching(env, callback, chunk.to_unknown()));
+    let thrown = match thrown {
+        Ok(Some(thrown)) => {
+            let mut escaped = ptr::null_mut();
+            // SAFETY: `thrown` is a value of this scope; escaping it keeps it for the caller.
+            let status = unsafe { sys::napi_escape_handle(raw_env, scope, thrown, &mut escaped) };
+            check_status!(status).map(|()| Some(escaped))
+        }
+        other => other,
+    };
+    // SAFETY: the scope opened above, closed once.
+    check_status!(unsafe { sys::napi_close_escapable_handle_scope(raw_env, scope) })?;
+    thrown
 }
 
 /// The JS function the threadsafe function calls: it takes the pending text and calls `callback`
@@ -292,7 +317,11 @@ fn deliver_function<'env>(
     let throws = throws.clone();
     let stop = stop.clone();
     env.create_function_from_closure("deliverChunk", move |ctx| {
-        let text = shared.take();
+        let chunks = shared.take();
+        let text = match chunks.as_slice() {
+            [one] => Cow::Borrowed(&**one),
+            many => Cow::Owned(many.iter().map(|chunk| &**chunk).collect::<String>()),
+        };
         if !throws.has_thrown() {
             // Dropped, not returned: an error here means the environment is going away, and
             // nobody is left to wait for this text. Returned, it would reach the threadsafe

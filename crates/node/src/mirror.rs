@@ -86,7 +86,7 @@ impl ShellMirror {
         let (view, opening) = Mirror::open(
             &self.shell,
             self.budget,
-            Box::new(move |data| sink.send(data)),
+            Box::new(move |data: String| sink.send(data.into())),
         );
         self.view = Some(view);
         if let Err(thrown) = replay_to.call(opening) {

@@ -341,10 +341,10 @@ struct JsOutput {
 
 impl PtyOutput for JsOutput {
     fn bytes(&mut self, chunk: &[u8]) {
-        self.sink.send(self.decoder.decode(chunk));
+        self.sink.send(self.decoder.decode(chunk).into());
     }
 
     fn finish(&mut self) {
-        self.sink.send(self.decoder.finish());
+        self.sink.send(self.decoder.finish().into());
     }
 }

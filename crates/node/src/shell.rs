@@ -12,9 +12,11 @@ use napi::bindgen_prelude::{
 };
 use napi::{check_status, sys};
 use napi_derive::napi;
+use shellwright_io::SharedText;
 use shellwright_proc::CancelToken;
 use shellwright_shell::history::DEFAULT_HISTORY_LIMIT;
 use shellwright_shell::minimize::{Capture, Minimized, Minimizer, MinimizerOptions};
+use shellwright_shell::output::ChunkHandler;
 use shellwright_shell::{
     HistoryEntry, PersistentShell, RunRequest, RunResult, SessionOptions, ShellError,
 };
@@ -333,7 +335,7 @@ impl Shell {
         // The transcript collected here is also what the minimizer reads: no separate capture.
         let output = Arc::new(std::sync::Mutex::new(String::new()));
         let collected = Arc::clone(&output);
-        let on_chunk = Box::new(move |chunk: String| {
+        let on_chunk = Box::new(move |chunk: SharedText| {
             if let Ok(mut output) = collected.lock() {
                 output.push_str(&chunk);
             }
@@ -560,7 +562,7 @@ impl RunCall {
         run: F,
     ) -> Result<PromiseRaw<'env, Settlement<ShellResult>>>
     where
-        F: FnOnce(RunRequest, Box<dyn FnMut(String) + Send>) -> Fut,
+        F: FnOnce(RunRequest, ChunkHandler) -> Fut,
         Fut: std::future::Future<Output = std::result::Result<RunResult, ShellError>>
             + Send
             + 'static,
@@ -574,7 +576,7 @@ impl RunCall {
         let chunk_sink = sink.clone();
         // The one place the transcript is captured for the minimizer: as it streams to onChunk.
         let capture = minimizing.as_ref().map(|m| Arc::clone(&m.capture));
-        let on_chunk = move |chunk: String| {
+        let on_chunk = move |chunk: SharedText| {
             if let Some(capture) = &capture {
                 capture.push(&chunk);
             }

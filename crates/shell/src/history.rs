@@ -17,6 +17,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use shellwright_io::SharedText;
+
 use crate::session::RunResult;
 
 /// Entries kept unless the shell says otherwise.
@@ -26,68 +28,127 @@ pub const DEFAULT_HISTORY_LIMIT: usize = 100;
 pub const OUTPUT_BUDGET: usize = 10_000 * 200;
 
 /// The last `budget` bytes of a text stream, cut on a character boundary, and how many bytes were
-/// dropped before them. Storage grows with the text up to the budget and never past it.
+/// dropped before them. Large chunks are kept as they came, shared with the consumer they were
+/// streamed to, so a fast stream is never copied here; small ones are copied together into pieces
+/// of up to [`PIECE`] bytes. Storage grows with the text and holds the budget plus at most the
+/// oldest piece's dropped part.
 #[derive(Debug)]
 pub struct TranscriptBuffer {
     budget: usize,
-    /// Bytes in ring order once full: the oldest byte is at `head`.
-    bytes: Vec<u8>,
-    head: usize,
-    /// Bytes overwritten or never stored.
+    /// The kept text, oldest first: all of it but the first `front` bytes of the first piece.
+    pieces: VecDeque<Piece>,
+    front: usize,
+    /// Bytes kept.
+    len: usize,
+    /// Bytes dropped from the front or never stored.
     dropped: u64,
+}
+
+/// Chunks at least this long are kept shared; shorter text is copied into pieces this long.
+const PIECE: usize = 16 << 10;
+
+#[derive(Debug)]
+enum Piece {
+    Shared(SharedText),
+    Copied(String),
+}
+
+impl Piece {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Self::Shared(text) => text.as_bytes(),
+            Self::Copied(text) => text.as_bytes(),
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        match self {
+            Self::Shared(text) => text.capacity(),
+            Self::Copied(text) => text.capacity(),
+        }
+    }
 }
 
 impl TranscriptBuffer {
     pub fn new(budget: usize) -> Self {
         Self {
             budget,
-            bytes: Vec::new(),
-            head: 0,
+            pieces: VecDeque::new(),
+            front: 0,
+            len: 0,
             dropped: 0,
         }
     }
 
-    pub fn push(&mut self, text: &str) {
-        let mut new = text.as_bytes();
-        if new.len() >= self.budget {
-            let skip = new.len() - self.budget;
-            self.dropped += (self.bytes.len() + skip) as u64;
-            self.bytes.clear();
-            self.head = 0;
-            new = &new[skip..];
+    /// Adds `chunk` without copying it when it is large and not mostly spare storage.
+    pub fn push_shared(&mut self, chunk: &SharedText) {
+        let shareable = chunk.len() >= PIECE && chunk.capacity() <= 4 * chunk.len();
+        if !shareable || chunk.len() >= self.budget {
+            return self.push(chunk);
         }
-        let room = self.budget - self.bytes.len();
-        let (grow, wrap) = new.split_at(new.len().min(room));
-        if !grow.is_empty() {
-            self.reserve(grow.len());
-            self.bytes.extend_from_slice(grow);
-        }
-        if !wrap.is_empty() {
-            // Full: overwrite the oldest bytes, in at most two runs.
-            self.dropped += wrap.len() as u64;
-            let first = wrap.len().min(self.budget - self.head);
-            self.bytes[self.head..self.head + first].copy_from_slice(&wrap[..first]);
-            self.bytes[..wrap.len() - first].copy_from_slice(&wrap[first..]);
-            self.head = (self.head + wrap.len()) % self.budget;
-        }
+        self.len += chunk.len();
+        self.pieces.push_back(Piece::Shared(chunk.clone()));
+        self.trim();
     }
 
-    /// Grows the storage geometrically, but never past the budget.
-    fn reserve(&mut self, more: usize) {
-        let needed = self.bytes.len() + more;
-        if needed > self.bytes.capacity() {
-            let target = needed.max(self.bytes.capacity() * 2).min(self.budget);
-            self.bytes.reserve_exact(target - self.bytes.len());
+    /// Adds a copy of `text`.
+    pub fn push(&mut self, mut text: &str) {
+        if text.len() >= self.budget {
+            // Only its end is kept: drop everything before, without copying it.
+            let (tail, cut) = tail_within(text, self.budget);
+            self.dropped += (self.len + cut) as u64;
+            self.pieces.clear();
+            (self.front, self.len) = (0, 0);
+            text = tail;
+        }
+        if text.is_empty() {
+            return;
+        }
+        self.len += text.len();
+        match self.pieces.back_mut() {
+            Some(Piece::Copied(last)) if last.len() + text.len() <= PIECE => {
+                if last.capacity() - last.len() < text.len() {
+                    // Geometric growth, but never past a piece.
+                    let target = (last.len() + text.len())
+                        .max(last.capacity() * 2)
+                        .min(PIECE);
+                    last.reserve_exact(target - last.len());
+                }
+                last.push_str(text);
+            }
+            _ => self.pieces.push_back(Piece::Copied(text.to_string())),
+        }
+        self.trim();
+    }
+
+    /// Drops bytes from the front until the budget holds what is kept.
+    fn trim(&mut self) {
+        while self.len > self.budget {
+            let excess = self.len - self.budget;
+            let first = self
+                .pieces
+                .front()
+                .map_or(0, |p| p.bytes().len() - self.front);
+            let cut = first.min(excess);
+            if cut == first {
+                self.pieces.pop_front();
+                self.front = 0;
+            } else {
+                self.front += cut;
+            }
+            self.len -= cut;
+            self.dropped += cut as u64;
         }
     }
 
     /// The kept text and the bytes dropped before it. When the cut fell inside a character, the
     /// rest of that character is dropped too.
     pub fn text(&self) -> (String, u64) {
-        let (newer, older) = self.bytes.split_at(self.head);
-        let mut joined = Vec::with_capacity(self.bytes.len());
-        joined.extend_from_slice(older);
-        joined.extend_from_slice(newer);
+        let mut joined = Vec::with_capacity(self.len);
+        for (i, piece) in self.pieces.iter().enumerate() {
+            let skip = if i == 0 { self.front } else { 0 };
+            joined.extend_from_slice(&piece.bytes()[skip..]);
+        }
         let partial = if self.dropped > 0 {
             joined.iter().take_while(|&&b| is_continuation(b)).count()
         } else {
@@ -102,12 +163,17 @@ impl TranscriptBuffer {
 
     /// Bytes of storage held.
     pub fn capacity(&self) -> usize {
-        self.bytes.capacity()
+        self.pieces.iter().map(Piece::capacity).sum()
     }
 
     /// Gives back storage the text does not use (once no more text will come).
     pub fn shrink(&mut self) {
-        self.bytes.shrink_to_fit();
+        for piece in &mut self.pieces {
+            if let Piece::Copied(text) = piece {
+                text.shrink_to_fit();
+            }
+        }
+        self.pieces.shrink_to_fit();
     }
 }
 
@@ -255,12 +321,12 @@ impl History {
     }
 
     /// The running run printed `text` (ignored when nothing runs).
-    pub fn output(&self, text: &str) {
+    pub fn output(&self, text: &SharedText) {
         let mut state = self.lock();
         let Some(running) = &mut state.running else {
             return;
         };
-        running.output.push(text);
+        running.output.push_shared(text);
         state.notify(&HistoryEvent::Output(text));
     }
 
@@ -392,7 +458,12 @@ mod tests {
         let pushes = (1usize << 30) / chunk.len();
         for _ in 0..pushes {
             buffer.push(&chunk);
-            assert!(buffer.capacity() <= budget, "{}", buffer.capacity());
+            // The oldest piece may be partly dropped.
+            assert!(
+                buffer.capacity() < budget + chunk.len(),
+                "{}",
+                buffer.capacity()
+            );
         }
         let (text, dropped) = buffer.text();
         assert_eq!(text.len(), budget);
@@ -426,6 +497,35 @@ mod tests {
             prop_assert_eq!(text.as_str(), expected);
             prop_assert_eq!(dropped, cut as u64);
         }
+
+        /// Large chunks, some kept shared, among small copied ones.
+        #[test]
+        fn shared_chunks_keep_the_same_suffix(
+            chunks in proptest::collection::vec(
+                ("[aé日\u{1F600}\n]{1,6}", 0usize..12_000, any::<bool>()),
+                0..12,
+            ),
+            budget in PIECE..4 * PIECE,
+        ) {
+            let mut buffer = TranscriptBuffer::new(budget);
+            let mut all = String::new();
+            let mut largest = 0;
+            for (pattern, repeat, shared) in &chunks {
+                let chunk = SharedText::from(pattern.repeat(*repeat));
+                if *shared {
+                    buffer.push_shared(&chunk);
+                } else {
+                    buffer.push(&chunk);
+                }
+                all.push_str(&chunk);
+                largest = largest.max(chunk.capacity());
+                prop_assert!(buffer.capacity() < 2 * budget + largest.max(PIECE), "{}", buffer.capacity());
+            }
+            let (text, dropped) = buffer.text();
+            let (expected, cut) = tail_within(&all, budget);
+            prop_assert_eq!(text.as_str(), expected);
+            prop_assert_eq!(dropped, cut as u64);
+        }
     }
 
     #[test]
@@ -440,10 +540,10 @@ mod tests {
     fn records_runs_oldest_first_the_running_one_last() {
         let history = History::new(3);
         history.start("echo a", PathBuf::from("/a"));
-        history.output("a\n");
+        history.output(&"a\n".into());
         history.finish(Some(finished(0)));
         history.start("sleep 9", PathBuf::from("/b"));
-        history.output("x");
+        history.output(&"x".into());
         let entries = history.entries();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].id, 1);
@@ -475,7 +575,7 @@ mod tests {
     #[test]
     fn output_without_a_running_entry_is_ignored() {
         let history = History::new(2);
-        history.output("stray");
+        history.output(&"stray".into());
         history.finish(None);
         assert!(history.entries().is_empty());
     }
@@ -484,7 +584,7 @@ mod tests {
     fn observers_see_what_follows_their_replay() {
         let history = History::new(10);
         history.start("one", PathBuf::from("/"));
-        history.output("early ");
+        history.output(&"early ".into());
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = Arc::clone(&seen);
         let observation = history.observe(|entries| {
@@ -503,11 +603,11 @@ mod tests {
                 log.lock().expect("lock").push(line);
             })
         });
-        history.output("late");
+        history.output(&"late".into());
         history.finish(Some(finished(3)));
         history.start("two", PathBuf::from("/"));
         drop(observation);
-        history.output("unseen");
+        history.output(&"unseen".into());
         assert_eq!(
             *seen.lock().expect("lock"),
             ["replay early ", "out late", "end Some(3)", "start two"]

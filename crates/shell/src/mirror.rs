@@ -365,7 +365,7 @@ mod tests {
     fn live_events_continue_the_replay() {
         let history = History::new(10);
         history.start("one", PathBuf::from("/w"));
-        history.output("first ");
+        history.output(&"first ".into());
         let mut writer = StreamWriter::new(1000);
         let mut stream = writer.opening(&history.entries(), Path::new("/w"));
         let record = |stream: &mut String, writer: &mut StreamWriter, event| {

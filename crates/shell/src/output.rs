@@ -7,12 +7,12 @@
 //! builtins write to the pipe with blocking writes from runtime threads: a reader that needed a
 //! runtime thread could deadlock behind them.
 
-use std::io::{PipeReader, PipeWriter, Read};
+use std::io::{PipeReader, PipeWriter};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use shellwright_io::{PollFd, Utf8Decoder, poll, set_pipe_capacity};
+use shellwright_io::{PollFd, SharedText, Utf8Decoder, poll, read_to_spare, set_pipe_capacity};
 use tokio::sync::oneshot;
 
 /// How long the pipe may stay silent after the foreground command ended.
@@ -27,9 +27,12 @@ pub const DRAIN_CAP: Duration = Duration::from_secs(2);
 const PIPE_CAPACITY: usize = 64 << 10;
 /// Up to this much is read, decoded and delivered as one chunk: as much as the pipe holds.
 const READ_BUFFER: usize = PIPE_CAPACITY;
+/// A read at least this long becomes its chunk's text without a copy, and the next read gets a
+/// fresh buffer; a shorter one is copied out, so that a small chunk never holds a whole buffer.
+const HAND_OVER: usize = READ_BUFFER / 4;
 
 /// Receives each decoded chunk of a run's output, in order.
-pub type ChunkHandler = Box<dyn FnMut(String) + Send>;
+pub type ChunkHandler = Box<dyn FnMut(SharedText) + Send>;
 
 /// Told the working directory a run starts in, once it is entered and before any output.
 pub type StartHandler = Box<dyn FnOnce(&std::path::Path) + Send>;
@@ -73,7 +76,7 @@ impl OutputPump {
         std::thread::Builder::new()
             .name("shellwright-output".into())
             .spawn(move || {
-                let mut buf = vec![0u8; READ_BUFFER];
+                let mut buf = Vec::with_capacity(READ_BUFFER);
                 // Ends when the session drops the pump (the sender).
                 for job in queue {
                     read_until_drained(&job.data, &job.ended, job.on_chunk, &mut buf);
@@ -110,10 +113,10 @@ impl OutputPump {
 }
 
 fn read_until_drained(
-    mut data: &PipeReader,
+    data: &PipeReader,
     ended: &OwnedFd,
     mut on_chunk: ChunkHandler,
-    buf: &mut [u8],
+    buf: &mut Vec<u8>,
 ) {
     let mut decoder = Utf8Decoder::new();
     let mut draining_since: Option<Instant> = None;
@@ -143,11 +146,19 @@ fn read_until_drained(
             last_output = last_output.max(now);
         }
         if fds[0].is_readable() {
-            match data.read(buf) {
+            match read_to_spare(data.as_fd(), buf) {
                 Ok(0) => break,
                 Ok(n) => {
                     last_output = Instant::now();
-                    on_chunk(decoder.decode(&buf[..n]));
+                    let text = if n >= HAND_OVER {
+                        let full = std::mem::replace(buf, Vec::with_capacity(READ_BUFFER));
+                        decoder.decode_owned(full)
+                    } else {
+                        let text = decoder.decode(buf);
+                        buf.clear();
+                        text
+                    };
+                    on_chunk(text.into());
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => break,
@@ -156,7 +167,7 @@ fn read_until_drained(
     }
     let tail = decoder.finish();
     if !tail.is_empty() {
-        on_chunk(tail);
+        on_chunk(tail.into());
     }
 }
 

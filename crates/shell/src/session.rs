@@ -473,7 +473,7 @@ impl Session {
         let mut text = decoder.decode(&transcript.take_written());
         text.push_str(&decoder.finish());
         if !text.is_empty() {
-            on_chunk(text);
+            on_chunk(text.into());
         }
         outcome
     }

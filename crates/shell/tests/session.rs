@@ -220,7 +220,9 @@ fn run_inline_with(shell: &PersistentShell, request: RunRequest) -> Option<(RunR
         .spawn(move || {
             let out = Arc::new(Mutex::new(String::new()));
             let sink = Arc::clone(&out);
-            let on_chunk = Box::new(move |c: String| sink.lock().expect("lock").push_str(&c));
+            let on_chunk = Box::new(move |c: shellwright_io::SharedText| {
+                sink.lock().expect("lock").push_str(&c)
+            });
             let result = shell.try_run_inline(request, on_chunk).ok()?;
             let text = out.lock().expect("lock").clone();
             Some((result.expect("run in place"), text))
