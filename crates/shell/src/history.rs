@@ -3,9 +3,8 @@
 //! replay it and then follow it live.
 //!
 //! Memory is bounded twice: at most `limit` entries (the oldest go first), and each transcript
-//! keeps only its last [`OUTPUT_BUDGET`] bytes in a [`TranscriptBuffer`], a ring that drops
-//! output from the front and counts what it dropped — a run printing a gigabyte holds no more than
-//! the budget.
+//! keeps only its last [`OUTPUT_BUDGET`] bytes in a [`TranscriptBuffer`], which drops output from
+//! the front and counts what it dropped — a run printing a gigabyte holds about the budget.
 //!
 //! Observers ([`History::observe`]) are told of every start, chunk and end while the history's
 //! lock is held, and are added under that same lock after reading the entries: what an observer
@@ -30,8 +29,9 @@ pub const OUTPUT_BUDGET: usize = 10_000 * 200;
 /// The last `budget` bytes of a text stream, cut on a character boundary, and how many bytes were
 /// dropped before them. Large chunks are kept as they came, shared with the consumer they were
 /// streamed to, so a fast stream is never copied here; small ones are copied together into pieces
-/// of up to [`PIECE`] bytes. Storage grows with the text and holds the budget plus at most the
-/// oldest piece's dropped part.
+/// of up to [`PIECE`] bytes. While text comes, storage grows with it and stays within about twice
+/// the budget (a shared chunk is at least half full); [`shrink`](Self::shrink) then cuts it to the
+/// text's size.
 #[derive(Debug)]
 pub struct TranscriptBuffer {
     budget: usize,
@@ -82,7 +82,7 @@ impl TranscriptBuffer {
 
     /// Adds `chunk` without copying it when it is large and not mostly spare storage.
     pub fn push_shared(&mut self, chunk: &SharedText) {
-        let shareable = chunk.len() >= PIECE && chunk.capacity() <= 4 * chunk.len();
+        let shareable = chunk.len() >= PIECE && chunk.capacity() <= 2 * chunk.len();
         if !shareable || chunk.len() >= self.budget {
             return self.push(chunk);
         }
@@ -166,14 +166,15 @@ impl TranscriptBuffer {
         self.pieces.iter().map(Piece::capacity).sum()
     }
 
-    /// Gives back storage the text does not use (once no more text will come).
+    /// Gives back storage the text does not use (once no more text will come): the kept text
+    /// becomes one string of its own size, no longer holding the chunks it shared.
     pub fn shrink(&mut self) {
-        for piece in &mut self.pieces {
-            if let Piece::Copied(text) = piece {
-                text.shrink_to_fit();
-            }
+        let (text, dropped) = self.text();
+        self.pieces = VecDeque::new();
+        (self.front, self.len, self.dropped) = (0, text.len(), dropped);
+        if !text.is_empty() {
+            self.pieces.push_back(Piece::Copied(text));
         }
-        self.pieces.shrink_to_fit();
     }
 }
 
@@ -525,6 +526,9 @@ mod tests {
             let (expected, cut) = tail_within(&all, budget);
             prop_assert_eq!(text.as_str(), expected);
             prop_assert_eq!(dropped, cut as u64);
+            buffer.shrink();
+            prop_assert_eq!(buffer.text(), (text.clone(), dropped));
+            prop_assert_eq!(buffer.capacity(), text.len());
         }
     }
 

@@ -28,8 +28,8 @@ const PIPE_CAPACITY: usize = 64 << 10;
 /// Up to this much is read, decoded and delivered as one chunk: as much as the pipe holds.
 const READ_BUFFER: usize = PIPE_CAPACITY;
 /// A read at least this long becomes its chunk's text without a copy, and the next read gets a
-/// fresh buffer; a shorter one is copied out, so that a small chunk never holds a whole buffer.
-const HAND_OVER: usize = READ_BUFFER / 4;
+/// fresh buffer; a shorter one is copied out, so that no chunk holds more than twice its size.
+const HAND_OVER: usize = READ_BUFFER / 2;
 
 /// Receives each decoded chunk of a run's output, in order.
 pub type ChunkHandler = Box<dyn FnMut(SharedText) + Send>;
