@@ -50,25 +50,29 @@ const _: () = {
     const IN_ARRAY_ORDER: [&str; 5] = ["command", "cwd", "env", "timeoutMs", "signal"];
     let mut i = 0;
     while i < IN_ARRAY_ORDER.len() {
-        let (kept, wanted) = (
-            NAMES[RUN_OPTION_NAMES[i].0].as_bytes(),
-            IN_ARRAY_ORDER[i].as_bytes(),
-        );
         assert!(
-            kept.len() == wanted.len(),
+            same(NAMES[RUN_OPTION_NAMES[i].0], IN_ARRAY_ORDER[i]),
             "RUN_OPTION_NAMES does not match RUN_OPTIONS"
         );
-        let mut j = 0;
-        while j < kept.len() {
-            assert!(
-                kept[j] == wanted[j],
-                "RUN_OPTION_NAMES does not match RUN_OPTIONS"
-            );
-            j += 1;
-        }
         i += 1;
     }
 };
+
+/// `a == b`, for the check above (`str`'s `==` is not `const`).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// One of the kept names.
 #[derive(Clone, Copy)]
