@@ -148,17 +148,9 @@ fn read_until_drained(
         if fds[0].is_readable() {
             match read_to_spare(data.as_fd(), buf) {
                 Ok(0) => break,
-                Ok(n) => {
+                Ok(_) => {
                     last_output = Instant::now();
-                    let text = if n >= HAND_OVER {
-                        let full = std::mem::replace(buf, Vec::with_capacity(READ_BUFFER));
-                        decoder.decode_owned(full)
-                    } else {
-                        let text = decoder.decode(buf);
-                        buf.clear();
-                        text
-                    };
-                    on_chunk(text.into());
+                    on_chunk(take_text(&mut decoder, buf).into());
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => break,
@@ -169,6 +161,18 @@ fn read_until_drained(
     if !tail.is_empty() {
         on_chunk(tail.into());
     }
+}
+
+/// The text of what `buf` holds, leaving `buf` empty for the next read: a long read becomes the
+/// text itself ([`HAND_OVER`]) and `buf` a fresh buffer; a short one is copied out of it.
+fn take_text(decoder: &mut Utf8Decoder, buf: &mut Vec<u8>) -> String {
+    if buf.len() >= HAND_OVER {
+        let full = std::mem::replace(buf, Vec::with_capacity(READ_BUFFER));
+        return decoder.decode_owned(full);
+    }
+    let text = decoder.decode(buf);
+    buf.clear();
+    text
 }
 
 #[cfg(test)]
@@ -201,6 +205,35 @@ mod tests {
             started.elapsed() < DRAIN_IDLE,
             "EOF must end the read at once"
         );
+    }
+
+    #[tokio::test]
+    async fn long_reads_are_handed_over_with_characters_kept_whole() {
+        let (out, sink) = collector();
+        let (reader, mut writer) = OutputPump::start()
+            .and_then(|p| p.begin(sink))
+            .expect("pipe");
+        // Two-byte characters after one ASCII byte: every full read ends inside a character.
+        let text = format!("x{}", "é".repeat(3 * READ_BUFFER));
+        writer.write_all(text.as_bytes()).expect("write");
+        drop(writer);
+        reader.finish().await;
+        assert!(*out.lock().expect("lock") == text, "the text changed");
+    }
+
+    #[test]
+    fn take_text_hands_a_long_read_over_and_copies_a_short_one() {
+        let mut decoder = Utf8Decoder::new();
+        let mut buf = Vec::with_capacity(READ_BUFFER);
+        buf.extend(std::iter::repeat_n(b'a', HAND_OVER));
+        let address = buf.as_ptr();
+        let long = take_text(&mut decoder, &mut buf);
+        assert_eq!((long.len(), long.as_ptr()), (HAND_OVER, address));
+        assert_eq!((buf.len(), buf.capacity()), (0, READ_BUFFER));
+        buf.extend_from_slice(b"short");
+        let address = buf.as_ptr();
+        assert_eq!(take_text(&mut decoder, &mut buf), "short");
+        assert_eq!((buf.len(), buf.as_ptr()), (0, address));
     }
 
     #[tokio::test]
