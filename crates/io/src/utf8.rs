@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 /// A chunk of decoded output, shared by whoever needs it — the consumer it streams to, a
 /// transcript keeping the recent past — without a copy each. Reads as a `&str`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct SharedText(Arc<String>);
 
 impl SharedText {
