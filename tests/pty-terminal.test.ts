@@ -112,7 +112,10 @@ describe('PtySession onChunk and the screen', () => {
       const screen = session.screen().lines.join('\n')
       for (const piece of chunk.split('\r\n')) if (!screen.includes(piece)) missing.push(piece)
     })
+    // Set when the run ends, whatever ends it: kill() of an ended session throws, and would hide
+    // the failure that ended it.
     let ended = false
+    void done.then(() => (ended = true))
     try {
       await waitUntil(() => received.includes('ready\r\n'), 5000, 'ready')
       for (let i = 0; i < 50; i++) {
@@ -121,7 +124,6 @@ describe('PtySession onChunk and the screen', () => {
       }
       session.write('\x04')
       expect(await done).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
-      ended = true
     } finally {
       // A failed wait must not leave cat running.
       if (!ended) {
