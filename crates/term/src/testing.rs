@@ -28,7 +28,7 @@ impl Rng {
 /// Piece `kind` (0 to 5) of a stream that draws: a cursor move (past the edge of a 16 × 80 screen
 /// too), an SGR attribute, 256-colour and direct colours, wide text, combining and two- to
 /// four-byte UTF-8, line breaks.
-pub fn drawing(rng: &mut Rng, kind: usize) -> String {
+fn drawing(rng: &mut Rng, kind: usize) -> String {
     match kind {
         0 => format!("\x1b[{};{}H", 1 + rng.below(16), 1 + rng.below(80)),
         1 => format!("\x1b[{}m", [1, 4, 7, 31, 42, 0, 22][rng.below(7)]),
@@ -45,7 +45,7 @@ pub fn drawing(rng: &mut Rng, kind: usize) -> String {
 
 /// `CSI ? 1049 h` or `l`: enters the alternate screen or leaves it, as `alternate` says it is off
 /// or on, and records the switch.
-pub fn switch_screen(alternate: &mut bool) -> String {
+fn switch_screen(alternate: &mut bool) -> String {
     *alternate = !*alternate;
     if *alternate {
         "\x1b[?1049h"
@@ -56,7 +56,7 @@ pub fn switch_screen(alternate: &mut bool) -> String {
 }
 
 /// A title (OSC 0) with a wide character.
-pub fn title(rng: &mut Rng) -> String {
+fn title(rng: &mut Rng) -> String {
     format!("\x1b]0;title {} 題\x07", rng.below(100))
 }
 

@@ -9,36 +9,16 @@
 //! bytes the emulator already acted on, and every query after it goes unanswered.
 
 use super::*;
-use crate::testing::{Rng, drawing, switch_screen, title};
+use crate::testing::{Rng, workload};
 
 const COLS: u16 = 60;
 const ROWS: u16 = 16;
 
-/// Text (wide, combining, two- to four-byte UTF-8), SGR colours, cursor moves, the alternate
-/// screen on and off, titles and a cursor-position query; then the echo of replies, anywhere.
+/// The shared workload ([`workload`]), back on the main screen at the end; then the echo of
+/// replies, anywhere.
 fn stream(rng: &mut Rng, pieces: usize) -> Vec<u8> {
-    let mut out = String::new();
-    let mut alternate = false;
-    for _ in 0..pieces {
-        let piece = match rng.below(12) {
-            kind @ 0..=5 => drawing(rng, kind),
-            6 => switch_screen(&mut alternate),
-            7 => title(rng),
-            8 => "\x1b[6n".into(),
-            9 => format!(
-                "\x1b[{}{}",
-                1 + rng.below(5),
-                ['A', 'B', 'C', 'D'][rng.below(4)]
-            ),
-            _ => format!(
-                "line {} of the stream with words to wrap\r\n",
-                rng.below(1000)
-            ),
-        };
-        out.push_str(&piece);
-    }
-    out.push_str("\x1b[?1049l\x1b[0m");
-    let mut bytes = out.into_bytes();
+    let mut bytes = workload(rng, pieces);
+    bytes.extend_from_slice(b"\x1b[?1049l\x1b[0m");
     for _ in 0..rng.below(40) {
         let at = rng.below(bytes.len());
         let echo = format!("^[[{};{}R", 1 + rng.below(16), 1 + rng.below(60));
