@@ -374,16 +374,35 @@ fn follow(session: &PtySession) -> (Viewer, std::thread::JoinHandle<Replay>) {
     (viewer, handle)
 }
 
+/// A directory of this test process's, removed when dropped, a failed assertion included.
+struct ScratchDir(std::path::PathBuf);
+
+impl ScratchDir {
+    fn new(prefix: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        Self(dir)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Viewers attached (at random moments) before the stream is allowed to end.
 const ENOUGH_VIEWERS: usize = 60;
 
 #[test]
 fn viewers_of_a_real_pseudo_terminal_streaming_at_full_speed() {
     let mut rng = Rng(0x5eed);
-    let dir = std::env::temp_dir().join(format!("shellwright-attach-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let scratch = ScratchDir::new("shellwright-attach");
+    let dir = &scratch.0;
     let file = dir.join("workload");
     let mut stream = workload(&mut rng, 4000);
+    // A four-byte character two cells wide, which the workload has none of: reads cut it too.
+    stream.extend_from_slice("😀 wide 😀\r\n".as_bytes());
     // Each round leaves the normal screen; rounds repeat until the test has attached enough
     // viewers and says so with `done` (a fast machine would otherwise finish the stream first).
     stream.extend_from_slice(b"\x1b[?1049l\x1b[r");
@@ -430,7 +449,6 @@ fn viewers_of_a_real_pseudo_terminal_streaming_at_full_speed() {
         .expect("run");
     assert_eq!(exit.exit_code, Some(0));
     drop(guard);
-    let _ = std::fs::remove_dir_all(&dir);
     // Every follower is joined before the terminal is locked: a follower that must resync takes
     // that lock to paint its snapshot.
     let replays: Vec<_> = followers
