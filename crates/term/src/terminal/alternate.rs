@@ -171,15 +171,11 @@ fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
             let body = bytes.strip_prefix(b"\x1b[")?;
             let params_len = span_within::<b'0', b';'>(body);
             let params = &body[..params_len];
-            // Digits and `;` only (no sub-parameter); fewer bytes than the most separators
-            // allowed cannot hold too many.
-            let separators = if params.contains(&b':') {
-                usize::MAX
-            } else if params_len <= MAX_SEPARATORS {
-                0
-            } else {
-                params.iter().filter(|&&b| b == b';').count()
-            };
+            // Digits and `;` only (no sub-parameter), and not too many separators: fewer bytes
+            // than the most allowed cannot hold too many, so only a long string is counted.
+            let fits = !params.contains(&b':')
+                && (params_len <= MAX_SEPARATORS
+                    || params.iter().filter(|&&b| b == b';').count() <= MAX_SEPARATORS);
             // SGR, CUP, HVP, CUU, CUD, VPR, CUF, HPR, CUB, CHA, HPA, VPA, ED, EL.
             let drawing = matches!(
                 body.get(params_len)?,
@@ -197,7 +193,7 @@ fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
                     | b'J'
                     | b'K'
             );
-            (drawing && separators <= MAX_SEPARATORS).then_some((2 + params_len + 1, None))
+            (drawing && fits).then_some((2 + params_len + 1, None))
         }
         0x00..=0x1f => Some((1, None)),
     }
@@ -207,18 +203,18 @@ fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
 fn text(bytes: &[u8]) -> Option<(usize, Option<char>)> {
     let mut at = 0;
     // The last character outside ASCII, and where it ends.
-    let mut wide = None;
+    let mut non_ascii = None;
     loop {
         at += span_within::<b' ', b'~'>(&bytes[at..]);
         match decode_char(&bytes[at..]) {
             Some((c, len)) if !('\u{80}'..='\u{9f}').contains(&c) => {
                 at += len;
-                wide = Some((c, at));
+                non_ascii = Some((c, at));
             }
             _ => break,
         }
     }
-    let last = match wide {
+    let last = match non_ascii {
         Some((c, end)) if end == at => c,
         _ => char::from(*bytes[..at].last()?),
     };

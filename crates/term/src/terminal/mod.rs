@@ -83,8 +83,9 @@ pub struct Feed<'a> {
     pub replies: Vec<u8>,
 }
 
-/// Input as [`Terminal::check`] found it, to be fed with [`Terminal::feed_checked`].
-#[derive(Clone, Copy, Debug)]
+/// Input as [`Terminal::check`] found it, to be fed with [`Terminal::feed_checked`]; not `Copy`,
+/// so that feeding uses it up and it cannot be fed twice.
+#[derive(Debug)]
 pub struct Checked<'a> {
     input: &'a [u8],
     /// No sequence is under way and the input starts none.
