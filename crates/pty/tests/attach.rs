@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use common::runtime;
+use common::{Scratch, runtime};
 use shellwright_proc::CancelToken;
 use shellwright_pty::{
     Attachment, Delivery, OPEN_SEQUENCE_LIMIT, PtyCommand, PtyControl, PtyOutput, PtySession,
@@ -374,30 +374,13 @@ fn follow(session: &PtySession) -> (Viewer, std::thread::JoinHandle<Replay>) {
     (viewer, handle)
 }
 
-/// A directory of this test process's, removed when dropped, a failed assertion included.
-struct ScratchDir(std::path::PathBuf);
-
-impl ScratchDir {
-    fn new(prefix: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        Self(dir)
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Viewers attached (at random moments) before the stream is allowed to end.
 const ENOUGH_VIEWERS: usize = 60;
 
 #[test]
 fn viewers_of_a_real_pseudo_terminal_streaming_at_full_speed() {
     let mut rng = Rng(0x5eed);
-    let scratch = ScratchDir::new("shellwright-attach");
+    let scratch = Scratch::new("attach");
     let dir = &scratch.0;
     let file = dir.join("workload");
     let mut stream = workload(&mut rng, 4000);

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
-use common::{Collected, runtime};
+use common::{Collected, Scratch, runtime};
 use shellwright_proc::CancelToken;
 use shellwright_pty::{ExecError, PtyCommand, PtyControl, SessionTerminal, run, spawn};
 use shellwright_term::TerminalOptions;
@@ -44,27 +44,6 @@ fn run_through_terminal(script: &str, answer_queries: bool) -> (Vec<u8>, Session
     (collected.bytes(), terminal)
 }
 
-/// A scratch directory removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "shellwright-pty-emulator-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir(&dir).expect("scratch dir");
-        Self(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn answers_the_cursor_position_and_cuts_the_query_from_the_stream() {
     let (bytes, terminal) = run_through_terminal(
@@ -93,7 +72,7 @@ fn releases_a_held_back_sequence_at_end_of_input() {
 
 #[test]
 fn exec_in_interactive_bash_reports_command_output_exit_code_and_cwd() {
-    let home = Scratch::new("bash");
+    let home = Scratch::new("emulator-bash");
     let home_path = home.0.display().to_string();
     let command = PtyCommand {
         shell: "bash".into(),
@@ -181,7 +160,7 @@ fn exec_in_interactive_bash_reports_command_output_exit_code_and_cwd() {
 
 #[test]
 fn exec_falls_back_to_prompt_detection_without_hooks() {
-    let home = Scratch::new("sh");
+    let home = Scratch::new("emulator-sh");
     let command = PtyCommand {
         shell: "sh".into(),
         interactive: true,

@@ -1,6 +1,7 @@
 //! Helpers shared by the PTY integration tests.
 #![allow(dead_code)] // each test crate uses a different subset
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// Collects everything that reached a run's output.
@@ -28,4 +29,24 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("runtime")
+}
+
+/// A scratch directory, `shellwright-pty-<name>-<pid>` in the temporary directory, removed when
+/// dropped, a failed assertion included.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("shellwright-pty-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).expect("scratch dir");
+        Self(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
