@@ -181,21 +181,21 @@ mod tests {
     use std::io::Write;
     use std::sync::{Arc, Mutex};
 
-    fn collector() -> (Arc<Mutex<String>>, ChunkHandler) {
+    /// A run's output on a pump of its own: what it collected, its reader and the pipe's write end.
+    fn begun() -> (Arc<Mutex<String>>, OutputReader, PipeWriter) {
         let out = Arc::new(Mutex::new(String::new()));
         let sink = Arc::clone(&out);
-        (
-            out,
-            Box::new(move |chunk| sink.lock().expect("lock").push_str(&chunk)),
-        )
+        let on_chunk: ChunkHandler =
+            Box::new(move |chunk| sink.lock().expect("lock").push_str(&chunk));
+        let (reader, writer) = OutputPump::start()
+            .and_then(|p| p.begin(on_chunk))
+            .expect("pipe");
+        (out, reader, writer)
     }
 
     #[tokio::test]
     async fn reads_to_end_of_file_once_writers_close() {
-        let (out, sink) = collector();
-        let (reader, mut writer) = OutputPump::start()
-            .and_then(|p| p.begin(sink))
-            .expect("pipe");
+        let (out, reader, mut writer) = begun();
         writer.write_all("héllo\n".as_bytes()).expect("write");
         drop(writer);
         let started = Instant::now();
@@ -209,10 +209,7 @@ mod tests {
 
     #[tokio::test]
     async fn long_reads_are_handed_over_with_characters_kept_whole() {
-        let (out, sink) = collector();
-        let (reader, mut writer) = OutputPump::start()
-            .and_then(|p| p.begin(sink))
-            .expect("pipe");
+        let (out, reader, mut writer) = begun();
         // Two-byte characters after one ASCII byte: every full read ends inside a character.
         let text = format!("x{}", "é".repeat(3 * READ_BUFFER));
         writer.write_all(text.as_bytes()).expect("write");
@@ -238,10 +235,7 @@ mod tests {
 
     #[tokio::test]
     async fn stops_after_the_idle_window_when_a_writer_lingers() {
-        let (out, sink) = collector();
-        let (reader, mut writer) = OutputPump::start()
-            .and_then(|p| p.begin(sink))
-            .expect("pipe");
+        let (out, reader, mut writer) = begun();
         writer.write_all(b"x").expect("write");
         let started = Instant::now();
         reader.finish().await;
