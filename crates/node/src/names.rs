@@ -47,32 +47,18 @@ const RUN_OPTION_NAMES: [Name; 5] = [Name(4), Name(5), Name(6), Name(7), Name(8)
 // The indices above name, in [`NAMES`], the fields [`RUN_OPTIONS`] returns, in its order: a
 // reordered list fails the build instead of reading one option as another.
 const _: () = {
-    const IN_ARRAY_ORDER: [&str; 5] = ["command", "cwd", "env", "timeoutMs", "signal"];
-    let mut i = 0;
-    while i < IN_ARRAY_ORDER.len() {
-        assert!(
-            same(NAMES[RUN_OPTION_NAMES[i].0], IN_ARRAY_ORDER[i]),
-            "RUN_OPTION_NAMES does not match RUN_OPTIONS"
-        );
-        i += 1;
+    const fn at(i: usize) -> &'static [u8] {
+        NAMES[RUN_OPTION_NAMES[i].0].as_bytes()
     }
+    assert!(
+        matches!(at(0), b"command")
+            && matches!(at(1), b"cwd")
+            && matches!(at(2), b"env")
+            && matches!(at(3), b"timeoutMs")
+            && matches!(at(4), b"signal"),
+        "RUN_OPTION_NAMES does not match RUN_OPTIONS"
+    );
 };
-
-/// `a == b`, for the check above (`str`'s `==` is not `const`).
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
 
 /// One of the kept names.
 #[derive(Clone, Copy)]
