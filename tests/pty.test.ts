@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { getEventListeners } from 'node:events'
@@ -153,6 +154,59 @@ describe('PtySession lifecycle', () => {
     expect(got.equals(expected)).toBe(true)
     expect(out.chunks).toBeGreaterThan(1)
   }, 60_000)
+
+  it('calls onChunk in the async context of start, and runs what it queues before moving on', async () => {
+    const storage = new AsyncLocalStorage<string>()
+    const stores: Array<string | undefined> = []
+    const order: string[] = []
+    // Between the two lines nothing else happens, so no other callback would run the queued work.
+    const result = await storage.run('the caller', () =>
+      new PtySession().start({ command: 'echo one; sleep 0.3; echo two' }, () => {
+        stores.push(storage.getStore())
+        if (stores.length > 1) return
+        setImmediate(() => order.push('immediate'))
+        process.nextTick(() => order.push('tick'))
+        queueMicrotask(() => order.push('microtask'))
+      }),
+    )
+    expect(result.exitCode).toBe(0)
+    expect(stores.length).toBeGreaterThanOrEqual(2)
+    expect(new Set(stores)).toEqual(new Set(['the caller']))
+    expect(order).toEqual(['tick', 'microtask', 'immediate'])
+  })
+
+  it('keeps the program going, and loses nothing, while the JS thread is busy', async () => {
+    const expected = Array.from({ length: 30_000 }, (_, i) => `${i + 1}\r\n`).join('')
+    const busy = (ms: number) => {
+      const until = Date.now() + ms
+      while (Date.now() < until) {
+        // Synchronous work: the event loop gets no turn.
+      }
+    }
+    // Busy from the start: the run may have to read without the event loop.
+    const atStart = collector()
+    const started = new PtySession().start({ command: 'seq 30000' }, atStart.push)
+    busy(2500)
+    expect(await started).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(atStart.text).toBe(expected)
+
+    // Busy in the middle of a stream: the program finishes meanwhile (it could not, were the
+    // terminal read by the event loop alone), and every byte arrives afterwards, in order.
+    const marker = join(scratch, 'stream-done')
+    const midway = collector()
+    let finishedWhileBusy = false
+    const streamed = new PtySession().start({ command: `seq 30000; touch '${marker}'; sleep 0.2` }, (chunk) => {
+      const firstChunk = midway.chunks === 0
+      midway.push(chunk)
+      if (!firstChunk) return
+      const until = Date.now() + 10_000
+      while (!existsSync(marker) && Date.now() < until) busy(10)
+      finishedWhileBusy = existsSync(marker)
+    })
+    expect(await streamed).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(finishedWhileBusy).toBe(true)
+    expect(midway.text).toBe(expected)
+  }, 30_000)
 
   it('writes input larger than the terminal takes at once, all of it and in order', async () => {
     const session = new PtySession()

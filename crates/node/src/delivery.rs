@@ -12,6 +12,10 @@
 //! of a growing queue of small ones. Text is kept as sent ([`SharedText`], which a transcript may
 //! share) and joined on the JS thread only when a call finds more than one chunk waiting.
 //!
+//! On the JS thread, [`ChunkSink::send_now`] passes text to the callback before it returns, with
+//! no call queued: for a producer that runs on the JS thread itself (a terminal read from Node's
+//! event loop).
+//!
 //! A callback that throws stops the run: the exception is caught, the run's [`CancelToken`] is
 //! cancelled, no later chunk is delivered, and the run's promise rejects with exactly the value
 //! thrown ([`ChunkThrows`] keeps it until then) — as `await` of a loop whose body threw would.
@@ -58,6 +62,8 @@ struct Pending {
     chunks: Vec<SharedText>,
     /// A call is queued whose JS side has not taken `chunks` yet.
     queued: bool,
+    /// [`ChunkSink::send_now`] is producing on the JS thread and delivers what it sent itself.
+    direct: bool,
 }
 
 impl Shared {
@@ -84,6 +90,9 @@ impl Shared {
 #[derive(Clone, Default)]
 pub struct ChunkSink {
     tsfn: Option<Arc<ChunkTsfn>>,
+    /// The function the threadsafe function calls, for [`send_now`](Self::send_now) to call
+    /// itself.
+    deliver: Option<Arc<FunctionRef<(), ()>>>,
     shared: Arc<Shared>,
 }
 
@@ -128,6 +137,7 @@ impl ChunkSink {
                 Ok((
                     Self {
                         tsfn: Some(Arc::new(tsfn)),
+                        deliver: Some(Arc::new(deliver.create_ref()?)),
                         shared,
                     },
                     throws,
@@ -159,7 +169,7 @@ impl ChunkSink {
         {
             let mut pending = self.shared.pending();
             pending.chunks.push(chunk);
-            if pending.queued {
+            if pending.queued || pending.direct {
                 return;
             }
             pending.queued = true;
@@ -173,6 +183,36 @@ impl ChunkSink {
             self.shared.take();
             self.shared.complete_one();
         }
+    }
+
+    /// On the JS thread: runs `produce`, and passes the text it sent (and any still pending) to the
+    /// callback before returning, rather than a turn of the event loop later through the queue.
+    /// Text sent meanwhile from other threads joins it. A throw from the callback is handled as
+    /// for a queued call (see the module doc).
+    pub fn send_now<T>(&self, env: &Env, produce: impl FnOnce() -> T) -> T {
+        let Some(deliver) = &self.deliver else {
+            return produce();
+        };
+        self.shared.pending().direct = true;
+        let produced = produce();
+        let has_text = {
+            let mut pending = self.shared.pending();
+            pending.direct = false;
+            !pending.chunks.is_empty()
+        };
+        if has_text {
+            // Counted as a call, which the deliver function completes.
+            self.shared.issued.fetch_add(1, Ordering::AcqRel);
+            let called = deliver
+                .borrow_back(env)
+                .and_then(|function| call_plain(env.raw(), function.raw(), &[]));
+            if called.is_err() {
+                // The environment is going away: nobody is left to deliver to.
+                self.shared.take();
+                self.shared.complete_one();
+            }
+        }
+        produced
     }
 
     /// Resolves once everything sent so far has been passed to the callback.
@@ -319,10 +359,12 @@ fn deliver_function<'env>(
     env.create_function_from_closure("deliverChunk", move |ctx| {
         let chunks = shared.take();
         let text = match chunks.as_slice() {
+            // Taken already by a delivery on the JS thread (`send_now`).
+            [] => Cow::Borrowed(""),
             [one] => Cow::Borrowed(&**one),
             many => Cow::Owned(many.iter().map(|chunk| &**chunk).collect::<String>()),
         };
-        if !throws.has_thrown() {
+        if !throws.has_thrown() && !text.is_empty() {
             // Dropped, not returned: an error here means the environment is going away, and
             // nobody is left to wait for this text. Returned, it would reach the threadsafe
             // function as a thrown exception, which napi-rs reports as uncaught.

@@ -4,10 +4,12 @@
 //! ([`options`]), errors with codes ([`error`]), output streaming to JS callbacks ([`delivery`]),
 //! the property names of a run's result made once per environment ([`names`]),
 //! `AbortSignal` → `CancelToken` ([`abort`]), one way to run async work and settle its promise
-//! ([`settle`]), and one module per JS API area.
+//! ([`settle`]), a PTY run's terminal read on Node's event loop ([`loop_reader`], Linux), and one
+//! module per JS API area.
 //!
 //! No panic crosses into Node: every export is compiled with `catch_unwind` (a panic becomes a
-//! thrown `Error`), and spawned work catches panics into a rejection (see [`settle`]).
+//! thrown `Error`), spawned work catches panics into a rejection (see [`settle`]), and libuv
+//! callbacks catch them too.
 
 // `#[napi]` items are reached through napi's generated registration, which a `cargo test` build
 // of this cdylib does not link, so they look unused there.
@@ -24,6 +26,8 @@ mod construct;
 mod delivery;
 mod error;
 mod keys;
+#[cfg(target_os = "linux")]
+mod loop_reader;
 mod mirror;
 mod names;
 mod options;

@@ -84,10 +84,15 @@ impl PtySession {
             return Err(pty_failure(PtyError::AlreadyRunning).throw(env));
         }
         let reader = OptionReader::new(env, Some(options), "options", false)?;
-        let StartOptions { command, run } = StartOptions::read(&reader)?;
+        let StartOptions { command, mut run } = StartOptions::read(&reader)?;
         let signal = reader.signal("signal")?;
         let cancel = CancelToken::new();
         let (sink, throws) = ChunkSink::from_arg(env, on_chunk, "onChunk", &cancel)?;
+        #[cfg(target_os = "linux")]
+        {
+            let driver = crate::loop_reader::LoopReader::new(env, sink.clone())?;
+            run.reading = shellwright_pty::Reading::Driver(Box::new(driver));
+        }
         let watch = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
         let output = JsOutput {
             decoder: Utf8Decoder::new(),
@@ -327,13 +332,15 @@ impl StartOptions {
             timeout,
             scrollback,
             answer_queries: reader.bool("answerQueries")?.unwrap_or(true),
+            reading: shellwright_pty::Reading::IoThread,
         };
         Ok(Self { command, run })
     }
 }
 
-/// Where the terminal's bytes go on the PTY I/O thread once the emulator has seen them (and cut
-/// out the queries it answered): decoded to text for `onChunk`.
+/// Where the terminal's bytes go once the emulator has seen them (and cut out the queries it
+/// answered): decoded to text for `onChunk`. On Linux they are read on the JS thread
+/// (`loop_reader`), elsewhere on the run's I/O thread.
 struct JsOutput {
     decoder: Utf8Decoder,
     sink: ChunkSink,

@@ -36,7 +36,10 @@ pub use command::{PtyCommand, TermSize};
 #[cfg(unix)]
 pub use emulator::{EmulatedOutput, ExecError, SessionTerminal};
 #[cfg(unix)]
-pub use run::{CANCEL_GRACE, ORPHAN_DRAIN, PtyControl, PtyExit, PtyOutput, PtyRun, run, spawn};
+pub use run::{
+    CANCEL_GRACE, MasterReader, ORPHAN_DRAIN, PtyControl, PtyExit, PtyOutput, PtyRun, ReadDriver,
+    ReadState, Reading, run, run_reading, spawn, spawn_reading,
+};
 #[cfg(unix)]
 pub use session::{PtySession, RunGuard, RunOptions};
 #[cfg(unix)]

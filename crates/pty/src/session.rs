@@ -21,11 +21,11 @@ use shellwright_proc::{CancelReason, CancelToken};
 use shellwright_term::terminal::DEFAULT_SCROLLBACK;
 use shellwright_term::{CommandRecord, TerminalOptions};
 
-use crate::{Attachment, TermSize, ViewerSink, run};
+use crate::{Attachment, Reading, TermSize, ViewerSink, run_reading};
 use crate::{ExecError, PtyCommand, PtyControl, PtyError, PtyExit, PtyOutput, SessionTerminal};
 
-/// How a run's terminal model is built, and how long the run may take.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a run's terminal model is built, how long the run may take, and who reads its terminal.
+#[derive(Debug)]
 pub struct RunOptions {
     /// Cancels the run with [`CancelReason::TimedOut`] once elapsed.
     pub timeout: Option<Duration>,
@@ -33,6 +33,9 @@ pub struct RunOptions {
     pub scrollback: usize,
     /// Whether the emulator answers the program's terminal queries.
     pub answer_queries: bool,
+    /// The run's I/O thread by default; a [`ReadDriver`](crate::ReadDriver) reads on the
+    /// caller's own event loop.
+    pub reading: Reading,
 }
 
 impl Default for RunOptions {
@@ -41,6 +44,7 @@ impl Default for RunOptions {
             timeout: None,
             scrollback: DEFAULT_SCROLLBACK,
             answer_queries: true,
+            reading: Reading::IoThread,
         }
     }
 }
@@ -124,9 +128,12 @@ impl PtySession {
             state.generation
         };
         let output = terminal.output(control.clone(), output);
+        let RunOptions {
+            timeout, reading, ..
+        } = options;
         let work = async move {
-            let _timer = options.timeout.map(|after| cancel.cancel_after(after));
-            let exit = run(command, control, output, &cancel).await;
+            let _timer = timeout.map(|after| cancel.cancel_after(after));
+            let exit = run_reading(command, control, output, reading, &cancel).await;
             // The output marks the end at end of input; this covers runs that never spawned.
             terminal.mark_ended();
             exit

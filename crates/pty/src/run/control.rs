@@ -126,6 +126,11 @@ impl PtyControl {
         u32::try_from(leader).ok()
     }
 
+    /// Wakes the run's I/O thread (to look at the reader's state).
+    pub(super) fn wake_io_thread(&self) {
+        self.lock().wake_io_thread();
+    }
+
     /// Whether the run has ended (the terminal is closed).
     pub fn is_finished(&self) -> bool {
         self.lock().finished

@@ -1,6 +1,11 @@
 //! The I/O thread of one run: it polls the master side, the child (through a pidfd on Linux) and
-//! the wake pipe; reads the terminal to its end, handing every byte to the [`PtyOutput`] in order;
-//! writes queued input when the master becomes writable; and reaps the child.
+//! the wake pipe; reads the terminal to its end through the run's [`MasterReader`] (unless a
+//! [`ReadDriver`] reads it from its own event loop); writes queued input when the master becomes
+//! writable; and reaps the child.
+//!
+//! Behind a driver it keeps a backstop ([`Backstop`]): when the terminal has stayed readable for
+//! [`DRIVER_STALL`] without the driver reading (its event loop is busy with other work), this
+//! thread reads until the driver reads again, so a busy event loop never stops the program.
 //!
 //! The read ends at end of input (EIO, when the last holder of the slave side closes it), or
 //! [`ORPHAN_DRAIN`] after the child exited when processes that outlive it keep the slave open.
@@ -12,25 +17,29 @@ use std::time::{Duration, Instant};
 use portable_pty::Child;
 use shellwright_io::{PollFd, WakeReceiver, poll};
 
+use super::ORPHAN_DRAIN;
 use super::control::PtyControl;
-use super::{ORPHAN_DRAIN, PtyOutput};
+use super::reader::{MasterReader, ReadDriver, ReadState};
 use crate::hooks::BashHooks;
 
-/// The most bytes one delivery to the output carries. A fast stream keeps the master readable, so
-/// a read loop fills the whole buffer before it delivers; each delivery costs the emulator a fixed
-/// amount on top of its bytes (it emulates the tail of what it skips), so larger batches cost less
-/// CPU per MB. In bench/pty.bench.mjs, 256 KiB took about a quarter less CPU per MB than 64 KiB in
-/// raw mode and no more in cooked mode (128 KiB was no better than 64 KiB), and a delivery per
-/// read (≤ 4 KiB) three times as much.
-const READ_BUFFER: usize = 256 * 1024;
-/// A first read shorter than this is delivered at once and the loop goes back to its poll: it is
-/// most likely all there is (an echo, a prompt), and the read that would find nothing more is not
-/// made at all (when the JS thread shares the reader's CPU, it runs only once the reader sleeps;
-/// the poll is level-triggered, so it returns at once if more came). A stream's first reads are
-/// larger (the terminal buffers up to 4 KiB while the loop is away), so they keep gathering.
-const EAGER_DELIVERY: usize = 512;
 /// Without a pidfd, the child's exit is looked for this often.
 const REAP_INTERVAL: Duration = Duration::from_millis(10);
+/// How long the terminal may stay readable without the driver reading before this thread reads.
+/// Long enough that a driver keeping up is never overtaken (and this thread wakes at most twice
+/// per period while output flows), short enough that a stalled one costs the program little.
+const DRIVER_STALL: Duration = Duration::from_millis(10);
+
+/// The I/O thread's watch over a driver (see the module doc).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Backstop {
+    /// Waits for the terminal to become readable.
+    Watching,
+    /// The terminal became readable when the driver had read `reads` times; by `until` it should
+    /// have read again.
+    Waiting { reads: u64, until: Instant },
+    /// The driver stalled at `reads`: this thread reads until the driver does.
+    Covering { reads: u64 },
+}
 
 /// The child's end, as the kernel reported it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +48,7 @@ pub(super) enum ChildExit {
     Signal(i32),
 }
 
-/// The I/O thread's state: the master side, the wake pipe, the child and the output.
+/// The I/O thread's state: the master side, the wake pipe, the child and the reader.
 pub(super) struct IoLoop {
     /// The master side, owned by the [`PtyControl`] until this loop closes it at its end.
     pub(super) fd: RawFd,
@@ -48,14 +57,12 @@ pub(super) struct IoLoop {
     pub(super) pidfd: Option<OwnedFd>,
     pub(super) child: Box<dyn Child + Send + Sync>,
     pub(super) control: PtyControl,
-    pub(super) output: Box<dyn PtyOutput>,
+    pub(super) reader: MasterReader,
+    /// Reads the terminal instead of this loop, when the caller gave one that took the reader.
+    pub(super) driver: Option<Box<dyn ReadDriver>>,
+    pub(super) backstop: Backstop,
     /// The interactive bash's generated rcfile, removed when the run ends.
     pub(super) hooks: Option<BashHooks>,
-}
-
-enum ReadState {
-    Open,
-    Ended,
 }
 
 /// What one poll reported.
@@ -70,15 +77,12 @@ impl IoLoop {
     /// Runs until the terminal's output has been read to its end and the child reaped; returns
     /// how the child ended.
     pub(super) fn run(mut self) -> ChildExit {
-        let mut buffer = vec![0u8; READ_BUFFER];
         let mut exit = None;
         // Set when the child exits: the read ends by then even if orphans keep the slave open.
         let mut drain_deadline: Option<Instant> = None;
         loop {
             let events = self.poll(exit.is_some(), drain_deadline);
-            if events.master_readable
-                && matches!(self.read_available(&mut buffer), ReadState::Ended)
-            {
+            if self.read(events.master_readable) == ReadState::Ended {
                 break;
             }
             if events.master_writable {
@@ -86,6 +90,10 @@ impl IoLoop {
             }
             if events.woken {
                 self.wake.drain();
+                // The driver wakes this loop when it has read the end.
+                if self.reader.is_ended() {
+                    break;
+                }
             }
             if exit.is_none()
                 && (events.child_exited || self.pidfd.is_none())
@@ -105,10 +113,59 @@ impl IoLoop {
             Ok(Some(exit)) => exit,
             _ => ChildExit::Code(1),
         });
-        self.output.finish();
+        self.reader.end();
+        if let Some(driver) = &self.driver {
+            // It may have seen the end itself; stopping twice is harmless.
+            driver.stop();
+        }
         self.control.close();
         drop(self.hooks.take());
         exit
+    }
+
+    /// Reads when this thread is the reader, or backs the driver up (see [`Backstop`]).
+    fn read(&mut self, readable: bool) -> ReadState {
+        if self.driver.is_none() {
+            return if readable {
+                self.reader.read_until_empty()
+            } else {
+                ReadState::Open
+            };
+        }
+        let reads = self.reader.driver_reads();
+        let (backstop, read) = match self.backstop {
+            Backstop::Watching if readable => (
+                Backstop::Waiting {
+                    reads,
+                    until: Instant::now() + DRIVER_STALL,
+                },
+                false,
+            ),
+            Backstop::Waiting {
+                reads: before,
+                until,
+            } if Instant::now() >= until => {
+                if reads == before {
+                    (Backstop::Covering { reads }, true)
+                } else {
+                    (Backstop::Watching, false)
+                }
+            }
+            Backstop::Covering { reads: before } if readable => {
+                if reads == before {
+                    (Backstop::Covering { reads }, true)
+                } else {
+                    (Backstop::Watching, false)
+                }
+            }
+            unchanged => (unchanged, false),
+        };
+        self.backstop = backstop;
+        if read {
+            self.reader.read_for_driver()
+        } else {
+            ReadState::Open
+        }
     }
 
     fn master(&self) -> BorrowedFd<'_> {
@@ -116,20 +173,34 @@ impl IoLoop {
         unsafe { BorrowedFd::borrow_raw(self.fd) }
     }
 
-    /// Waits for the next event.
+    /// Waits for the next event. The master is polled for input only when this loop may read it,
+    /// and for room only when input is queued: a master whose other side is closed reports a
+    /// hang-up to any poll, which would otherwise wake this loop again and again while the driver
+    /// has the read.
     fn poll(&self, reaped: bool, drain_deadline: Option<Instant>) -> Events {
         let wants_write = !self.control.lock().pending.is_empty();
-        let master_events = libc::POLLIN | if wants_write { libc::POLLOUT } else { 0 };
+        let (reads, backstop_check) = match (&self.driver, self.backstop) {
+            (None, _) => (true, None),
+            (Some(_), Backstop::Waiting { until, .. }) => (false, Some(until)),
+            (Some(_), Backstop::Watching | Backstop::Covering { .. }) => (true, None),
+        };
+        let master_events =
+            if reads { libc::POLLIN } else { 0 } | if wants_write { libc::POLLOUT } else { 0 };
+        let master = (master_events != 0).then(|| self.master());
         let mut fds = [
-            PollFd::new(Some(self.master()), master_events),
+            PollFd::new(master, master_events),
             PollFd::readable(Some(self.wake.as_fd())),
             PollFd::readable(self.pidfd.as_ref().map(AsFd::as_fd)),
         ];
-        let timeout = match drain_deadline {
-            Some(deadline) => Some(deadline.saturating_duration_since(Instant::now())),
-            None if self.pidfd.is_none() && !reaped => Some(REAP_INTERVAL),
-            None => None,
-        };
+        let now = Instant::now();
+        let timeout = [
+            drain_deadline.map(|deadline| deadline.saturating_duration_since(now)),
+            (self.pidfd.is_none() && !reaped).then_some(REAP_INTERVAL),
+            backstop_check.map(|until| until.saturating_duration_since(now)),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         if poll(&mut fds, timeout).unwrap_or(0) == 0 {
             return Events {
                 master_readable: false,
@@ -139,55 +210,12 @@ impl IoLoop {
             };
         }
         Events {
-            master_readable: fds[0].is_readable(),
-            master_writable: fds[0].is_writable(),
+            master_readable: reads && fds[0].is_readable(),
+            // A hang-up flushes too: the write fails, and the input nobody will read is dropped.
+            master_writable: wants_write
+                && fds[0].revents() & (libc::POLLOUT | libc::POLLHUP | libc::POLLERR) != 0,
             woken: fds[1].is_readable(),
             child_exited: fds[2].revents() != 0,
-        }
-    }
-
-    /// Reads until the terminal has nothing more for now (`Open`) or has ended (`Ended`).
-    /// Bytes that are already available are gathered into one chunk (up to the buffer's size),
-    /// which saves the consumer per-chunk overhead; a short first read goes on at once and ends
-    /// the round ([`EAGER_DELIVERY`]).
-    fn read_available(&mut self, buffer: &mut [u8]) -> ReadState {
-        let mut filled = 0;
-        let mut first = true;
-        let state = loop {
-            if filled == buffer.len() {
-                self.deliver(&buffer[..filled]);
-                filled = 0;
-            }
-            let free = &mut buffer[filled..];
-            // SAFETY: reading into a valid buffer of its length from the open master.
-            let n = unsafe { libc::read(self.fd, free.as_mut_ptr().cast(), free.len()) };
-            if n > 0 {
-                filled += n as usize;
-                if first && filled < EAGER_DELIVERY {
-                    break ReadState::Open;
-                }
-                first = false;
-                continue;
-            }
-            if n == 0 {
-                break ReadState::Ended;
-            }
-            match io::Error::last_os_error().raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EAGAIN) => break ReadState::Open,
-                // EIO: every holder of the slave side has closed it.
-                _ => break ReadState::Ended,
-            }
-        };
-        self.deliver(&buffer[..filled]);
-        state
-    }
-
-    /// The one place the terminal's bytes flow: everything read goes to the output (the
-    /// emulator and the consumer), in order, before anything else happens.
-    fn deliver(&mut self, bytes: &[u8]) {
-        if !bytes.is_empty() {
-            self.output.bytes(bytes);
         }
     }
 }

@@ -1,12 +1,14 @@
 //! One run of a command in a pseudo-terminal: spawning it, waiting for its end, and cancelling it.
 //!
-//! Each run owns one I/O thread ([`io_loop`]) that reads the terminal to its end, so every byte
-//! the child wrote is handed to the [`PtyOutput`] before the run's result is published, and a
-//! [`PtyControl`] ([`control`]) through which callers write input and resize without blocking.
+//! Each run owns one I/O thread ([`io_loop`]) that reads the terminal to its end through a
+//! [`MasterReader`] ([`reader`]; or leaves the reading to the caller's [`ReadDriver`]), so every
+//! byte the child wrote is handed to the [`PtyOutput`] before the run's result is published, and
+//! a [`PtyControl`] ([`control`]) through which callers write input and resize without blocking.
 //! A cancel stops everything the run started (see [`PtyRun::wait`]).
 
 mod control;
 mod io_loop;
+mod reader;
 
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -21,7 +23,8 @@ use tokio::sync::oneshot;
 
 pub use control::PtyControl;
 use control::pty_size;
-use io_loop::{ChildExit, IoLoop};
+use io_loop::{Backstop, ChildExit, IoLoop};
+pub use reader::{MasterReader, ReadDriver, ReadState, Reading};
 
 use crate::hooks::BashHooks;
 use crate::{PtyCommand, PtyError};
@@ -31,7 +34,8 @@ pub const ORPHAN_DRAIN: Duration = Duration::from_secs(1);
 /// How long SIGTERM gets before SIGKILL when a run is cancelled.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(500);
 
-/// Receives the terminal's output on the I/O thread, in order.
+/// Receives the terminal's output in order, on the thread that reads it (the run's I/O thread, or
+/// a [`ReadDriver`]'s).
 pub trait PtyOutput: Send + 'static {
     /// Every byte read from the terminal, in arrival order.
     fn bytes(&mut self, chunk: &[u8]);
@@ -67,11 +71,21 @@ pub struct PtyRun {
 }
 
 /// Spawns `command` in a new pseudo-terminal attached to `control`; `output` receives every byte
-/// the terminal produces. Blocks for the fork/exec only.
+/// the terminal produces, read by the run's I/O thread. Blocks for the fork/exec only.
 pub fn spawn(
     command: &PtyCommand,
     control: &PtyControl,
     output: impl PtyOutput,
+) -> Result<PtyRun, PtyError> {
+    spawn_reading(command, control, output, Reading::IoThread)
+}
+
+/// [`spawn`], with the terminal read as `reading` says.
+pub fn spawn_reading(
+    command: &PtyCommand,
+    control: &PtyControl,
+    output: impl PtyOutput,
+    reading: Reading,
 ) -> Result<PtyRun, PtyError> {
     command.validate()?;
     let cwd = command.working_dir()?;
@@ -126,7 +140,22 @@ pub fn spawn(
     // The child is not reaped before the I/O thread reaps it, so its pid cannot be reused yet.
     let child_id = process_info(pid).map_or(ProcessId { pid, start_time: 0 }, |info| info.id);
     let pidfd = pidfd_open(pid);
+    let reader = match MasterReader::new(master_borrowed, Box::new(output), control.clone()) {
+        Ok(reader) => reader,
+        Err(err) => {
+            send_signal(child_id, libc::SIGKILL);
+            control.close();
+            return Err(PtyError::Open(format!(
+                "cannot duplicate the master: {err}"
+            )));
+        }
+    };
     control.attach(master, size, waker);
+    // Handed over only now that input and resizes reach the terminal.
+    let driver = match reading {
+        Reading::IoThread => None,
+        Reading::Driver(driver) => driver.start(reader.clone()).ok().map(|()| driver),
+    };
     let (done_tx, done) = oneshot::channel();
     let io = IoLoop {
         fd: master_fd,
@@ -134,7 +163,9 @@ pub fn spawn(
         pidfd,
         child,
         control: control.clone(),
-        output: Box::new(output),
+        reader,
+        driver,
+        backstop: Backstop::Watching,
         hooks,
     };
     let io_thread = std::thread::Builder::new()
@@ -172,14 +203,27 @@ pub async fn run(
     output: impl PtyOutput,
     cancel: &CancelToken,
 ) -> Result<PtyExit, PtyError> {
+    run_reading(command, control, output, Reading::IoThread, cancel).await
+}
+
+/// [`run`], with the terminal read as `reading` says.
+pub async fn run_reading(
+    command: PtyCommand,
+    control: PtyControl,
+    output: impl PtyOutput,
+    reading: Reading,
+    cancel: &CancelToken,
+) -> Result<PtyExit, PtyError> {
     if let Some(reason) = cancel.reason() {
         control.close();
         return Ok(PtyExit::stopped(reason));
     }
     let spawn_control = control.clone();
-    let spawned = tokio::task::spawn_blocking(move || spawn(&command, &spawn_control, output))
-        .await
-        .map_err(|err| PtyError::Io(format!("spawn task failed: {err}")));
+    let spawned = tokio::task::spawn_blocking(move || {
+        spawn_reading(&command, &spawn_control, output, reading)
+    })
+    .await
+    .map_err(|err| PtyError::Io(format!("spawn task failed: {err}")));
     match spawned {
         Ok(Ok(run)) => run.wait(cancel).await,
         Ok(Err(err)) | Err(err) => {
