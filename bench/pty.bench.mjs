@@ -143,47 +143,68 @@ async function readyWhen(text, getBuffer) {
   }
 }
 
+/** A `stty -echo; exec cat` in a fresh PtySession: its round trip, and a function that ends it. */
+async function ourTerminal(command) {
+  const session = new PtySession()
+  let text = ''
+  const listeners = []
+  const done = session.start({ command }, (chunk) => {
+    text += chunk
+    for (const l of listeners) l(chunk)
+  })
+  await readyWhen('ready', () => text)
+  const roundTrip = echoRoundTrip((d) => session.write(d), (l) => listeners.push(l))
+  const end = async () => {
+    session.kill()
+    await done
+  }
+  return { roundTrip, end }
+}
+
+/** The same in a fresh node-pty terminal. */
+async function theirTerminal(command) {
+  const child = nodePty.spawn('sh', ['-c', command], { cols: 120, rows: 40, env: process.env })
+  let text = ''
+  const listeners = []
+  child.onData((chunk) => {
+    text += chunk
+    for (const l of listeners) l(chunk)
+  })
+  await readyWhen('ready', () => text)
+  const roundTrip = echoRoundTrip((d) => child.write(d), (l) => listeners.push(l))
+  const end = async () => {
+    const exited = new Promise((resolve) => child.onExit(resolve))
+    child.kill('SIGKILL')
+    await exited
+  }
+  return { roundTrip, end }
+}
+
 /**
  * Echo round trips through both terminals, alternating blocks of samples between them so that a
- * burst of load on the machine hits both alike; p50 in microseconds.
+ * burst of load on the machine hits both alike; p50 in microseconds. Each block gets fresh
+ * terminals: on a machine with few cores, a round trip takes about half as long when the kernel
+ * happens to run the `cat` on the same core as Node as when it runs it on another, and it keeps a
+ * process where it put it. With one terminal each for the whole run, one draw of that placement
+ * decided the comparison; with new ones per block, both sides sample it alike.
  */
 async function latency() {
   const command = 'stty -echo; echo ready; exec cat'
   const BLOCKS = 10
   const options = { iterations: 100, warmup: 10 }
 
-  const session = new PtySession()
-  let ours = ''
-  const listeners = []
-  const done = session.start({ command }, (chunk) => {
-    ours += chunk
-    for (const l of listeners) l(chunk)
-  })
-  await readyWhen('ready', () => ours)
-  const oursOnce = echoRoundTrip((d) => session.write(d), (l) => listeners.push(l))
-
-  const child = nodePty.spawn('sh', ['-c', command], { cols: 120, rows: 40, env: process.env })
-  let theirs = ''
-  const theirListeners = []
-  child.onData((chunk) => {
-    theirs += chunk
-    for (const l of theirListeners) l(chunk)
-  })
-  await readyWhen('ready', () => theirs)
-  const theirsOnce = echoRoundTrip((d) => child.write(d), (l) => theirListeners.push(l))
-
   const shellwrightSamples = []
   const nodePtySamples = []
   for (let block = 0; block < BLOCKS; block++) {
-    shellwrightSamples.push(...(await sample(oursOnce, options)))
-    nodePtySamples.push(...(await sample(theirsOnce, options)))
+    for (const [open, samples] of [
+      [ourTerminal, shellwrightSamples],
+      [theirTerminal, nodePtySamples],
+    ]) {
+      const terminal = await open(command)
+      samples.push(...(await sample(terminal.roundTrip, options)))
+      await terminal.end()
+    }
   }
-
-  session.kill()
-  await done
-  const exited = new Promise((resolve) => child.onExit(resolve))
-  child.kill('SIGKILL')
-  await exited
 
   const us = (samples) => {
     const { p50, p90, mean } = stats(samples.map((ms) => ms * 1000))
@@ -197,7 +218,7 @@ async function latency() {
     subject: 'shellwright',
     results: { shellwright: mine.p50, 'node-pty': theirsUs.p50 },
     notes: {
-      samples: `${BLOCKS} alternating blocks of ${options.iterations} round trips each`,
+      samples: `${BLOCKS} alternating blocks of ${options.iterations} round trips each, each block in fresh terminals`,
       shellwright: mine,
       nodePty: theirsUs,
     },
