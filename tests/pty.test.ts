@@ -304,7 +304,8 @@ describe('PtySession cancellation', () => {
 
     const controller = new AbortController()
     const out = collector()
-    const done = new PtySession().start({ command: 'echo before; sleep 30', signal: controller.signal }, out.push)
+    // `exec`: no shell is left to report the sleep's death ("Terminated") after the cancel.
+    const done = new PtySession().start({ command: 'echo before; exec sleep 30', signal: controller.signal }, out.push)
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
     // The whole line: a read may end between `before` and its line end.
     await waitUntil(() => out.text.includes('before\r\n'), 5000, 'output')

@@ -92,6 +92,7 @@ pub struct ChunkSink {
     tsfn: Option<Arc<ChunkTsfn>>,
     /// The function the threadsafe function calls, for [`send_now`](Self::send_now) to call
     /// itself.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     deliver: Option<Arc<FunctionRef<(), ()>>>,
     shared: Arc<Shared>,
 }
@@ -189,6 +190,7 @@ impl ChunkSink {
     /// callback before returning, rather than a turn of the event loop later through the queue.
     /// Text sent meanwhile from other threads joins it. A throw from the callback is handled as
     /// for a queued call (see the module doc).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn send_now<T>(&self, env: &Env, produce: impl FnOnce() -> T) -> T {
         let Some(deliver) = &self.deliver else {
             return produce();

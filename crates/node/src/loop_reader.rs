@@ -5,11 +5,12 @@
 //! on a 2-core machine (bench/pty.bench.mjs measures it).
 //!
 //! The run hands the reader over once the child is spawned ([`ReadDriver::start`], a threadsafe
-//! call that waits for the JS thread's answer). From then on a read, the emulator's work on what
-//! was read, and the `onChunk` call all happen in one libuv callback, inside a callback scope, so
-//! the microtasks `onChunk` queues run right after it, as after any Node callback. The handle is
-//! closed when a read reports the end, or when the run ends the read itself
-//! ([`ReadDriver::stop`]).
+//! call). From then on a read, the emulator's work on what was read, and the `onChunk` call all
+//! happen in one libuv callback, inside a callback scope (so `onChunk` runs in the async context
+//! of `start`, and the microtasks it queues run right after it, as after any Node callback). The
+//! handle is closed when a read reports the end, or when the run ends the read itself
+//! ([`ReadDriver::stop`]). Until the JS thread takes the reader, and whenever it is too busy to
+//! read, the run's I/O thread reads behind it; so nothing here has to succeed for the run to.
 //!
 //! Node exports libuv to addons; the few functions used here are declared below. Linux only,
 //! where libuv polls with epoll, which takes a pseudo-terminal; elsewhere the I/O thread reads.
@@ -17,9 +18,8 @@
 use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::sync::{Arc, mpsc};
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use napi::bindgen_prelude::{Env, Function, Result};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -31,10 +31,6 @@ use crate::delivery::ChunkSink;
 /// libuv's `UV_POLL` handle type (`uv_handle_type`) and `UV_READABLE` event.
 const UV_POLL: c_int = 8;
 const UV_READABLE: c_int = 1;
-
-/// How long the run waits for the JS thread to take the reader before its I/O thread reads
-/// instead (the JS thread may be busy with synchronous work, or its environment shutting down).
-const HANDOVER_WAIT: Duration = Duration::from_secs(2);
 
 /// The start of every libuv handle: the public `data` field comes first.
 #[repr(C)]
@@ -55,13 +51,8 @@ unsafe extern "C" {
 
 /// What the run asks of the JS thread.
 enum Request {
-    /// Watch the reader's fd; answer whether it is watched. Whoever sets `claimed` first decides:
-    /// the JS thread when it takes the reader, the run when it stops waiting.
-    Start {
-        reader: MasterReader,
-        claimed: Arc<AtomicBool>,
-        answer: mpsc::SyncSender<bool>,
-    },
+    /// Watch the reader's fd.
+    Start(MasterReader),
     /// Stop watching (the run ended the read).
     Stop,
 }
@@ -83,16 +74,9 @@ impl LoopReader {
             .build_threadsafe_function::<Request>()
             .build_callback(move |ctx| {
                 match ctx.value {
-                    Request::Start {
-                        reader,
-                        claimed,
-                        answer,
-                    } => {
-                        if claimed.swap(true, Ordering::AcqRel) {
-                            return Ok(()); // The run stopped waiting and reads itself.
-                        }
-                        let watch = Watch::start(&ctx.env, reader, sink.clone(), &current);
-                        let _ = answer.send(watch.is_ok());
+                    // A watch that cannot start leaves the reading to the I/O thread.
+                    Request::Start(reader) => {
+                        let _ = Watch::start(&ctx.env, reader, sink.clone(), &current);
                     }
                     Request::Stop => Watch::close(current.swap(ptr::null_mut(), Ordering::AcqRel)),
                 }
@@ -104,29 +88,14 @@ impl LoopReader {
 
 impl ReadDriver for LoopReader {
     fn start(&self, reader: MasterReader) -> std::result::Result<(), MasterReader> {
-        let claimed = Arc::new(AtomicBool::new(false));
-        let (answer, answered) = mpsc::sync_channel(1);
-        let request = Request::Start {
-            reader: reader.clone(),
-            claimed: Arc::clone(&claimed),
-            answer,
-        };
-        if self
+        let request = Request::Start(reader.clone());
+        match self
             .requests
             .call(request, ThreadsafeFunctionCallMode::NonBlocking)
-            != napi::Status::Ok
         {
-            return Err(reader);
-        }
-        match answered.recv_timeout(HANDOVER_WAIT) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(reader),
-            Err(_) if !claimed.swap(true, Ordering::AcqRel) => Err(reader),
-            // The JS thread took it just now: its answer is on the way.
-            Err(_) => match answered.recv() {
-                Ok(true) => Ok(()),
-                _ => Err(reader),
-            },
+            napi::Status::Ok => Ok(()),
+            // The environment is going away.
+            _ => Err(reader),
         }
     }
 

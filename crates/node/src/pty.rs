@@ -12,7 +12,9 @@ use napi::bindgen_prelude::{Env, PromiseRaw, Result, This, Unknown};
 use napi_derive::napi;
 use shellwright_io::Utf8Decoder;
 use shellwright_proc::CancelToken;
-use shellwright_pty::{ExecError, PtyCommand, PtyError, PtyExit, PtyOutput, RunOptions, TermSize};
+use shellwright_pty::{
+    ExecError, PtyCommand, PtyError, PtyExit, PtyOutput, Reading, RunOptions, TermSize,
+};
 use shellwright_term::terminal::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
 
 use crate::abort::AbortWatch;
@@ -84,15 +86,14 @@ impl PtySession {
             return Err(pty_failure(PtyError::AlreadyRunning).throw(env));
         }
         let reader = OptionReader::new(env, Some(options), "options", false)?;
-        let StartOptions { command, mut run } = StartOptions::read(&reader)?;
+        let StartOptions { command, run } = StartOptions::read(&reader)?;
         let signal = reader.signal("signal")?;
         let cancel = CancelToken::new();
         let (sink, throws) = ChunkSink::from_arg(env, on_chunk, "onChunk", &cancel)?;
-        #[cfg(target_os = "linux")]
-        {
-            let driver = crate::loop_reader::LoopReader::new(env, sink.clone())?;
-            run.reading = shellwright_pty::Reading::Driver(Box::new(driver));
-        }
+        let run = RunOptions {
+            reading: event_loop_reading(env, &sink)?,
+            ..run
+        };
         let watch = AbortWatch::attach(env, signal.as_ref(), &cancel)?;
         let output = JsOutput {
             decoder: Utf8Decoder::new(),
@@ -269,6 +270,19 @@ impl PtySession {
     }
 }
 
+/// Who reads the terminal: Node's event loop on Linux (see `loop_reader`), the run's I/O thread
+/// elsewhere.
+#[cfg(target_os = "linux")]
+fn event_loop_reading(env: &Env, sink: &ChunkSink) -> Result<Reading> {
+    let driver = crate::loop_reader::LoopReader::new(env, sink.clone())?;
+    Ok(Reading::Driver(Box::new(driver)))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn event_loop_reading(_env: &Env, _sink: &ChunkSink) -> Result<Reading> {
+    Ok(Reading::IoThread)
+}
+
 /// The JS error for a failed PTY operation, with the code of what failed.
 fn pty_failure(err: PtyError) -> JsFailure {
     let code = match err {
@@ -332,7 +346,7 @@ impl StartOptions {
             timeout,
             scrollback,
             answer_queries: reader.bool("answerQueries")?.unwrap_or(true),
-            reading: shellwright_pty::Reading::IoThread,
+            reading: Reading::IoThread,
         };
         Ok(Self { command, run })
     }

@@ -141,11 +141,13 @@ impl IoLoop {
                 },
                 false,
             ),
+            // Still readable, and the driver has not read: it has stalled. (Not readable: the
+            // driver read it all, and may have had nothing to read since.)
             Backstop::Waiting {
                 reads: before,
                 until,
             } if Instant::now() >= until => {
-                if reads == before {
+                if reads == before && self.master_readable_now() {
                     (Backstop::Covering { reads }, true)
                 } else {
                     (Backstop::Watching, false)
@@ -166,6 +168,11 @@ impl IoLoop {
         } else {
             ReadState::Open
         }
+    }
+
+    fn master_readable_now(&self) -> bool {
+        let mut fds = [PollFd::readable(Some(self.master()))];
+        poll(&mut fds, Some(Duration::ZERO)).unwrap_or(0) > 0 && fds[0].is_readable()
     }
 
     fn master(&self) -> BorrowedFd<'_> {

@@ -45,10 +45,15 @@ pub enum ReadState {
 }
 
 /// Reads a run's terminal from the caller's own event loop (see the module doc).
+///
+/// The run's I/O thread stands behind it: whenever the terminal stays readable for a while
+/// without the driver reading (before the driver got going, or while its loop is busy), the
+/// thread reads, until the driver does again. A driver that falls through costs speed, never
+/// output.
 pub trait ReadDriver: Send + 'static {
     /// Takes over reading once the child is spawned: from now on, call `reader.read()` whenever
     /// `reader.fd()` is readable, until it returns [`ReadState::Ended`]. Hands the reader back when
-    /// it cannot, and the run's I/O thread reads instead.
+    /// it cannot take it at all, and the run's I/O thread reads instead.
     fn start(&self, reader: MasterReader) -> Result<(), MasterReader>;
 
     /// The run ended the read itself (the child exited and processes that outlived it kept the
