@@ -28,6 +28,9 @@ use shellwright_pty::{MasterReader, ReadDriver, ReadState};
 
 use crate::delivery::ChunkSink;
 
+/// The name async hooks see for the reads.
+const ASYNC_NAME: &std::ffi::CStr = c"PtySessionRead";
+
 /// libuv's `UV_POLL` handle type (`uv_handle_type`) and `UV_READABLE` event.
 const UV_POLL: c_int = 8;
 const UV_READABLE: c_int = 1;
@@ -257,8 +260,8 @@ fn async_context(env: &Env) -> Result<sys::napi_async_context> {
         check_status!(sys::napi_create_object(raw_env, &mut resource))?;
         check_status!(sys::napi_create_string_utf8(
             raw_env,
-            c"PtySessionRead".as_ptr(),
-            "PtySessionRead".len() as isize,
+            ASYNC_NAME.as_ptr(),
+            ASYNC_NAME.count_bytes() as isize,
             &mut name
         ))?;
         check_status!(sys::napi_async_init(raw_env, resource, name, &mut context))?;
