@@ -1,6 +1,6 @@
 //! The terminal model inside a PTY run: every byte the child writes goes through a
-//! `shellwright_term::Terminal` on the I/O thread, the same way tmux sits between a program and
-//! its viewers.
+//! `shellwright_term::Terminal` on the thread that reads it, the same way tmux sits between a
+//! program and its viewers.
 //!
 //! [`EmulatedOutput`] is the [`PtyOutput`] that does it: it feeds each chunk to the terminal,
 //! writes the terminal's query replies back to the child through [`PtyControl`] (without blocking),
@@ -59,7 +59,7 @@ impl Progress {
     }
 }
 
-/// The terminal model of one run, shared by the I/O thread that feeds it and its readers.
+/// The terminal model of one run, shared by the reader that feeds it and those that look at it.
 /// Cloning gives another handle to the same terminal.
 #[derive(Clone)]
 pub struct SessionTerminal {
@@ -88,7 +88,7 @@ impl SessionTerminal {
     }
 
     /// The terminal, for reading its screen, snapshot and commands, or resizing it. Hold the
-    /// guard briefly: the I/O thread waits for it.
+    /// guard briefly: the run's reader waits for it.
     pub fn lock(&self) -> MutexGuard<'_, Terminal> {
         // A panic while feeding cannot leave the lock's data unusable for readers.
         self.shared

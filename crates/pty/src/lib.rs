@@ -1,12 +1,14 @@
 //! shellwright-pty: commands in pseudo-terminals that never lose output and always clean up.
 //!
 //! Owns the PTY runtime: spawning a shell command in a new pseudo-terminal (portable-pty), the
-//! I/O thread that reads the terminal to its end and writes queued input, resizing, and
+//! reader that reads the terminal to its end ([`MasterReader`]: on the run's I/O thread, or on a
+//! caller's event loop through a [`ReadDriver`], with the I/O thread behind it), the I/O thread
+//! that writes queued input, resizing, and
 //! cancellation of everything the run started (the terminal's foreground process group, the
 //! child's tree and session, and every process carrying the run's `SHELLWRIGHT_RUN` tag — found by
 //! `shellwright_proc::RunScope` — SIGTERM then SIGKILL). It does not interpret the bytes: a terminal
 //! emulator (shellwright-term) and the consumer both sit behind [`PtyOutput`], which sees every
-//! byte in order on the I/O thread. [`SessionTerminal`] is that emulator for one run: its
+//! byte in order on the thread that read it. [`SessionTerminal`] is that emulator for one run: its
 //! [`EmulatedOutput`] feeds every byte to a `shellwright_term::Terminal`, writes the terminal's
 //! query replies back to the child, passes the rest on, and wakes [`SessionTerminal::exec`]
 //! waiters when a prompt shows or a command completes. Interactive bash gets OSC 133/633 hooks

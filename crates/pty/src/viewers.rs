@@ -1,7 +1,7 @@
 //! Viewers of a run's terminal, the tmux model of `attach`: the terminal model is the source of
 //! truth, and a viewer is painted from its snapshot and then follows the live stream.
 //!
-//! The cut. The I/O thread feeds each chunk to the terminal and hands the passthrough (the chunk
+//! The cut. The run's reader feeds each chunk to the terminal and hands the passthrough (the chunk
 //! minus answered queries) to [`Viewers::passed`] while it still holds the terminal's lock, and
 //! [`SessionTerminal::attach`](crate::SessionTerminal::attach) takes the snapshot and registers the
 //! viewer under that same lock. So a viewer's stream starts exactly where its snapshot ends:

@@ -7,7 +7,7 @@
 //! spawned, watches [`MasterReader::fd`] for readability on its own thread and calls
 //! [`MasterReader::read`] until it reports [`ReadState::Ended`]. Reading on the thread that
 //! consumes the output saves a thread hop per chunk: the thread the kernel wakes for the bytes is
-//! the one that hands them on (the hop is most of an echo's round trip).
+//! the one that hands them on (the hop was a quarter of an echo's round trip).
 //!
 //! The reader owns a duplicate of the master, so the fd a driver watches stays open, whatever the
 //! run does with its own master, until the driver lets go of the reader.
@@ -56,9 +56,11 @@ pub trait ReadDriver: Send + 'static {
     /// it cannot take it at all, and the run's I/O thread reads instead.
     fn start(&self, reader: MasterReader) -> Result<(), MasterReader>;
 
-    /// The run ended the read itself (the child exited and processes that outlived it kept the
-    /// terminal open past [`ORPHAN_DRAIN`](super::ORPHAN_DRAIN)): stop watching the fd. A later
-    /// `read` returns [`ReadState::Ended`] without reading.
+    /// The run is over: stop watching the fd. Called once at the end of every run whose driver
+    /// took the reader, whether a `read` of the driver's saw the end or the run ended the read
+    /// itself (the child exited and processes that outlived it kept the terminal open past
+    /// [`ORPHAN_DRAIN`](super::ORPHAN_DRAIN)). A later `read` returns [`ReadState::Ended`] without
+    /// reading.
     fn stop(&self);
 }
 
@@ -68,7 +70,8 @@ pub enum Reading {
     /// The run's I/O thread.
     #[default]
     IoThread,
-    /// The driver, on its own thread; the I/O thread only writes input and waits for the end.
+    /// The driver, on its own thread; the I/O thread writes input, reads only when the driver
+    /// stalls (see [`ReadDriver`]), and ends the run.
     Driver(Box<dyn ReadDriver>),
 }
 
