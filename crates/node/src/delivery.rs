@@ -195,14 +195,9 @@ impl ChunkSink {
         let Some(deliver) = &self.deliver else {
             return produce();
         };
-        self.shared.pending().direct = true;
+        let producing = Producing::begin(&self.shared);
         let produced = produce();
-        let has_text = {
-            let mut pending = self.shared.pending();
-            pending.direct = false;
-            !pending.chunks.is_empty()
-        };
-        if has_text {
+        if producing.end() {
             // Counted as a call, which the deliver function completes.
             self.shared.issued.fetch_add(1, Ordering::AcqRel);
             let called = deliver
@@ -228,6 +223,33 @@ impl ChunkSink {
             }
             progressed.await;
         }
+    }
+}
+
+/// [`ChunkSink::send_now`]'s producer at work: sends only join the pending text until it ends,
+/// and end it does, a panic in the producer included (else every later send would wait for a
+/// delivery that never comes).
+struct Producing<'a>(&'a Shared);
+
+impl<'a> Producing<'a> {
+    fn begin(shared: &'a Shared) -> Self {
+        shared.pending().direct = true;
+        Self(shared)
+    }
+
+    /// Ends production; returns whether text is pending. One lock for both: text sent after it
+    /// queues a call of its own.
+    fn end(self) -> bool {
+        let mut pending = self.0.pending();
+        pending.direct = false;
+        !pending.chunks.is_empty()
+    }
+}
+
+impl Drop for Producing<'_> {
+    fn drop(&mut self) {
+        // After `end`, a no-op; after a panic, the end.
+        self.0.pending().direct = false;
     }
 }
 
