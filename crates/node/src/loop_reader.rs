@@ -1,7 +1,7 @@
 //! [`LoopReader`]: reads a PTY run's terminal on Node's event loop, through a libuv poll handle on
 //! the master, so the thread the kernel wakes for the terminal's output is the JS thread that
 //! passes it to `onChunk`. Read by the run's I/O thread, each chunk would cross to the JS thread
-//! through a threadsafe call: one more thread wake-up, which is a quarter of an echo's round trip
+//! through a threadsafe call: one more thread wake-up, which is a fifth of an echo's round trip
 //! on a 2-core machine (bench/pty.bench.mjs measures it).
 //!
 //! The run hands the reader over once the child is spawned ([`ReadDriver::start`], a threadsafe
@@ -21,7 +21,7 @@ use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use napi::bindgen_prelude::{Env, Function, Result};
+use napi::bindgen_prelude::{Env, Function, JsValue, Object, Result};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{check_status, sys};
 use shellwright_pty::{MasterReader, ReadDriver, ReadState};
@@ -29,7 +29,7 @@ use shellwright_pty::{MasterReader, ReadDriver, ReadState};
 use crate::delivery::ChunkSink;
 
 /// The name async hooks see for the reads.
-const ASYNC_NAME: &std::ffi::CStr = c"PtySessionRead";
+const ASYNC_NAME: &str = "PtySessionRead";
 
 /// libuv's `UV_POLL` handle type (`uv_handle_type`) and `UV_READABLE` event.
 const UV_POLL: c_int = 8;
@@ -150,36 +150,32 @@ impl Watch {
             teardown: ptr::null_mut(),
         }));
         // SAFETY: `watch` is a live allocation owned here until the handle closes; the handle's
-        // memory is as large as libuv asked for and stays put inside it.
+        // memory is as large as libuv asked for and stays put inside it. Once initialised, the
+        // handle is freed with the watch by `on_closed`.
         unsafe {
             let handle = (*watch).handle_ptr();
-            let mut status = uv_poll_init(event_loop.cast(), handle, (*watch).reader.fd());
-            if status == 0 {
-                (*handle).data = watch.cast();
-                status = uv_poll_start(handle, UV_READABLE, on_readable);
-                if status == 0 {
-                    // Without the hook a teardown would abort the process; better not to start.
-                    let hooked = sys::napi_add_async_cleanup_hook(
-                        raw_env,
-                        Some(on_teardown),
-                        watch.cast(),
-                        &mut (*watch).teardown,
-                    );
-                    if hooked != sys::Status::napi_ok {
-                        status = -1;
-                    }
-                }
-                if status != 0 {
-                    uv_close(handle, Some(on_closed));
-                }
-            } else {
+            let status = uv_poll_init(event_loop.cast(), handle, (*watch).reader.fd());
+            if status != 0 {
                 sys::napi_async_destroy(raw_env, context);
                 drop(Box::from_raw(watch));
+                return Err(poll_failure(status));
             }
+            (*handle).data = watch.cast();
+            let status = uv_poll_start(handle, UV_READABLE, on_readable);
             if status != 0 {
-                return Err(napi::Error::from_reason(format!(
-                    "cannot poll the terminal (libuv error {status})"
-                )));
+                uv_close(handle, Some(on_closed));
+                return Err(poll_failure(status));
+            }
+            // Without the hook a teardown would abort the process: better not to watch at all.
+            let hooked = sys::napi_add_async_cleanup_hook(
+                raw_env,
+                Some(on_teardown),
+                watch.cast(),
+                &mut (*watch).teardown,
+            );
+            if hooked != sys::Status::napi_ok {
+                uv_close(handle, Some(on_closed));
+                return Err(napi::Error::from_reason("cannot add a teardown hook"));
             }
         }
         Watch::close(current.swap(watch, Ordering::AcqRel));
@@ -196,30 +192,27 @@ impl Watch {
         // Called from libuv on the JS thread of `self.env`.
         let env = Env::from_raw(self.env);
         let mut handles = ptr::null_mut();
-        let mut callback = ptr::null_mut();
-        let mut resource = ptr::null_mut();
-        // SAFETY: Node-API calls on the live environment; the scopes are closed below in reverse
-        // order on every path that opened them.
-        unsafe {
-            check_status!(sys::napi_open_handle_scope(self.env, &mut handles))?;
-            let opened =
-                check_status!(sys::napi_create_object(self.env, &mut resource)).and_then(|()| {
-                    check_status!(sys::napi_open_callback_scope(
-                        self.env,
-                        resource,
-                        self.context,
-                        &mut callback
-                    ))
-                });
-            let state = opened.map(|()| {
-                let reader = &self.reader;
-                let state = self.sink.send_now(&env, || reader.read());
-                sys::napi_close_callback_scope(self.env, callback);
-                state
-            });
-            sys::napi_close_handle_scope(self.env, handles);
-            state
-        }
+        // SAFETY: a Node-API call on the live environment; the scope is closed below.
+        check_status!(unsafe { sys::napi_open_handle_scope(self.env, &mut handles) })?;
+        let state = self.read_in_callback_scope(&env);
+        // SAFETY: the scope opened above, closed once.
+        unsafe { sys::napi_close_handle_scope(self.env, handles) };
+        state
+    }
+
+    fn read_in_callback_scope(&mut self, env: &Env) -> Result<ReadState> {
+        let resource = Object::new(env)?;
+        let mut scope = ptr::null_mut();
+        // SAFETY: Node-API calls on the live environment with its own values; the scope is
+        // closed once, after the read.
+        check_status!(unsafe {
+            sys::napi_open_callback_scope(self.env, resource.raw(), self.context, &mut scope)
+        })?;
+        let reader = &self.reader;
+        let state = self.sink.send_now(env, || reader.read());
+        // SAFETY: as above. Closing runs the ticks and microtasks `onChunk` queued.
+        unsafe { sys::napi_close_callback_scope(self.env, scope) };
+        Ok(state)
     }
 
     /// Closes `watch` unless it has been closed already (it is then no longer the current one).
@@ -249,23 +242,19 @@ impl Watch {
     }
 }
 
+fn poll_failure(status: c_int) -> napi::Error {
+    napi::Error::from_reason(format!("cannot poll the terminal (libuv error {status})"))
+}
+
 /// An async context for the callback scopes of one watch, as Node's own handles have.
 fn async_context(env: &Env) -> Result<sys::napi_async_context> {
-    let raw_env = env.raw();
-    let mut resource = ptr::null_mut();
-    let mut name = ptr::null_mut();
+    let resource = Object::new(env)?;
+    let name = env.create_string(ASYNC_NAME)?;
     let mut context = ptr::null_mut();
-    // SAFETY: Node-API calls on the live environment with valid out-pointers.
-    unsafe {
-        check_status!(sys::napi_create_object(raw_env, &mut resource))?;
-        check_status!(sys::napi_create_string_utf8(
-            raw_env,
-            ASYNC_NAME.as_ptr(),
-            ASYNC_NAME.count_bytes() as isize,
-            &mut name
-        ))?;
-        check_status!(sys::napi_async_init(raw_env, resource, name, &mut context))?;
-    }
+    // SAFETY: a Node-API call on the live environment with its own values and a valid out-pointer.
+    check_status!(unsafe {
+        sys::napi_async_init(env.raw(), resource.raw(), name.raw(), &mut context)
+    })?;
     Ok(context)
 }
 
