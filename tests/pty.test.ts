@@ -176,32 +176,36 @@ describe('PtySession lifecycle', () => {
   })
 
   it('keeps the program going, and loses nothing, while the JS thread is busy', async () => {
+    // 30,000 lines are far more than the terminal holds: the program finishes, and creates the
+    // marker, only if the terminal is read meanwhile (it could not be, were it read by the event
+    // loop alone).
     const expected = Array.from({ length: 30_000 }, (_, i) => `${i + 1}\r\n`).join('')
-    const busy = (ms: number) => {
-      const until = Date.now() + ms
-      while (Date.now() < until) {
+    const command = (marker: string) => `seq 30000; touch '${marker}'; sleep 0.2`
+    /** Keeps the JS thread busy until `path` exists (10 s at most); returns whether it does. */
+    const busyUntilExists = (path: string) => {
+      const until = Date.now() + 10_000
+      while (!existsSync(path) && Date.now() < until) {
         // Synchronous work: the event loop gets no turn.
       }
+      return existsSync(path)
     }
-    // Busy from the start: the run may have to read without the event loop.
+
+    // Busy from the start, before the event loop could take the terminal over.
     const atStart = collector()
-    const started = new PtySession().start({ command: 'seq 30000' }, atStart.push)
-    busy(2500)
+    const startMarker = join(scratch, 'done-at-start')
+    const started = new PtySession().start({ command: command(startMarker) }, atStart.push)
+    expect(busyUntilExists(startMarker)).toBe(true)
     expect(await started).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(atStart.text).toBe(expected)
 
-    // Busy in the middle of a stream: the program finishes meanwhile (it could not, were the
-    // terminal read by the event loop alone), and every byte arrives afterwards, in order.
-    const marker = join(scratch, 'stream-done')
+    // Busy in the middle of the stream, in onChunk; every byte arrives afterwards, in order.
     const midway = collector()
+    const midwayMarker = join(scratch, 'done-midway')
     let finishedWhileBusy = false
-    const streamed = new PtySession().start({ command: `seq 30000; touch '${marker}'; sleep 0.2` }, (chunk) => {
+    const streamed = new PtySession().start({ command: command(midwayMarker) }, (chunk) => {
       const firstChunk = midway.chunks === 0
       midway.push(chunk)
-      if (!firstChunk) return
-      const until = Date.now() + 10_000
-      while (!existsSync(marker) && Date.now() < until) busy(10)
-      finishedWhileBusy = existsSync(marker)
+      if (firstChunk) finishedWhileBusy = busyUntilExists(midwayMarker)
     })
     expect(await streamed).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(finishedWhileBusy).toBe(true)
