@@ -6,9 +6,10 @@
 //! and waits until its echo has been read, two ways, in alternating blocks so that load on the
 //! machine hits both alike:
 //! - `direct`: the waiting thread polls the master and reads it (what node-pty does on libuv's
-//!   loop);
+//!   loop, and the addon on Linux: it reads through a `ReadDriver` on Node's event loop);
 //! - `hop`: a reader thread polls and reads the master and wakes the waiting thread through a wake
-//!   pipe (what the PTY runtime does before its threadsafe call to JS).
+//!   pipe (what the run's I/O thread does, before its threadsafe call to JS, where no driver
+//!   reads: off Linux, and behind a driver whose loop stalls).
 //!
 //! With `pinned` (2+ CPUs), `cat` runs on CPU 1 and the waiting thread on CPU 0, and the hop is
 //! measured twice: with the reader on the waiter's CPU, and on `cat`'s (its wake of the waiter is

@@ -7,7 +7,7 @@
 //! spawned, watches [`MasterReader::fd`] for readability on its own thread and calls
 //! [`MasterReader::read`] until it reports [`ReadState::Ended`]. Reading on the thread that
 //! consumes the output saves a thread hop per chunk: the thread the kernel wakes for the bytes is
-//! the one that hands them on (the hop was a quarter of an echo's round trip).
+//! the one that hands them on (the hop was a fifth of an echo's round trip).
 //!
 //! The reader owns a duplicate of the master, so the fd a driver watches stays open, whatever the
 //! run does with its own master, until the driver lets go of the reader.
