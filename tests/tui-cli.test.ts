@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { isRunning, pidsIn, waitUntil } from './helpers.js'
 
 const cli = join(__dirname, '..', 'packages', 'cli', 'bin', 'shellwright.js')
-const { parseKeys } = require('../packages/cli/lib/tui.js') as { parseKeys: (spec: string, app?: boolean) => string }
+const { parseKeys } = require('../packages/common/key-spec.js') as { parseKeys: (spec: string, app?: boolean) => string }
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-tui-cli-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))

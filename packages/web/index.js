@@ -13,7 +13,7 @@ const { readServerOptions } = require('./lib/options.js')
 const { loadAssets } = require('./lib/assets.js')
 const { requestUrl, isAuthorized, isSameOrigin, tokenCookie } = require('./lib/auth.js')
 const { ViewerHub, isSize } = require('./lib/viewers.js')
-const { startOptions, describeExit, stopRun } = require('./lib/session.js')
+const { startOptions, describeExit, stopRun } = require('../common/terminal-program.js')
 const { mirrorSource } = require('./lib/mirror.js')
 
 /** Client messages larger than this are refused (the connection is closed with 1009). */

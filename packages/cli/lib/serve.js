@@ -5,7 +5,7 @@
 const { parseArgs } = require('node:util')
 const { PtySession } = require('../../../index.js')
 const { createTerminalServer } = require('../../web/index.js')
-const { startOptions, stopRun } = require('../../web/lib/session.js')
+const { startOptions, stopRun } = require('../../common/terminal-program.js')
 
 const HELP = `usage: shellwright serve [--host H] [--port P] [--read-only] [-- command…]
 

@@ -3,7 +3,9 @@
 // or for quiet, prints the screen as text (or the ANSI snapshot with --ansi), then kills the program.
 // Steps run in the order given on the command line.
 const { parseArgs } = require('node:util')
-const { PtySession, encodeKey } = require('../../../index.js')
+const { PtySession } = require('../../../index.js')
+const { parseKeys } = require('../../common/key-spec.js')
+const { Watch } = require('../../common/screen-watch.js')
 
 const HELP = `usage: shellwright tui [--cols N] [--rows N] [--keys SPEC]... [--wait-for TEXT]...
                       [--quiet MS] [--timeout MS] [--ansi] -- <command…>
@@ -30,47 +32,6 @@ screen is printed anyway) or the program could not start; 2 for bad arguments.`
 
 const DEFAULT_QUIET_MS = 200
 const DEFAULT_TIMEOUT_MS = 10_000
-
-/** Names the CLI accepts besides key ids (`<bs>`, `<pgdn>`, `<c-d>`, `<m-x>`, `<lt>`). */
-const NAME_ALIASES = { bs: 'backspace', del: 'delete', pgup: 'pageUp', pgdn: 'pageDown', lt: '<' }
-const MODIFIER_ALIASES = { c: 'ctrl', m: 'alt', meta: 'alt' }
-
-/** The bytes of one key name (`up`, `ctrl+c`, `c-d`, `alt+x`), from the addon's key tables. */
-function keyBytes(name, applicationCursorKeys) {
-  const parts = name.split(/[+-](?=.)/)
-  const key = parts.pop()
-  const modifiers = parts.map((word) => MODIFIER_ALIASES[word.toLowerCase()] ?? word)
-  const id = [...modifiers, NAME_ALIASES[key.toLowerCase()] ?? key].join('+')
-  try {
-    return encodeKey(id, { applicationCursorKeys })
-  } catch {
-    throw new Error(`unknown key <${name}>`)
-  }
-}
-
-/** Splits SPEC into literal text and `<key>` names and returns the bytes to type. */
-function parseKeys(spec, applicationCursorKeys = false) {
-  let out = ''
-  let i = 0
-  while (i < spec.length) {
-    const open = spec.indexOf('<', i)
-    if (open < 0) {
-      out += spec.slice(i)
-      break
-    }
-    out += spec.slice(i, open)
-    const close = spec.indexOf('>', open + 1)
-    // A '<' that does not start a <name> (e.g. "a < b") is literal.
-    if (close < 0 || !/^[a-z0-9]+([+-].+)?$/i.test(spec.slice(open + 1, close))) {
-      out += '<'
-      i = open + 1
-      continue
-    }
-    out += keyBytes(spec.slice(open + 1, close), applicationCursorKeys)
-    i = close + 1
-  }
-  return out
-}
 
 const OPTIONS = {
   cols: { type: 'string' },
@@ -128,58 +89,6 @@ function parseCommandLine(args) {
     }
   }
   return { options, steps, command: command.join(' ') }
-}
-
-/** Watches a running session's output: quiet periods, screen text and the end of the run. */
-class Watch {
-  constructor(session) {
-    this.session = session
-    this.lastOutput = Date.now()
-    this.ended = false
-    this.waiters = new Set()
-  }
-
-  onChunk() {
-    this.lastOutput = Date.now()
-    this.wake()
-  }
-
-  end() {
-    this.ended = true
-    this.wake()
-  }
-
-  wake() {
-    for (const waiter of this.waiters) waiter()
-  }
-
-  /** Resolves true once `test()` holds (checked on output, on end and every `pollMs`), false at `deadline`. */
-  until(test, deadline, pollMs) {
-    return new Promise((resolve) => {
-      let timer
-      const check = () => {
-        if (test()) return finish(true)
-        if (Date.now() >= deadline) return finish(false)
-        clearTimeout(timer)
-        timer = setTimeout(check, Math.max(1, Math.min(pollMs, deadline - Date.now())))
-      }
-      const finish = (value) => {
-        clearTimeout(timer)
-        this.waiters.delete(check)
-        resolve(value)
-      }
-      this.waiters.add(check)
-      check()
-    })
-  }
-
-  quiet(quietMs, deadline) {
-    return this.until(() => this.ended || Date.now() - this.lastOutput >= quietMs, deadline, quietMs)
-  }
-
-  text(text, deadline) {
-    return this.until(() => this.session.screen().lines.join('\n').includes(text), deadline, 50)
-  }
 }
 
 function render(session, ansi) {
@@ -256,4 +165,4 @@ async function main(args) {
   return code
 }
 
-module.exports = { main, parseKeys, parseCommandLine, Watch }
+module.exports = { main, parseCommandLine }

@@ -2,7 +2,8 @@
 // The MCP server's TUI sessions: each a PtySession under an id ("t1", "t2", …), watched for quiet
 // periods, bounded in number, and all killed and reaped by `closeAll()` when the client goes away.
 const { PtySession } = require('../../../index.js')
-const { Watch, parseKeys } = require('../../cli/lib/tui.js')
+const { parseKeys } = require('../../common/key-spec.js')
+const { Watch } = require('../../common/screen-watch.js')
 const { describeExit, renderScreen } = require('./text.js')
 
 /** A tool error: the message is what the model reads. */

@@ -1,0 +1,210 @@
+//! Runs whose whole command is one external program with plain literal words (`/bin/true`,
+//! `ls -la src`), which a session spawns itself instead of through brush.
+//!
+//! brush-core 0.5 spawns every external command with `std::process::Command` plus a `pre_exec`
+//! closure (the fd mappings of `command-fds` register one even when there is nothing to map), and
+//! a closure forces std to `fork()` the whole host — the page tables of Node's heap included —
+//! where it would otherwise use `posix_spawn` (on glibc a `clone(CLONE_VM | CLONE_VFORK)` that
+//! copies nothing). Spawned here with no closure, the same command costs a fraction of that.
+//!
+//! The run stays the queued run it was (`Session::run`): same session thread, umask, output pipe,
+//! run tag and [`RunScope`](shellwright_proc::RunScope), same timeout and abort, same drain rule
+//! and result. The child gets what brush would give it: argv as typed (argv\[0\] the name as typed),
+//! the session's exported variables (set ones only) plus `_` set to the program's path, the
+//! session's working directory, the run's stdin/stdout/stderr, brush's process-group policy for a
+//! session without job control (none of its own), and std's signal set-up (the one brush's spawn
+//! gets). Afterwards the session reads as after brush: `$?`, `PIPESTATUS`, `$_` and
+//! `BASH_COMMAND` (see `Session::execute_direct`).
+//!
+//! What qualifies is decided twice. Here, from the text alone ([`plain_words`]): words of
+//! letters, digits and `_ . / , : @ % + - =` separated by blanks, the first without `=` (that
+//! would be an assignment) and not a reserved word — nothing to expand, quote, redirect, glob or
+//! chain. Then by the session (`Session::direct_command`), from its state: the name is no alias,
+//! function or builtin (enabled or not); it resolves — a name with a `/` as it is, any other
+//! through brush's own PATH lookup and hash table; no fd beyond 0–2 is open in the session (brush
+//! would pass it on); no function is exported (brush would pass it as `BASH_FUNC_…`); the session
+//! is no `executeShell` one (its EXIT trap ends the run); and nothing would run or print in the
+//! command's stead or around it — no user DEBUG or ERR trap, no `set -e`, `-x`, `-v` or `-m` —
+//! and no `set -n`, under which nothing runs.
+//! A program that does not resolve is left to brush, which reports it (127, with its
+//! `command_not_found_handle` if there is one), and so is one whose spawn fails (not executable,
+//! a script without `#!`, which brush's `execvp` hands to `/bin/sh`): nothing has run then, so
+//! brush runs the command from the start, exactly as it would have.
+//!
+//! One difference remains, which no check can foresee: a program stopped by a signal (`kill
+//! -STOP` from outside) keeps the run waiting until it continues, ends or the run is stopped,
+//! where brush would end the run with status 148 and keep the program as a stopped job.
+
+use std::ffi::OsStr;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use brush_core::ShellFd;
+use brush_core::openfiles::{OpenFile, OpenFiles};
+
+/// The longest command considered (argv is bounded by the command's text).
+pub(crate) const DIRECT_MAX_LEN: usize = 4096;
+
+/// Words that start syntax, not a command, when they come first.
+const RESERVED_WORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
+    "select", "function", "in", "time", "coproc",
+];
+
+/// A command the session spawns itself: the program it resolved to and the words as typed.
+#[derive(Debug)]
+pub(crate) struct DirectCommand {
+    pub program: PathBuf,
+    pub words: Vec<String>,
+    /// fds 0, 1 and 2 of the run (see [`stdio`]).
+    pub stdio: [Stdio; 3],
+}
+
+impl DirectCommand {
+    /// `BASH_COMMAND` while it runs: its words joined by spaces.
+    pub fn command_line(&self) -> String {
+        self.words.join(" ")
+    }
+
+    /// `$_` once it ran: its last word.
+    pub fn last_word(&self) -> &str {
+        self.words.last().map_or("", String::as_str)
+    }
+
+    /// The process brush would start for it: in `cwd`, with `exported` (the session's exported
+    /// variables that have a value) as its whole environment plus `_` set to the program's path.
+    /// It has no `pre_exec` closure, so std spawns it with `posix_spawn`.
+    pub fn into_process<K, V>(
+        self,
+        cwd: &Path,
+        exported: impl IntoIterator<Item = (K, V)>,
+    ) -> std::process::Command
+    where
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        let [stdin, stdout, stderr] = self.stdio;
+        let mut process = std::process::Command::new(&self.program);
+        process
+            .arg0(&self.words[0])
+            .args(&self.words[1..])
+            .current_dir(cwd)
+            .env_clear()
+            .envs(exported)
+            .env("_", &self.program)
+            .stdin(stdin)
+            .stdout(stdout)
+            .stderr(stderr);
+        process
+    }
+}
+
+/// Programs spawned directly by this process, for tests to tell the paths apart.
+static SPAWNS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one direct spawn.
+pub(crate) fn count_spawn() {
+    SPAWNS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many programs runs have spawned directly so far, in this process: how a test tells a run
+/// spawned directly from one brush ran (their effects are meant to be the same).
+pub fn direct_spawns() -> u64 {
+    SPAWNS.load(Ordering::Relaxed)
+}
+
+/// The words of `command` when it is a single simple command of plain literal words, which the
+/// shell would pass to the program unchanged; `None` for anything else.
+pub(crate) fn plain_words(command: &str) -> Option<Vec<&str>> {
+    if command.len() > DIRECT_MAX_LEN || !command.bytes().all(|b| blank(b) || plain(b)) {
+        return None;
+    }
+    let words: Vec<&str> = command
+        .split([' ', '\t'])
+        .filter(|word| !word.is_empty())
+        .collect();
+    let name = words.first()?;
+    (!name.contains('=') && !RESERVED_WORDS.contains(name)).then_some(words)
+}
+
+fn blank(byte: u8) -> bool {
+    byte == b' ' || byte == b'\t'
+}
+
+/// A byte that means itself wherever it stands in a word.
+fn plain(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"_./,:@%+-=".contains(&byte)
+}
+
+/// The stdio of the spawned program — fds 0, 1 and 2 of the run as brush would pass them — or
+/// `None` when another fd is open, which brush would pass on too.
+pub(crate) fn stdio(files: impl Iterator<Item = (ShellFd, OpenFile)>) -> Option<[Stdio; 3]> {
+    let mut stdio = [Stdio::inherit(), Stdio::inherit(), Stdio::inherit()];
+    for (fd, file) in files {
+        let slot = match fd {
+            OpenFiles::STDIN_FD => 0,
+            OpenFiles::STDOUT_FD => 1,
+            OpenFiles::STDERR_FD => 2,
+            _ => return None,
+        };
+        stdio[slot] = Stdio::from(file);
+    }
+    Some(stdio)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_words_are_split_on_blanks() {
+        assert_eq!(plain_words("/bin/true"), Some(vec!["/bin/true"]));
+        assert_eq!(
+            plain_words("  ls\t-la  src/a,b  x=1 a:b@c%d+e "),
+            Some(vec!["ls", "-la", "src/a,b", "x=1", "a:b@c%d+e"])
+        );
+    }
+
+    #[test]
+    fn anything_the_shell_would_interpret_does_not_qualify() {
+        for command in [
+            "",
+            "   ",
+            "X=1 ls",
+            "X=1",
+            "ls | cat",
+            "ls > f",
+            "ls 2>&1",
+            "ls &",
+            "ls; ls",
+            "ls && ls",
+            "ls\nls",
+            "echo $HOME",
+            "echo ${X}",
+            "echo $(date)",
+            "echo `date`",
+            "echo *",
+            "echo a?",
+            "echo [ab]",
+            "echo {a,b}",
+            "echo ~",
+            "echo 'a b'",
+            "echo \"a\"",
+            "echo a\\ b",
+            "ls # comment",
+            "! ls",
+            "[[ -n x ]]",
+            "(ls)",
+            "time ls",
+            "if",
+            "for",
+            "coproc",
+            "ls é",
+        ] {
+            assert_eq!(plain_words(command), None, "{command:?}");
+        }
+        assert_eq!(plain_words(&"ls ".repeat(DIRECT_MAX_LEN)), None);
+    }
+}
