@@ -45,6 +45,7 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
     let fd = fd.as_raw_fd();
     // SAFETY: fcntl on an open fd with integer arguments.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above; the flags are the fd's own, plus O_NONBLOCK.
     if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -1,11 +1,11 @@
 //! The minimizer's own cost per call on 1 MB of recorded output, without the shell around it:
-//! `cargo run --release -p shellwright-shell --example minimize_cost`. (`bench/minimizer.bench.mjs`
+//! `cargo run --release -p shellwright-minimize --example minimize_cost`. (`bench/minimizer.bench.mjs`
 //! measures the cost through `Shell.run`.) Arguments, if any, pick the cases whose name contains
 //! one of them (`-- vitest` to profile one filter).
 
 use std::time::Instant;
 
-use shellwright_shell::minimize::{Minimizer, MinimizerOptions};
+use shellwright_minimize::{Minimizer, MinimizerOptions};
 
 const CASES: &[(&str, &str)] = &[
     ("cargo-test-workspace", "cargo test"),

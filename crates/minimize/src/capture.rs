@@ -8,6 +8,7 @@
 //! would be copied at every doubling, and chunks kept apart and joined at the end were copied
 //! once more into fresh memory; on a megabyte either cost more than minimizing it.
 
+use shellwright_io::lock;
 use std::sync::Mutex;
 
 /// Room reserved for the transcript up front: text up to this size is never moved.
@@ -34,9 +35,7 @@ impl Capture {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.state)
     }
 
     /// Appends `chunk`, or marks the capture overflowed (and frees it) if it would pass the limit.

@@ -1,19 +1,38 @@
-//! The output minimizer: rewrites a finished run's transcript into what a coding agent should
-//! read — progress, download counters, passing tests and redraws go; errors, warnings,
-//! failures, panics, tracebacks, test summaries and compiler context stay.
+//! shellwright-minimize: what a coding agent should read of a command and its output.
 //!
-//! Implements the minimizer contract of the product specification (options `only`, `except`,
-//! `maxCaptureBytes`, `filtersPath`; result `filter`, `text`, `originalText`, byte counts):
+//! Owns two rewrites that need no process and no shell session, only brush-parser's view of a
+//! command line: the output minimizer ([`Minimizer`]) and `applyBashFixups` ([`fixups`]). The shell
+//! runtime (`shellwright-shell`) captures a run's transcript and calls the minimizer when the run
+//! ends; nothing here spawns, reads a file descriptor or knows Node.
+//!
+//! The minimizer rewrites a finished run's transcript: progress, download counters, passing tests
+//! and redraws go; errors, warnings, failures, panics, tracebacks, test summaries and compiler
+//! context stay. Options `only`, `except`, `max_capture_bytes`, `filters_path`; the result names
+//! its `filter` and carries the `text`, the `original_text` and both byte counts:
 //!
 //! 1. The run's transcript is captured up to `max_capture_bytes` ([`Capture`]); a longer one, a
 //!    run that was cancelled or timed out, and a command whose producer cannot be told apart
 //!    (see [`command`]) are left unchanged.
 //! 2. The user's rules ([`rules`]) are tried first, in file order, by regex on the command line.
-//! 3. Otherwise the built-in filter for the program and subcommand ([`filters`]), or the
-//!    generic fallback. Programs that print files (`cat`, `grep`, `sed`, …) are never touched.
+//! 3. Otherwise the built-in filter for the program and subcommand (`filters/`, one file per
+//!    family of programs), or the generic fallback. Programs that print files (`cat`, `grep`,
+//!    `sed`, …) are never touched.
 //! 4. Safety net: the result must contain every [important](text::is_important) line of the
 //!    cleaned transcript verbatim and be shorter than the original; otherwise the output is left
 //!    unchanged. A filter that panics leaves it unchanged too.
+//!
+//! ```
+//! use shellwright_minimize::{Minimizer, MinimizerOptions, apply_bash_fixups};
+//!
+//! let fixed = apply_bash_fixups("cargo build 2>&1 | head -50");
+//! assert_eq!(fixed.command, "cargo build");
+//!
+//! let minimizer = Minimizer::new(MinimizerOptions::default()).expect("no rules file");
+//! let transcript = "   Compiling a v0.1.0\n   Compiling b v0.1.0\nerror[E0425]: cannot find value `x`\n";
+//! if let Ok(minimized) = minimizer.minimize_owned("cargo build", Some(101), transcript.into()) {
+//!     assert!(minimized.text.contains("error[E0425]"));
+//! }
+//! ```
 
 /// A regex compiled on first use, for a `static` (built-in patterns are constants: the unit
 /// tests compile every one of them).
@@ -26,15 +45,17 @@ macro_rules! pattern {
 mod capture;
 pub mod command;
 mod filters;
+pub mod fixups;
 mod lines;
 pub mod rules;
 pub mod text;
 
-use crate::minimize::text::lines;
+use crate::text::lines;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 pub use capture::Capture;
+pub use fixups::{Fixups, apply_bash_fixups};
 pub use rules::{RuleError, RuleSet};
 pub use text::Transcript;
 

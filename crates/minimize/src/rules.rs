@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn the_documented_example_file_loads() {
-        let doc = include_str!("../../../../docs/minimizer.md");
+        let doc = include_str!("../../../docs/minimizer.md");
         let json = doc
             .split("```json\n")
             .nth(1)

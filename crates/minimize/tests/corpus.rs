@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use shellwright_shell::minimize::text::{clean, is_important};
-use shellwright_shell::minimize::{Minimizer, MinimizerOptions};
+use shellwright_minimize::text::{clean, is_important};
+use shellwright_minimize::{Minimizer, MinimizerOptions};
 
 /// The share of the corpus's bytes the minimizer must save: the product's target, which the
 /// corpus reaches (70.2 % when this was set) with diffs keeping every changed line, logs every

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use shellwright_shell::apply_bash_fixups;
+use shellwright_minimize::apply_bash_fixups;
 
 /// Generous for a debug build: typical commands take well under a millisecond, the worst inputs
 /// the limits still let through (8 openers, 16 nested brackets, 4 KiB) a few tens.
@@ -31,7 +31,7 @@ fn command_line() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..30).prop_map(|pieces| pieces.join(" "))
 }
 
-fn timed(input: &str) -> (shellwright_shell::Fixups, Duration) {
+fn timed(input: &str) -> (shellwright_minimize::Fixups, Duration) {
     let start = Instant::now();
     let fixups = apply_bash_fixups(input);
     (fixups, start.elapsed())

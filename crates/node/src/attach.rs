@@ -17,6 +17,7 @@ use napi::bindgen_prelude::{
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{ValueType, sys};
 use napi_derive::napi;
+use shellwright_io::lock;
 use shellwright_pty::{Viewer, ViewerSink};
 
 use crate::delivery::call_catching;
@@ -38,15 +39,11 @@ struct Shared {
 
 impl Shared {
     fn tsfn(&self) -> MutexGuard<'_, Option<Arc<DataTsfn>>> {
-        self.tsfn
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        lock(&self.tsfn)
     }
 
     fn size(&self) -> MutexGuard<'_, (u16, u16)> {
-        self.size
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        lock(&self.size)
     }
 
     /// Ends deliveries: detaches the viewer and lets go of the threadsafe function.

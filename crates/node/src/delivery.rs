@@ -33,7 +33,7 @@ use napi::bindgen_prelude::{
 };
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{JsString, ValueType, check_status, sys};
-use shellwright_io::SharedText;
+use shellwright_io::{SharedText, lock};
 use shellwright_proc::{CancelReason, CancelToken};
 use tokio::sync::Notify;
 
@@ -68,9 +68,7 @@ struct Pending {
 
 impl Shared {
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.pending)
     }
 
     /// Runs on the JS thread when a queued call is made: hands over everything pending.

@@ -262,6 +262,7 @@ unsafe extern "C" fn on_readable(handle: *mut UvHandle, _status: c_int, _events:
     // SAFETY: `data` was set to the live watch before the handle started, and the watch lives
     // until the handle is closed. An error status is read like readability: the read reports it.
     let watch = unsafe { (*handle).data.cast::<Watch>() };
+    // SAFETY: the same live watch; only this callback, on the JS thread, uses it meanwhile.
     let read = catch_unwind(AssertUnwindSafe(|| unsafe { (*watch).read() }));
     if !matches!(read, Ok(Ok(ReadState::Open))) {
         Watch::close_if_current(watch);

@@ -141,19 +141,23 @@ fn keep(env: &Env) -> Result<sys::napi_ref> {
     let raw = env.raw();
     let mut array = ptr::null_mut();
     let length = NAMES.len() + FUNCTIONS.len();
-    // SAFETY (all calls below): Node-API calls on the live environment with valid pointers.
+    // SAFETY: a Node-API call on the live environment; `array` is written by it.
     check_status!(unsafe { sys::napi_create_array_with_length(raw, length, &mut array) })?;
     for (index, name) in NAMES.iter().enumerate() {
         let key = latin1(raw, name)?;
+        // SAFETY: `array` and `key` are values of this environment, `index` is within length.
         check_status!(unsafe { sys::napi_set_element(raw, array, index as u32, key) })?;
     }
     for (index, source) in FUNCTIONS.iter().enumerate() {
         let mut function = ptr::null_mut();
+        // SAFETY: the script is a value of this environment; `function` is written by the call.
         check_status!(unsafe { sys::napi_run_script(raw, latin1(raw, source)?, &mut function) })?;
         let index = (NAMES.len() + index) as u32;
+        // SAFETY: `array` and `function` are values of this environment.
         check_status!(unsafe { sys::napi_set_element(raw, array, index, function) })?;
     }
     let mut kept = ptr::null_mut();
+    // SAFETY: `array` is a value of this environment; `kept` is written by the call.
     check_status!(unsafe { sys::napi_create_reference(raw, array, 1, &mut kept) })?;
     env.set_instance_data(Kept(kept), (), |_| {})?;
     Ok(kept)

@@ -194,15 +194,18 @@ impl<'a, 'env> OptionReader<'a, 'env> {
         let raw = self.env.raw();
         let read = crate::delivery::call_plain(raw, reader, &[object.raw()])?;
         let mut undefined = ptr::null_mut();
-        // SAFETY (all blocks): Node-API calls in the live environment; the values are its own.
+        // SAFETY: a Node-API call in the live environment; `undefined` is written by it.
         check_status!(unsafe { sys::napi_get_undefined(raw, &mut undefined) })?;
         let mut values = [undefined; 5];
+        // SAFETY: `read` is a value of this environment, returned by the reader just called.
         if unsafe { Unknown::from_raw_unchecked(raw, read) }.get_type()? == ValueType::String {
             values[0] = read;
         } else {
             let mut length = 0;
+            // SAFETY: `read` is an array of this environment (the reader returns one).
             check_status!(unsafe { sys::napi_get_array_length(raw, read, &mut length) })?;
             for (index, value) in values.iter_mut().enumerate().take(length as usize) {
+                // SAFETY: as above; `value` is a slot of `values`, written by the call.
                 check_status!(unsafe { sys::napi_get_element(raw, read, index as u32, value) })?;
             }
         }
@@ -228,8 +231,8 @@ impl<'a, 'env> OptionReader<'a, 'env> {
     pub fn object(&self, field: &str, expected: &str) -> Result<Option<Object<'env>>> {
         match self.field(field)? {
             None => Ok(None),
-            // SAFETY: checked to be an object.
             Some(v) if v.get_type()? == ValueType::Object => {
+                // SAFETY: checked to be an object.
                 Ok(Some(unsafe { v.cast::<Object>()? }))
             }
             Some(_) => Err(self.wrong_type(field, expected)),

@@ -11,10 +11,8 @@ use std::time::Duration;
 use napi::bindgen_prelude::{Env, PromiseRaw, Result, This, Unknown};
 use napi_derive::napi;
 use shellwright_io::Utf8Decoder;
-use shellwright_proc::CancelToken;
-use shellwright_pty::{
-    ExecError, PtyCommand, PtyError, PtyExit, PtyOutput, Reading, RunOptions, TermSize,
-};
+use shellwright_proc::{CancelToken, Outcome};
+use shellwright_pty::{ExecError, PtyCommand, PtyError, PtyOutput, Reading, RunOptions, TermSize};
 use shellwright_term::terminal::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
 
 use crate::abort::AbortWatch;
@@ -36,13 +34,13 @@ pub struct PtyResult {
     pub timed_out: bool,
 }
 
-impl From<PtyExit> for PtyResult {
-    fn from(exit: PtyExit) -> Self {
+impl From<Outcome> for PtyResult {
+    fn from(outcome: Outcome) -> Self {
         Self {
-            exit_code: exit.exit_code,
-            signal: exit.signal,
-            cancelled: exit.cancelled,
-            timed_out: exit.timed_out,
+            exit_code: outcome.exit_code(),
+            signal: outcome.signal_name(),
+            cancelled: outcome.cancelled(),
+            timed_out: outcome.timed_out(),
         }
     }
 }

@@ -21,6 +21,7 @@ use napi::bindgen_prelude::{
     Env, Function, FunctionRef, JsValue, PromiseRaw, Result, ToNapiValue, Unknown,
 };
 use napi::{check_status, sys};
+use shellwright_io::lock;
 
 use crate::abort::AbortWatch;
 use crate::delivery::{ChunkThrows, call_plain, deliver_text};
@@ -177,12 +178,6 @@ impl<V: ToNapiValue> Delivery<V> {
         let value = unsafe { Settlement::to_napi_value(env.raw(), settlement)? };
         call_plain(env.raw(), resolve, &[value]).map(drop)
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Settles `deferred` with `settlement` (a failure converts to a rejected promise, which the

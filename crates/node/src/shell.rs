@@ -12,10 +12,11 @@ use napi::bindgen_prelude::{
 };
 use napi::{check_status, sys};
 use napi_derive::napi;
-use shellwright_io::SharedText;
+use shellwright_io::{SharedText, lock};
+use shellwright_minimize::{Minimized, Minimizer, MinimizerOptions};
 use shellwright_proc::CancelToken;
+use shellwright_proc::Outcome;
 use shellwright_shell::history::DEFAULT_HISTORY_LIMIT;
-use shellwright_shell::minimize::{Capture, Minimized, Minimizer, MinimizerOptions};
 use shellwright_shell::output::ChunkHandler;
 use shellwright_shell::{
     HistoryEntry, PersistentShell, RunRequest, RunResult, SessionOptions, ShellError,
@@ -41,13 +42,13 @@ pub struct ShellResult {
     pub minimized: Option<MinimizedOutput>,
 }
 
-impl ShellResult {
-    fn new(r: RunResult, minimized: Option<Minimized>) -> Self {
+impl From<RunResult> for ShellResult {
+    fn from(result: RunResult) -> Self {
         Self {
-            exit_code: r.exit_code,
-            cancelled: r.cancelled,
-            timed_out: r.timed_out,
-            minimized: minimized.map(MinimizedOutput::from),
+            exit_code: result.exit_code(),
+            cancelled: result.cancelled(),
+            timed_out: result.timed_out(),
+            minimized: result.minimized.map(MinimizedOutput::from),
         }
     }
 }
@@ -77,8 +78,7 @@ impl ToNapiValue for ShellResult {
             count += 1;
             Ok(())
         };
-        // SAFETY (both blocks): Node-API calls and conversions in the live environment of this
-        // call; the descriptors' names and values are values of it.
+        // SAFETY: conversions in the live environment of this call.
         unsafe {
             add(
                 Name::CANCELLED,
@@ -99,6 +99,8 @@ impl ToNapiValue for ShellResult {
             }
         }
         let mut object = ptr::null_mut();
+        // SAFETY: Node-API calls in the live environment of this call; the descriptors' names and
+        // values are values of it, and `count` of them are filled in.
         unsafe {
             check_status!(sys::napi_create_object(raw_env, &mut object))?;
             check_status!(sys::napi_define_properties(
@@ -183,6 +185,7 @@ impl ToNapiValue for MinimizedOutput {
             })])?;
         object.set("inputBytes", value.input_bytes)?;
         object.set("outputBytes", value.output_bytes)?;
+        // SAFETY: `object` was made in this environment, which is live for this call.
         unsafe { Object::to_napi_value(raw_env, object) }
     }
 }
@@ -212,16 +215,16 @@ pub struct ShellHistoryEntry {
 
 impl From<HistoryEntry> for ShellHistoryEntry {
     fn from(entry: HistoryEntry) -> Self {
-        let result = entry.result;
+        let outcome = entry.outcome;
         Self {
             id: u32::try_from(entry.id).unwrap_or(u32::MAX),
             command: entry.command,
             cwd: entry.cwd.to_string_lossy().into_owned(),
             output: entry.output,
             truncated_bytes: entry.truncated_bytes as f64,
-            exit_code: result.and_then(|r| r.exit_code),
-            cancelled: result.is_some_and(|r| r.cancelled),
-            timed_out: result.is_some_and(|r| r.timed_out),
+            exit_code: outcome.and_then(Outcome::exit_code),
+            cancelled: outcome.is_some_and(Outcome::cancelled),
+            timed_out: outcome.is_some_and(Outcome::timed_out),
             started_at: entry.started_at_ms as f64,
             finished_at: entry.finished_at_ms.map(|ms| ms as f64),
         }
@@ -320,25 +323,22 @@ impl Shell {
         call.spawn(env, |request, sink| self.inner.run(request, sink))
     }
 
-    /// Runs `args` on this thread when nothing is pending and the shell takes it (see
-    /// [`PersistentShell::try_run_inline`]); an already-aborted signal or a timeout under a
-    /// second leave it to the queued path, which reports them as it always does.
+    /// Runs `args` on this thread when no run of this Shell has an unsettled promise (its output
+    /// could be overtaken) and the shell takes it (see [`PersistentShell::try_run_inline`]). A run
+    /// whose signal is already aborted is declined too: the queued path reports the abort.
     fn run_in_place<'env>(&self, env: &'env Env, mut args: RunArgs<'env>) -> Result<InPlace<'env>> {
-        let quick_enough = args.request.timeout.is_none_or(|t| t >= INLINE_MIN_TIMEOUT);
-        let aborted = match &args.signal {
-            Some(signal) => crate::abort::is_aborted(signal)?,
-            None => false,
-        };
-        if !self.unsettled.none() || !quick_enough || aborted {
+        if !self.unsettled.none() {
             return Ok(InPlace::Declined(args));
         }
-        // The transcript collected here is also what the minimizer reads: no separate capture.
+        if let Some(signal) = &args.signal
+            && crate::abort::is_aborted(signal)?
+        {
+            return Ok(InPlace::Declined(args));
+        }
         let output = Arc::new(std::sync::Mutex::new(String::new()));
         let collected = Arc::clone(&output);
         let on_chunk = Box::new(move |chunk: SharedText| {
-            if let Ok(mut output) = collected.lock() {
-                output.push_str(&chunk);
-            }
+            lock(&collected).push_str(&chunk);
         });
         let request = std::mem::take(&mut args.request);
         let outcome = match self.inner.try_run_inline(request, on_chunk) {
@@ -348,18 +348,8 @@ impl Shell {
                 return Ok(InPlace::Declined(args));
             }
         };
-        let text = std::mem::take(&mut *output.lock().unwrap_or_else(|p| p.into_inner()));
-        let (outcome, text) = match outcome {
-            Ok(result) => {
-                let keep = args.on_chunk.is_some();
-                let (minimized, text) = match &args.minimizing {
-                    Some(m) => m.finish_collected(&result, text, keep),
-                    None => (None, text),
-                };
-                (Ok(ShellResult::new(result, minimized)), text)
-            }
-            Err(error) => (Err(shell_failure(error)), text),
-        };
+        let text = std::mem::take(&mut *lock(&output));
+        let outcome = outcome.map(ShellResult::from).map_err(shell_failure);
         self.done
             .promise(env, args.on_chunk, text, outcome)
             .map(InPlace::Done)
@@ -406,7 +396,7 @@ pub struct BashFixups {
 #[napi(catch_unwind, ts_args_type = "command: string")]
 pub fn apply_bash_fixups(env: Env, command: Unknown) -> Result<BashFixups> {
     let command = crate::options::string_arg(&env, command, "command")?;
-    let fixed = shellwright_shell::apply_bash_fixups(&command);
+    let fixed = shellwright_minimize::apply_bash_fixups(&command);
     Ok(BashFixups {
         command: fixed.command,
         stripped: fixed.stripped,
@@ -444,46 +434,6 @@ fn minimizer_option(reader: &OptionReader) -> Result<Option<Arc<Minimizer>>> {
     Ok(Some(Arc::new(minimizer)))
 }
 
-/// A run's minimizer and the transcript captured for it.
-struct Minimizing {
-    minimizer: Arc<Minimizer>,
-    capture: Arc<Capture>,
-    command: String,
-}
-
-impl Minimizing {
-    fn finish(&self, result: &RunResult) -> Option<Minimized> {
-        self.minimizer
-            .minimize_capture(&self.command, result.exit_code, &self.capture)
-    }
-
-    /// [`finish`](Self::finish) for a run whose whole transcript `text` the caller collected
-    /// (nothing was pushed to the capture): `text` moves into the result, and is copied back
-    /// only for a caller that still needs it (`keep`, to deliver it to `onChunk`).
-    fn finish_collected(
-        &self,
-        result: &RunResult,
-        text: String,
-        keep: bool,
-    ) -> (Option<Minimized>, String) {
-        match self
-            .minimizer
-            .minimize_owned(&self.command, result.exit_code, text)
-        {
-            Ok(minimized) if keep => {
-                let text = minimized.original_text.clone();
-                (Some(minimized), text)
-            }
-            Ok(minimized) => (Some(minimized), String::new()),
-            Err(text) => (None, text),
-        }
-    }
-}
-
-/// A timeout shorter than this sends a run down the queued path even when it could be done in
-/// place: there a timer can stop it, while a run in place is over before any timer could fire.
-const INLINE_MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// Whether a run was done in place.
 enum InPlace<'env> {
     Done(PromiseRaw<'env, Settlement<ShellResult>>),
@@ -495,7 +445,6 @@ struct RunArgs<'env> {
     request: RunRequest,
     signal: Option<Object<'env>>,
     on_chunk: Option<Function<'env, String, Unknown<'static>>>,
-    minimizing: Option<Minimizing>,
 }
 
 impl<'env> RunArgs<'env> {
@@ -511,19 +460,14 @@ impl<'env> RunArgs<'env> {
             env: reader.string_record("env")?.unwrap_or_default(),
             timeout: reader.duration_ms("timeoutMs")?,
             cancel: CancelToken::new(),
+            minimizer,
         };
         let signal = reader.signal("signal")?;
         let on_chunk = callback_arg(env, on_chunk, "onChunk")?;
-        let minimizing = minimizer.map(|minimizer| Minimizing {
-            capture: Arc::new(minimizer.capture()),
-            command: request.command.clone(),
-            minimizer,
-        });
         Ok(Self {
             request,
             signal,
             on_chunk,
-            minimizing,
         })
     }
 
@@ -540,7 +484,6 @@ impl<'env> RunArgs<'env> {
                 throws: Some(throws),
                 in_flight: None,
             },
-            minimizing: self.minimizing,
         })
     }
 }
@@ -550,7 +493,6 @@ struct RunCall {
     request: RunRequest,
     sink: ChunkSink,
     scope: CallScope,
-    minimizing: Option<Minimizing>,
 }
 
 impl RunCall {
@@ -571,26 +513,15 @@ impl RunCall {
             request,
             sink,
             scope,
-            minimizing,
         } = self;
         let chunk_sink = sink.clone();
-        // The one place the transcript is captured for the minimizer: as it streams to onChunk.
-        let capture = minimizing.as_ref().map(|m| Arc::clone(&m.capture));
-        let on_chunk = move |chunk: SharedText| {
-            if let Some(capture) = &capture {
-                capture.push(&chunk);
-            }
-            chunk_sink.send(chunk);
-        };
+        let on_chunk = move |chunk: SharedText| chunk_sink.send(chunk);
         // Called here, on the JS thread, so a persistent shell queues the run in call order.
         let run = run(request, Box::new(on_chunk));
         let work = async move {
             let outcome = run.await;
             sink.flush().await;
-            outcome.map(|result| {
-                let minimized = minimizing.as_ref().and_then(|m| m.finish(&result));
-                ShellResult::new(result, minimized)
-            })
+            outcome.map(ShellResult::from)
         };
         spawn_settled(env, scope, work, |outcome| outcome.map_err(shell_failure))
     }

@@ -195,8 +195,8 @@ impl VirtualTerminal {
     #[napi(catch_unwind, ts_args_type = "data: string | Uint8Array")]
     pub fn write(&mut self, env: Env, data: Unknown) -> Result<String> {
         let bytes = match data.get_type()? {
-            // SAFETY: checked to be a string.
             ValueType::String => {
+                // SAFETY: checked to be a string.
                 Data::Text(unsafe { String::from_napi_value(env.raw(), data.raw())? })
             }
             ValueType::Object => {

@@ -122,6 +122,13 @@ impl CancelToken {
         }
     }
 
+    /// A run's deadline: cancels with [`CancelReason::TimedOut`] once `timeout` has passed, if
+    /// the run has one, unless the returned guard is dropped first. Every runtime arms its runs'
+    /// deadlines here. Must be called inside a Tokio runtime.
+    pub fn deadline(&self, timeout: Option<Duration>) -> Option<TimeoutGuard> {
+        timeout.map(|after| self.cancel_after(after))
+    }
+
     /// Cancels with [`CancelReason::TimedOut`] after `after`, unless the returned guard is
     /// dropped first. Must be called inside a Tokio runtime.
     pub fn cancel_after(&self, after: Duration) -> TimeoutGuard {

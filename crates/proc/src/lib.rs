@@ -1,7 +1,8 @@
 //! shellwright-proc: cancellation and process trees.
 //!
 //! Owns what every runtime in Shellwright needs: [`CancelToken`], the one-shot signal that a run
-//! was aborted or timed out; the process table ([`ProcessTable`]); the one way processes are
+//! was aborted or timed out, with the one place a run's deadline is armed
+//! ([`CancelToken::deadline`]); [`Outcome`], how a run ended; the process table ([`ProcessTable`]); the one way processes are
 //! stopped (SIGTERM, a grace, SIGKILL: [`stop`] over [`StopTargets`]); finding everything one run
 //! started, by its tag, its tree, and the sessions and groups it created ([`RunScope`]); and
 //! [`Process`], one process pinned to its identity with the tree operations the JS `Process`
@@ -14,6 +15,7 @@
 //! `sysinfo`.
 
 mod cancel;
+mod outcome;
 mod process;
 mod scope;
 mod signal;
@@ -21,6 +23,7 @@ mod stop;
 mod tree;
 
 pub use cancel::{CancelReason, CancelToken, TimeoutGuard};
+pub use outcome::Outcome;
 pub use process::{Cancelled, Process, ProcessStatus, TerminateOptions};
 pub use scope::{RUN_TAG_VARIABLE, RunRoots, RunScope, processless_run_tag};
 pub use signal::{signal_group, signal_name};

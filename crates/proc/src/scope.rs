@@ -16,6 +16,7 @@
 //! Untagged host children are a heuristic: a process the host spawns by other means during the
 //! run, with no tag in its environment, is taken for the run's.
 
+use shellwright_io::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
@@ -46,9 +47,7 @@ const PID_WRAP_MARGIN: u32 = 1024;
 static LIVE_TAGS: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
 
 fn live_tags() -> std::sync::MutexGuard<'static, HashSet<String>> {
-    LIVE_TAGS
-        .lock()
-        .unwrap_or_else(|poison| poison.into_inner())
+    lock(&LIVE_TAGS)
 }
 
 /// A fresh tag, `<host pid>-<n>`: each run's, unique within the host.

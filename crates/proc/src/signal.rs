@@ -68,6 +68,7 @@ pub fn signal_group(pgid: u32, signal: i32) -> bool {
         if pgid <= 1 || pgid == own_group {
             return false;
         }
+        // SAFETY: killpg takes plain integers; the group is neither init's nor the host's own.
         unsafe { libc::killpg(pgid as libc::pid_t, signal) == 0 }
     }
     #[cfg(not(unix))]

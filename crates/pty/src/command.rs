@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::PtyError;
+use crate::error::PtyError;
 
 /// A terminal size in character cells, always within [`TermSize::COLS`] × [`TermSize::ROWS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,6 +14,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use shellwright_io::lock;
 use shellwright_proc::{CancelReason, CancelToken};
 use shellwright_term::{CommandRecord, Terminal, TerminalOptions};
 use tokio::sync::watch;
@@ -91,18 +92,12 @@ impl SessionTerminal {
     /// guard briefly: the run's reader waits for it.
     pub fn lock(&self) -> MutexGuard<'_, Terminal> {
         // A panic while feeding cannot leave the lock's data unusable for readers.
-        self.shared
-            .terminal
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        lock(&self.shared.terminal)
     }
 
     /// The viewers' hub; the caller holds the terminal's lock.
     fn viewers(&self) -> MutexGuard<'_, Viewers> {
-        self.shared
-            .viewers
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        lock(&self.shared.viewers)
     }
 
     /// Adds a viewer cut at the current point of the stream (see `viewers`): the snapshot and

@@ -25,6 +25,7 @@
 mod command;
 #[cfg(unix)]
 mod emulator;
+mod error;
 #[cfg(unix)]
 mod hooks;
 #[cfg(unix)]
@@ -37,10 +38,11 @@ mod viewers;
 pub use command::{PtyCommand, TermSize};
 #[cfg(unix)]
 pub use emulator::{EmulatedOutput, ExecError, SessionTerminal};
+pub use error::PtyError;
 #[cfg(unix)]
 pub use run::{
-    CANCEL_GRACE, MasterReader, ORPHAN_DRAIN, PtyControl, PtyExit, PtyOutput, PtyRun, ReadDriver,
-    ReadState, Reading, run, run_reading, spawn, spawn_reading,
+    CANCEL_GRACE, MasterReader, ORPHAN_DRAIN, PtyControl, PtyOutput, PtyRun, ReadDriver, ReadState,
+    Reading, run, run_reading, spawn, spawn_reading,
 };
 #[cfg(unix)]
 pub use session::{PtySession, RunGuard, RunOptions};
@@ -48,22 +50,3 @@ pub use session::{PtySession, RunGuard, RunOptions};
 pub use viewers::{
     Attachment, Delivery, OPEN_SEQUENCE_LIMIT, VIEWER_QUEUE_LIMIT, Viewer, ViewerSink,
 };
-
-/// Why a PTY run could not start or an operation on it failed.
-#[derive(Debug, thiserror::Error)]
-pub enum PtyError {
-    #[error("Failed to set cwd: {path}: {reason}")]
-    Cwd { path: String, reason: String },
-    #[error("Failed to open a pseudo-terminal: {0}")]
-    Open(String),
-    #[error("Failed to spawn {program}: {reason}")]
-    Spawn { program: String, reason: String },
-    #[error("Failed to resize the pseudo-terminal: {0}")]
-    Resize(String),
-    #[error("PTY session is not running")]
-    NotRunning,
-    #[error("PTY session already running")]
-    AlreadyRunning,
-    #[error("PTY I/O failed: {0}")]
-    Io(String),
-}

@@ -17,12 +17,13 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use shellwright_proc::{CancelReason, CancelToken};
+use shellwright_io::lock;
+use shellwright_proc::{CancelReason, CancelToken, Outcome};
 use shellwright_term::terminal::DEFAULT_SCROLLBACK;
 use shellwright_term::{CommandRecord, TerminalOptions};
 
 use crate::{Attachment, Reading, TermSize, ViewerSink, run_reading};
-use crate::{ExecError, PtyCommand, PtyControl, PtyError, PtyExit, PtyOutput, SessionTerminal};
+use crate::{ExecError, PtyCommand, PtyControl, PtyError, PtyOutput, SessionTerminal};
 
 /// How a run's terminal model is built, how long the run may take, and who reads its terminal.
 #[derive(Debug)]
@@ -102,7 +103,7 @@ impl PtySession {
         output: impl PtyOutput,
     ) -> Result<
         (
-            impl Future<Output = Result<PtyExit, PtyError>> + Send + 'static,
+            impl Future<Output = Result<Outcome, PtyError>> + Send + 'static,
             RunGuard,
         ),
         PtyError,
@@ -132,7 +133,7 @@ impl PtySession {
             timeout, reading, ..
         } = options;
         let work = async move {
-            let _timer = timeout.map(|after| cancel.cancel_after(after));
+            let _deadline = cancel.deadline(timeout);
             let exit = run_reading(command, control, output, reading, &cancel).await;
             // The output marks the end at end of input; this covers runs that never spawned.
             terminal.mark_ended();
@@ -205,7 +206,7 @@ impl PtySession {
             }
         };
         Ok(async move {
-            let _timer = timeout.map(|after| cancel.cancel_after(after));
+            let _deadline = cancel.deadline(timeout);
             terminal.exec(&control, &command, &cancel).await
         })
     }
@@ -221,11 +222,6 @@ impl PtySession {
             .map(|run| run.control.clone())
             .ok_or(PtyError::NotRunning)
     }
-}
-
-fn lock(state: &Mutex<SessionState>) -> MutexGuard<'_, SessionState> {
-    // Plain fields: a panic while holding the lock cannot leave them inconsistent.
-    state.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// A terminal that closed while the run is still live takes no more input or resizes; that is

@@ -26,6 +26,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use shellwright_io::Utf8Decoder;
+use shellwright_io::lock;
 
 /// A viewer whose queue would grow past this many bytes is resynchronised instead.
 pub const VIEWER_QUEUE_LIMIT: usize = 8 * 1024 * 1024;
@@ -291,9 +292,7 @@ impl Queue {
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, QueueState> {
         // Plain fields: a panic while holding the lock cannot leave them inconsistent.
-        self.state
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        lock(&self.state)
     }
 
     /// Appends a feed's text; false once the viewer detached (the hub forgets it).

@@ -430,7 +430,7 @@ fn viewers_of_a_real_pseudo_terminal_streaming_at_full_speed() {
         .expect("the run ends within 30 s")
         .expect("join")
         .expect("run");
-    assert_eq!(exit.exit_code, Some(0));
+    assert_eq!(exit.exit_code(), Some(0));
     drop(guard);
     // Every follower is joined before the terminal is locked: a follower that must resync takes
     // that lock to paint its snapshot.

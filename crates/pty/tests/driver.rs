@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use common::{Collected, runtime};
 use shellwright_io::{PollFd, poll};
-use shellwright_proc::CancelToken;
+use shellwright_proc::{CancelToken, Outcome};
 use shellwright_pty::{
-    MasterReader, PtyCommand, PtyControl, PtyExit, ReadDriver, ReadState, Reading, run_reading,
+    MasterReader, PtyCommand, PtyControl, ReadDriver, ReadState, Reading, run_reading,
 };
 
 /// What a test driver was asked to do, and did.
@@ -80,7 +80,7 @@ impl ReadDriver for TestDriver {
 
 /// Runs `command` with a driver that behaves as told; returns the exit, the output and what the
 /// driver did.
-fn run_driven(command: &str, behaviour: Behaviour) -> (PtyExit, Collected, Arc<Record>) {
+fn run_driven(command: &str, behaviour: Behaviour) -> (Outcome, Collected, Arc<Record>) {
     let record = Arc::new(Record::default());
     let driver = TestDriver {
         behaviour,
@@ -118,7 +118,7 @@ fn seq_output(n: usize) -> String {
 #[test]
 fn a_driver_reads_every_byte_to_the_end() {
     let (exit, out, record) = run_driven("seq 20000; exit 4", Behaviour::Reads);
-    assert_eq!(exit.exit_code, Some(4));
+    assert_eq!(exit.exit_code(), Some(4));
     assert_eq!(out.text(), seq_output(20000));
     assert!(record.reads.load(Ordering::Relaxed) > 1);
     assert!(record.saw_end.load(Ordering::Acquire));
@@ -130,7 +130,7 @@ fn a_driver_reads_every_byte_to_the_end() {
 fn the_io_thread_reads_behind_a_driver_that_stalls() {
     // 110 KB is far more than the terminal holds: the program finishes only if someone reads.
     let (exit, out, record) = run_driven("seq 20000", Behaviour::Stalls);
-    assert_eq!(exit.exit_code, Some(0));
+    assert_eq!(exit.exit_code(), Some(0));
     assert_eq!(out.text(), seq_output(20000));
     assert_eq!(record.reads.load(Ordering::Relaxed), 0);
     assert_eq!(record.stops.load(Ordering::Relaxed), 1);
@@ -139,7 +139,7 @@ fn the_io_thread_reads_behind_a_driver_that_stalls() {
 #[test]
 fn the_io_thread_reads_when_the_driver_declines() {
     let (exit, out, record) = run_driven("seq 20000", Behaviour::Declines);
-    assert_eq!(exit.exit_code, Some(0));
+    assert_eq!(exit.exit_code(), Some(0));
     assert_eq!(out.text(), seq_output(20000));
     // A driver that never took the reader is not stopped.
     assert_eq!(record.stops.load(Ordering::Relaxed), 0);

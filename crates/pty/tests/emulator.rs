@@ -40,7 +40,7 @@ fn run_through_terminal(script: &str, answer_queries: bool) -> (Vec<u8>, Session
         .await
         .expect("run ends within 20 s")
     });
-    assert_eq!(exit.ok().and_then(|e| e.exit_code), Some(0));
+    assert_eq!(exit.ok().and_then(|e| e.exit_code()), Some(0));
     (collected.bytes(), terminal)
 }
 
@@ -96,7 +96,7 @@ fn exec_in_interactive_bash_reports_command_output_exit_code_and_cwd() {
             let control = control.clone();
             async move {
                 let cancel = CancelToken::new();
-                let _timer = timeout.map(|after| cancel.cancel_after(after));
+                let _deadline = cancel.deadline(timeout);
                 tokio::time::timeout(
                     Duration::from_secs(10),
                     terminal.exec(&control, line, &cancel),
@@ -151,7 +151,7 @@ fn exec_in_interactive_bash_reports_command_output_exit_code_and_cwd() {
             .await
             .expect("bash exits")
             .expect("run result");
-        assert_eq!(exit.exit_code, Some(0));
+        assert_eq!(exit.exit_code(), Some(0));
         assert!(!rcfile.exists(), "the rcfile is removed with the run");
         let late = exec("echo late", None).await;
         assert_eq!(late, Err(ExecError::Ended));
@@ -203,7 +203,7 @@ fn exec_falls_back_to_prompt_detection_without_hooks() {
             .await
             .expect("sh exits")
             .expect("run result");
-        assert_eq!(exit.exit_code, Some(0));
+        assert_eq!(exit.exit_code(), Some(0));
     });
 }
 
@@ -228,7 +228,7 @@ fn exec_cancelled_before_a_prompt_types_nothing() {
         let stop = CancelToken::new();
         stop.cancel(shellwright_proc::CancelReason::Aborted);
         let exit = pty.wait(&stop).await.expect("run result");
-        assert!(exit.cancelled);
+        assert!(exit.cancelled());
     });
 }
 

@@ -48,7 +48,7 @@ fn fifty_runs_leak_nothing() {
             let control = PtyControl::new(command.size);
             let exit = run(command, control, |_: &[u8]| {}, &cancel).await;
             assert_eq!(
-                exit.as_ref().map(|e| e.timed_out).ok(),
+                exit.as_ref().map(|e| e.timed_out()).ok(),
                 Some(i.is_multiple_of(5))
             );
             exit

@@ -5,11 +5,11 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Collected, runtime};
-use shellwright_proc::{CancelReason, CancelToken, Process, ProcessStatus};
-use shellwright_pty::{PtyCommand, PtyControl, PtyError, PtyExit, TermSize, run, spawn};
+use shellwright_proc::{CancelReason, CancelToken, Outcome, Process, ProcessStatus};
+use shellwright_pty::{PtyCommand, PtyControl, PtyError, TermSize, run, spawn};
 
 /// Runs `command` to its end and returns the result with what it printed.
-fn run_to_end(command: PtyCommand) -> (Result<PtyExit, PtyError>, Collected) {
+fn run_to_end(command: PtyCommand) -> (Result<Outcome, PtyError>, Collected) {
     let collected = Collected::default();
     let control = PtyControl::new(command.size);
     let result = runtime().block_on(async {
@@ -23,13 +23,8 @@ fn run_to_end(command: PtyCommand) -> (Result<PtyExit, PtyError>, Collected) {
     (result, collected)
 }
 
-fn exited(code: i32) -> PtyExit {
-    PtyExit {
-        exit_code: Some(code),
-        signal: None,
-        cancelled: false,
-        timed_out: false,
-    }
+fn exited(code: i32) -> Outcome {
+    Outcome::Exited(code)
 }
 
 #[test]
@@ -42,15 +37,7 @@ fn reports_output_and_exit_code() {
 #[test]
 fn death_by_signal_is_128_plus_n_with_its_name() {
     let (result, _) = run_to_end(PtyCommand::new("kill -KILL $$"));
-    assert_eq!(
-        result.expect("runs"),
-        PtyExit {
-            exit_code: Some(137),
-            signal: Some("SIGKILL".into()),
-            cancelled: false,
-            timed_out: false,
-        }
-    );
+    assert_eq!(result.expect("runs"), Outcome::Signaled(libc::SIGKILL));
 }
 
 #[test]
@@ -176,15 +163,7 @@ fn a_timeout_stops_a_disowned_background_job_promptly() {
         run(command, control, collected.output(), &cancel).await
     });
     let elapsed = started.elapsed();
-    assert_eq!(
-        result.expect("runs"),
-        PtyExit {
-            exit_code: None,
-            signal: None,
-            cancelled: false,
-            timed_out: true,
-        }
-    );
+    assert_eq!(result.expect("runs"), Outcome::TimedOut);
     assert!(elapsed < Duration::from_millis(1500), "took {elapsed:?}");
     let text = collected.text();
     let pid: u32 = text
@@ -215,15 +194,7 @@ fn cancel_escalates_to_sigkill_for_a_child_that_ignores_sigterm() {
         cancel.cancel(CancelReason::Aborted);
         running.wait(&cancel).await
     });
-    assert_eq!(
-        result.expect("runs"),
-        PtyExit {
-            exit_code: None,
-            signal: None,
-            cancelled: true,
-            timed_out: false,
-        }
-    );
+    assert_eq!(result.expect("runs"), Outcome::Cancelled);
     // 500 ms grace, then SIGKILL.
     assert!(
         started.elapsed() < Duration::from_millis(2500),
@@ -244,7 +215,7 @@ fn an_already_cancelled_token_starts_nothing() {
         collected.output(),
         &cancel,
     ));
-    assert!(result.expect("result").cancelled);
+    assert!(result.expect("result").cancelled());
     assert_eq!(collected.text(), "");
     assert!(control.is_finished());
 }

@@ -6,17 +6,16 @@ mod common;
 use std::time::Duration;
 
 use common::{Collected, runtime};
-use shellwright_proc::{CancelReason, CancelToken};
-use shellwright_pty::{ExecError, PtyCommand, PtyError, PtyExit, PtySession, RunOptions, TermSize};
+use shellwright_proc::{CancelReason, CancelToken, Outcome};
+use shellwright_pty::{ExecError, PtyCommand, PtyError, PtySession, RunOptions, TermSize};
 
 const BOUND: Duration = Duration::from_secs(20);
 
-fn ended(cancelled: bool, timed_out: bool) -> PtyExit {
-    PtyExit {
-        exit_code: None,
-        signal: None,
-        cancelled,
-        timed_out,
+fn ended(cancelled: bool, timed_out: bool) -> Outcome {
+    match (cancelled, timed_out) {
+        (true, false) => Outcome::Cancelled,
+        (false, true) => Outcome::TimedOut,
+        _ => unreachable!("a stopped run is cancelled or timed out"),
     }
 }
 
@@ -53,7 +52,7 @@ fn one_run_at_a_time_and_the_terminal_outlives_it() {
         Some("PTY session already running".into())
     );
     let exit = rt.block_on(async { tokio::time::timeout(BOUND, run).await.expect("ends") });
-    assert_eq!(exit.expect("runs").exit_code, Some(0));
+    assert_eq!(exit.expect("runs").exit_code(), Some(0));
     assert_eq!(out.text(), "hello\r\ngot:hello\r\n");
     // Live until the guard goes: input after the terminal closed is dropped, not an error.
     assert!(session.is_running());

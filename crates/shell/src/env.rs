@@ -42,7 +42,7 @@ pub const SKIPPED_VARIABLES: &[&str] = &[
     "SHLVL",
     "SRANDOM",
     "UID",
-    crate::hooks::RUN_TAG_VARIABLE,
+    shellwright_proc::RUN_TAG_VARIABLE,
 ];
 
 /// Agents trained on PowerShell write `$env:NAME`. In bash `$env` is unset, so the text would

@@ -18,7 +18,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use shellwright_io::SharedText;
 
-use crate::session::RunResult;
+use shellwright_io::lock;
+use shellwright_proc::Outcome;
 
 /// Entries kept unless the shell says otherwise.
 pub const DEFAULT_HISTORY_LIMIT: usize = 100;
@@ -208,7 +209,7 @@ pub struct HistoryEntry {
     /// Bytes of transcript dropped before `output`.
     pub truncated_bytes: u64,
     /// `None` while running, and when the run was stopped or failed.
-    pub result: Option<RunResult>,
+    pub outcome: Option<Outcome>,
     /// Milliseconds since the Unix epoch.
     pub started_at_ms: u64,
     /// `None` while running.
@@ -228,7 +229,7 @@ pub enum HistoryEvent<'a> {
     Started(&'a HistoryEntry),
     /// The running run printed this.
     Output(&'a str),
-    /// The running run ended (its entry has its result; `output` is not filled in).
+    /// The running run ended (its entry has its outcome; `output` is not filled in).
     Finished(&'a HistoryEntry),
 }
 
@@ -283,9 +284,7 @@ impl History {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.state)
     }
 
     /// The entries, oldest first, the running one last.
@@ -311,7 +310,7 @@ impl History {
                 cwd,
                 output: String::new(),
                 truncated_bytes: 0,
-                result: None,
+                outcome: None,
                 started_at_ms: now_ms(),
                 finished_at_ms: None,
             },
@@ -331,9 +330,9 @@ impl History {
         state.notify(&HistoryEvent::Output(text));
     }
 
-    /// The running run ended: `result` is `None` when it failed without one.
-    pub fn finish(&self, result: Option<RunResult>) {
-        self.lock().finish(result);
+    /// The running run ended: `outcome` is `None` when it failed without one.
+    pub fn finish(&self, outcome: Option<Outcome>) {
+        self.lock().finish(outcome);
     }
 
     /// Calls `open` with the entries and adds the observer it returns, under one lock: the
@@ -367,11 +366,11 @@ impl State {
         }
     }
 
-    fn finish(&mut self, result: Option<RunResult>) {
+    fn finish(&mut self, outcome: Option<Outcome>) {
         let Some(mut stored) = self.running.take() else {
             return;
         };
-        stored.entry.result = result;
+        stored.entry.outcome = outcome;
         stored.entry.finished_at_ms = Some(now_ms().max(stored.entry.started_at_ms));
         stored.output.shrink();
         self.notify(&HistoryEvent::Finished(&stored.entry));
@@ -388,9 +387,7 @@ pub struct Observation {
 impl Drop for Observation {
     fn drop(&mut self) {
         if let Some(state) = self.history.upgrade() {
-            let mut state = state
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut state = lock(&state);
             state.observers.retain(|(id, _)| *id != self.id);
         }
     }
@@ -408,12 +405,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn finished(code: i32) -> RunResult {
-        RunResult {
-            exit_code: Some(code),
-            cancelled: false,
-            timed_out: false,
-        }
+    fn finished(code: i32) -> Outcome {
+        Outcome::Exited(code)
     }
 
     /// Pushes each step's text into a buffer of `budget` bytes and checks what it then holds.
@@ -554,12 +547,12 @@ mod tests {
         assert_eq!(entries[0].command, "echo a");
         assert_eq!(entries[0].cwd, PathBuf::from("/a"));
         assert_eq!(entries[0].output, "a\n");
-        assert_eq!(entries[0].result, Some(finished(0)));
+        assert_eq!(entries[0].outcome, Some(finished(0)));
         assert!(entries[0].finished_at_ms >= Some(entries[0].started_at_ms));
         assert_eq!(entries[1].id, 2);
         assert_eq!(entries[1].output, "x");
         assert!(entries[1].is_running());
-        assert_eq!(entries[1].result, None);
+        assert_eq!(entries[1].outcome, None);
     }
 
     #[test]
@@ -601,7 +594,7 @@ mod tests {
                     HistoryEvent::Started(e) => format!("start {}", e.command),
                     HistoryEvent::Output(text) => format!("out {text}"),
                     HistoryEvent::Finished(e) => {
-                        format!("end {:?}", e.result.and_then(|r| r.exit_code))
+                        format!("end {:?}", e.outcome.and_then(Outcome::exit_code))
                     }
                 };
                 log.lock().expect("lock").push(line);

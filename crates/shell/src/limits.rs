@@ -2,7 +2,7 @@
 //! message instead of overflowing the stack (which would kill the host process).
 //!
 //! Three limits, checked before every simple command of a queued run (from the session's
-//! DEBUG-trap hook, see [`hooks`](crate::hooks); a run in place nests nothing and runs without
+//! DEBUG-trap hook, see [`hooks`](crate::brush::hooks); a run in place nests nothing and runs without
 //! the hook):
 //! - function nesting, as bash's `FUNCNEST` counts it: [`FUNCTION_NESTING_LIMIT`] levels at most,
 //!   fewer when the user sets `FUNCNEST` to a positive number (bash's own knob);
@@ -19,6 +19,11 @@ use std::cell::Cell;
 
 use brush_core::Shell;
 
+/// The stack of every thread that runs brush code (see [`worker`](crate::worker)). Enough for
+/// the nesting limits in an unoptimised build with a wide margin; reserved address space,
+/// committed only when used.
+pub const STACK_SIZE: usize = 512 << 20;
+
 /// The deepest function nesting a run may reach when `FUNCNEST` is unset. bash has no default
 /// limit (it recurses until its stack runs out, some thousands of levels); this is as deep as
 /// the session's stack holds in an unoptimised build, with room to spare.
@@ -28,7 +33,7 @@ pub const FUNCTION_NESTING_LIMIT: usize = 1_000;
 /// interpreter or parser can use between two checks, even unoptimised.
 pub const STACK_RESERVE: usize = 24 << 20;
 
-/// The stack a run in place (see the `inline` module) needs left on the calling thread — the
+/// The stack a run in place (see `session::inline`) needs left on the calling thread — the
 /// host's own, 8 MiB for Node's main thread — to be started there: it runs a flat list of
 /// builtins that never nest.
 pub const INLINE_STACK_NEEDED: usize = 2 << 20;

@@ -17,7 +17,7 @@ use shellwright_term::IntegrationMark;
 
 use crate::history::{HistoryEntry, HistoryEvent, Observation, tail_within};
 use crate::persistent::PersistentShell;
-use crate::session::RunResult;
+use shellwright_proc::Outcome;
 
 /// The prompt drawn between `A` and `B`.
 pub const PROMPT: &str = "$ ";
@@ -178,23 +178,21 @@ impl StreamWriter {
             out.push_str("\r\n");
             self.at_line_start = true;
         }
-        let result = entry.result;
-        if let Some(note) = result.and_then(stop_note) {
+        let outcome = entry.outcome;
+        if let Some(note) = outcome.and_then(stop_note) {
             out.push_str(&format!("[Command {note}]\r\n"));
         }
-        let exit_code = result.and_then(|r| r.exit_code);
+        let exit_code = outcome.and_then(Outcome::exit_code);
         out.push_str(&IntegrationMark::CommandEnd(exit_code).encode());
     }
 }
 
 /// Why a stopped run ended, for the line before its `D`.
-fn stop_note(result: RunResult) -> Option<&'static str> {
-    if result.cancelled {
-        Some("cancelled")
-    } else if result.timed_out {
-        Some("timed out")
-    } else {
-        None
+fn stop_note(outcome: Outcome) -> Option<&'static str> {
+    match outcome {
+        Outcome::Cancelled => Some("cancelled"),
+        Outcome::TimedOut => Some("timed out"),
+        Outcome::Exited(_) | Outcome::Signaled(_) => None,
     }
 }
 
@@ -251,25 +249,21 @@ mod tests {
     use crate::History;
     use shellwright_term::{Terminal, TerminalOptions};
 
-    fn entry(id: u64, command: &str, output: &str, result: Option<RunResult>) -> HistoryEntry {
+    fn entry(id: u64, command: &str, output: &str, outcome: Option<Outcome>) -> HistoryEntry {
         HistoryEntry {
             id,
             command: command.into(),
             cwd: PathBuf::from("/w"),
             output: output.into(),
             truncated_bytes: 0,
-            result,
+            outcome,
             started_at_ms: 1,
             finished_at_ms: Some(2),
         }
     }
 
-    fn exited(code: i32) -> Option<RunResult> {
-        Some(RunResult {
-            exit_code: Some(code),
-            cancelled: false,
-            timed_out: false,
-        })
+    fn exited(code: i32) -> Option<Outcome> {
+        Some(Outcome::Exited(code))
     }
 
     fn commands(stream: &str) -> Vec<(String, String, Option<i32>, Option<String>)> {
@@ -298,10 +292,10 @@ mod tests {
     #[test]
     fn a_terminal_reads_back_the_commands() {
         let stopped = |cancelled| {
-            Some(RunResult {
-                exit_code: None,
-                cancelled,
-                timed_out: !cancelled,
+            Some(if cancelled {
+                Outcome::Cancelled
+            } else {
+                Outcome::TimedOut
             })
         };
         let entries = [

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use brush_core::parser::{ParseError, ast};
 use brush_parser::{Parser, ParserOptions};
 
-use crate::inline;
+use crate::session::qualify as inline;
 
 /// How many parses are kept, the most recently used first.
 const CAPACITY: usize = 32;

@@ -14,14 +14,22 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use shellwright_proc::{CancelReason, CancelToken};
+use std::time::Duration;
+
+use shellwright_io::lock;
+use shellwright_proc::{CancelReason, CancelToken, Outcome};
 use tokio::sync::{oneshot, watch};
 
 use crate::error::ShellError;
 use crate::history::{DEFAULT_HISTORY_LIMIT, History, HistoryEntry};
+use crate::minimizing;
 use crate::output::{ChunkHandler, StartHandler};
 use crate::session::{RunOutcome, RunRequest, RunResult, SessionOptions};
 use crate::worker::{SessionThread, keeps_session};
+
+/// A timeout shorter than this sends a run down the queued path even when it could be done in
+/// place: there a timer can stop it, while a run in place is over before any timer could fire.
+pub const INLINE_MIN_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A shell whose cwd, variables and functions survive between runs.
 ///
@@ -84,6 +92,7 @@ impl PersistentShell {
         request: RunRequest,
         on_chunk: ChunkHandler,
     ) -> impl Future<Output = Result<RunResult, ShellError>> + Send + use<> {
+        let (on_chunk, minimizing) = minimizing::capture(&request, on_chunk);
         let (my_turn_done, next_turn) = oneshot::channel::<()>();
         let previous = lock(&self.inner.queue_tail).replace(next_turn);
         let previous =
@@ -116,12 +125,12 @@ impl PersistentShell {
                         false,
                     )
                     .await;
-                    inner.leave_active(outcome.as_ref().ok().copied(), finished);
+                    inner.leave_active(outcome.as_ref().ok().map(|r| r.outcome), finished);
                     outcome
                 }
             };
             drop(my_turn_done);
-            outcome
+            minimizing::finished(minimizing.as_ref(), outcome)
         }
     }
 
@@ -139,10 +148,10 @@ impl PersistentShell {
             return Err((request, on_chunk));
         };
         // The timer runs on the session's runtime: this thread may have none.
-        let timer = request.timeout.map(|t| {
+        let deadline = {
             let _runtime = session.runtime().enter();
-            request.cancel.cancel_after(t)
-        });
+            request.cancel.deadline(request.timeout)
+        };
         let finished = self.inner.enter_active(&request.cancel);
         let (on_start, on_chunk) = recorded(&self.inner.history, &request.command, on_chunk);
         let answer = session.send(request, Some(on_start), on_chunk);
@@ -150,7 +159,7 @@ impl PersistentShell {
             slot,
             answer: Box::pin(async move {
                 let outcome = answer?.await;
-                drop(timer);
+                drop(deadline);
                 outcome
             }),
             finished,
@@ -158,10 +167,13 @@ impl PersistentShell {
     }
 
     /// Runs `request` at once, on the calling thread, when nothing is queued or running and the
-    /// command is made only of builtins that cannot block or start anything (see the `inline`
-    /// module): its output reaches `on_chunk` in one piece before this returns, and it is recorded
-    /// in the history as any run is. Gives the request back, with nothing run, otherwise — then
-    /// [`run`](Self::run) it. A session must exist already (the first run creates it).
+    /// command is made only of builtins that cannot block or start anything (see the
+    /// `session::inline` module): its output reaches `on_chunk` in one piece before this returns,
+    /// and it is recorded in the history as any run is. Gives the request back, with nothing run,
+    /// otherwise — then [`run`](Self::run) it. A session must exist already (the first run
+    /// creates it). A request already cancelled, or with a timeout under
+    /// [`INLINE_MIN_TIMEOUT`], is given back too: the queued path reports those as it always
+    /// does, while a run in place is over before any timer could fire.
     ///
     /// The run is driven to its end on the calling thread with the session runtime's `block_on`,
     /// which Tokio forbids on a thread that is driving a runtime: called from one, this declines
@@ -172,7 +184,8 @@ impl PersistentShell {
         on_chunk: ChunkHandler,
     ) -> Result<Result<RunResult, ShellError>, RunRequest> {
         let in_a_runtime = tokio::runtime::Handle::try_current().is_ok();
-        if in_a_runtime || request.cancel.is_cancelled() || !self.is_idle() {
+        let short_timeout = request.timeout.is_some_and(|t| t < INLINE_MIN_TIMEOUT);
+        if in_a_runtime || short_timeout || request.cancel.is_cancelled() || !self.is_idle() {
             return Err(request);
         }
         let Ok(mut slot) = self.inner.session.try_lock() else {
@@ -182,19 +195,25 @@ impl PersistentShell {
             return Err(request);
         };
         let history = &self.inner.history;
+        let mut minimizing = None;
         let outcome = session.try_run_inline(&request, || {
+            let (on_chunk, capture) = minimizing::capture(&request, on_chunk);
+            minimizing = capture;
             let (on_start, on_chunk) = recorded(history, &request.command, on_chunk);
             (Some(on_start), on_chunk)
         });
         let Some(outcome) = outcome else {
             return Err(request);
         };
-        history.finish(outcome.as_ref().ok().map(|o| o.result));
+        history.finish(outcome.as_ref().ok().map(|o| o.result.outcome));
         if !keeps_session(&outcome) {
             // Dropping the handle ends the session on its own thread.
             *slot = None;
         }
-        Ok(outcome.map(|o| o.result))
+        Ok(minimizing::finished(
+            minimizing.as_ref(),
+            outcome.map(|o| o.result),
+        ))
     }
 
     /// Whether every run queued so far has finished (then the queue is left empty: a receiver
@@ -247,7 +266,7 @@ impl Started {
     async fn finish(mut self, inner: &Inner) -> Result<RunResult, ShellError> {
         let outcome = self.answer.await;
         let outcome = conclude(&mut self.slot, outcome);
-        inner.leave_active(outcome.as_ref().ok().copied(), self.finished);
+        inner.leave_active(outcome.as_ref().ok().map(|r| r.outcome), self.finished);
         outcome
     }
 }
@@ -265,8 +284,8 @@ impl Inner {
     }
 
     /// Records how the active run ended and says it has.
-    fn leave_active(&self, result: Option<RunResult>, finished: watch::Sender<bool>) {
-        self.history.finish(result);
+    fn leave_active(&self, outcome: Option<Outcome>, finished: watch::Sender<bool>) {
+        self.history.finish(outcome);
         *lock(&self.active) = None;
         let _ = finished.send(true);
     }
@@ -299,12 +318,6 @@ fn recorded(
     (on_start, on_chunk)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// Runs in the session held by `slot`, creating it first if needed, and drops it when the run
 /// ended in a way that does not keep a session. The timeout counts from here: creating the
 /// session (sourcing the snapshot) and parsing are part of the run.
@@ -319,7 +332,7 @@ async fn run_in(
     if let Some(reason) = request.cancel.reason() {
         return Ok(RunResult::stopped(reason));
     }
-    let _timer = request.timeout.map(|t| request.cancel.cancel_after(t));
+    let _deadline = request.cancel.deadline(request.timeout);
     let session = match slot {
         Some(session) => session,
         None => match SessionThread::start(options, &request.cancel, one_shot).await? {
@@ -350,10 +363,11 @@ pub async fn execute_once(
     request: RunRequest,
     on_chunk: ChunkHandler,
 ) -> Result<RunResult, ShellError> {
+    let (on_chunk, minimizing) = minimizing::capture(&request, on_chunk);
     let mut slot = None;
     let result = run_in(&mut slot, &options, request, None, on_chunk, true).await;
     if let Some(session) = slot {
         session.close().await;
     }
-    result
+    minimizing::finished(minimizing.as_ref(), result)
 }

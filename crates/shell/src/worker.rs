@@ -31,15 +31,11 @@ use shellwright_proc::{CancelReason, CancelToken, RunScope};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::brush;
 use crate::error::ShellError;
-use crate::hooks;
-use crate::isolation;
+use crate::limits::STACK_SIZE;
 use crate::output::{ChunkHandler, StartHandler};
 use crate::session::{CreateStopped, RunOutcome, RunRequest, Session, SessionOptions, StoppedRuns};
-
-/// The stack of every thread that runs brush code. Enough for the nesting limits in an
-/// unoptimised build with a wide margin; reserved address space, committed only when used.
-pub const STACK_SIZE: usize = 512 << 20;
 
 /// Worker threads per session: background jobs and substitutions that feed each other through
 /// pipes with blocking writes need more than one thread besides the foreground.
@@ -212,10 +208,10 @@ fn serve(
     };
     // After the runtime's workers were started: they keep sharing the host's context, as they did
     // when each run had a thread of its own.
-    isolation::adopt_session_thread();
+    brush::adopt_session_thread();
     {
         let _context = runtime.enter();
-        isolation::keep_host_sigtstp();
+        brush::keep_host_sigtstp();
     }
     let mut ready = Some(ready);
     let stopped = StoppedRuns::default();
@@ -280,7 +276,7 @@ fn terminate_runs(runs: &[RunScope]) {
     };
     runtime.block_on(async {
         for run in runs {
-            hooks::terminate_run(run, KILL_GRACE).await;
+            brush::terminate_run(run, KILL_GRACE).await;
         }
     });
 }

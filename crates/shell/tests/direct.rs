@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use shellwright_proc::Outcome;
 use shellwright_shell::{PersistentShell, RunRequest, RunResult, SessionOptions, direct_spawns};
 
 async fn run(shell: &PersistentShell, command: &str) -> (RunResult, String) {
@@ -36,11 +37,7 @@ async fn same_on_both(
 }
 
 fn finished(code: i32) -> RunResult {
-    RunResult {
-        exit_code: Some(code),
-        cancelled: false,
-        timed_out: false,
-    }
+    RunResult::from(Outcome::Exited(code))
 }
 
 /// The environment a program printed, without the run tag (unique to each run).

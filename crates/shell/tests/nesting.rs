@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use shellwright_shell::limits::FUNCTION_NESTING_LIMIT;
 use shellwright_shell::nesting::PARSER_NESTING_LIMIT;
-use shellwright_shell::{PersistentShell, RunResult, SessionOptions};
+use shellwright_shell::{PersistentShell, SessionOptions};
 
 // ---- nesting ----------------------------------------------------------------------------------
 
@@ -74,13 +74,7 @@ async fn recursion_through_command_substitution_is_bounded_too() {
         "{out:?}"
     );
     assert!(
-        matches!(
-            result,
-            Ok(RunResult {
-                exit_code: Some(_),
-                ..
-            })
-        ),
+        matches!(&result, Ok(r) if r.exit_code().is_some()),
         "{result:?}"
     );
 }
@@ -131,7 +125,7 @@ async fn self_referencing_arithmetic_is_an_error_not_a_crash() {
         "{out:?}"
     );
     assert!(
-        matches!(result, Ok(RunResult { exit_code: Some(c), .. }) if c != 0),
+        matches!(&result, Ok(r) if r.exit_code().is_some_and(|c| c != 0)),
         "{result:?}"
     );
 }

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use shellwright_proc::CancelToken;
+use shellwright_proc::{CancelToken, Outcome};
 use shellwright_shell::{PersistentShell, RunRequest, RunResult, SessionOptions, ShellError};
 
 async fn run(shell: &PersistentShell, command: &str) -> (Result<RunResult, ShellError>, String) {
@@ -45,14 +45,7 @@ async fn state_persists_and_env_is_scoped_to_one_run() {
         ..Default::default()
     };
     let (result, out) = run_with(&shell, request).await;
-    assert_eq!(
-        result,
-        Ok(RunResult {
-            exit_code: Some(0),
-            cancelled: false,
-            timed_out: false
-        })
-    );
+    assert_eq!(result, Ok(RunResult::from(Outcome::Exited(0))));
     assert_eq!(out, "o s\n");
     let (_, out) = run(&shell, "f $v; echo \"[$ONCE]\"").await;
     assert_eq!(out, "f 1\n[]\n");
@@ -64,7 +57,7 @@ async fn state_persists_and_env_is_scoped_to_one_run() {
 async fn shopt_shows_the_users_functrace_with_bash_padding() {
     let shell = PersistentShell::new(SessionOptions::default());
     let (result, out) = run(&shell, "shopt -o functrace; set -T; shopt -o functrace").await;
-    assert_eq!(result.map(|r| r.exit_code), Ok(Some(0)));
+    assert_eq!(result.map(|r| r.exit_code()), Ok(Some(0)));
     assert_eq!(out, "functrace      \toff\nfunctrace      \ton\n");
 }
 
@@ -79,14 +72,7 @@ async fn a_timeout_stops_a_builtin_loop_and_resets_the_session() {
         ..Default::default()
     };
     let (result, _) = run_with(&shell, request).await;
-    assert_eq!(
-        result,
-        Ok(RunResult {
-            exit_code: None,
-            cancelled: false,
-            timed_out: true
-        })
-    );
+    assert_eq!(result, Ok(RunResult::from(Outcome::TimedOut)));
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(run(&shell, "echo \"[$kept]\"").await.1, "[]\n");
 }
@@ -105,14 +91,7 @@ async fn an_already_cancelled_token_runs_nothing() {
         },
     )
     .await;
-    assert_eq!(
-        result,
-        Ok(RunResult {
-            exit_code: None,
-            cancelled: true,
-            timed_out: false
-        })
-    );
+    assert_eq!(result, Ok(RunResult::from(Outcome::Cancelled)));
     assert_eq!(out, "");
 }
 
@@ -175,7 +154,7 @@ async fn runs_are_recorded_where_they_ran_and_mirrored_live() {
     let summary: Vec<_> = entries
         .iter()
         .map(|e| {
-            let code = e.result.and_then(|r| r.exit_code);
+            let code = e.outcome.and_then(Outcome::exit_code);
             (
                 e.id,
                 e.command.as_str(),
@@ -235,7 +214,10 @@ fn run_inline_with(shell: &PersistentShell, request: RunRequest) -> Option<(RunR
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_driving_a_runtime_is_declined_and_the_session_left_as_it_was() {
     let shell = PersistentShell::new(SessionOptions::default());
-    assert_eq!(run(&shell, "x=1").await.0.expect("run").exit_code, Some(0));
+    assert_eq!(
+        run(&shell, "x=1").await.0.expect("run").exit_code(),
+        Some(0)
+    );
     // This test's own thread drives a runtime: blocking on the session's would panic.
     let request = RunRequest {
         command: "x=2".into(),
@@ -256,7 +238,7 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
     let shell = PersistentShell::new(SessionOptions::default());
     // No session yet: the first run creates it, queued.
     assert!(run_inline(&shell, "echo hi").is_none());
-    assert_eq!(run(&shell, ":").await.0.expect("run").exit_code, Some(0));
+    assert_eq!(run(&shell, ":").await.0.expect("run").exit_code(), Some(0));
 
     // The same commands queued, on a shell of their own, give the same results.
     let queued = PersistentShell::new(SessionOptions::default());
@@ -273,7 +255,7 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
     // An external command sees what the runs in place did.
     let (result, text) = run(&shell, "printenv INLINE_X; echo \"[$INLINE]\"").await;
     assert_eq!(
-        (result.expect("run").exit_code, text.as_str()),
+        (result.expect("run").exit_code(), text.as_str()),
         (Some(0), "1\n[]\n")
     );
 
@@ -312,7 +294,7 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
     let commands: Vec<_> = shell
         .history_entries()
         .into_iter()
-        .map(|e| (e.command, e.result.and_then(|r| r.exit_code)))
+        .map(|e| (e.command, e.outcome.and_then(Outcome::exit_code)))
         .collect();
     assert_eq!(
         commands[1..4].to_vec(),

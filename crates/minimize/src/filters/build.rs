@@ -8,8 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::drop_lines;
-use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze_repeats};
+use super::common::drop_lines;
+use crate::text::{Output, Transcript, is_important, lines, squeeze_repeats};
 
 static DIRECTORY_NOTICE: LazyLock<Regex> =
     pattern!(r"^(make|gmake)(\[\d+\])?: (Entering|Leaving) directory ");

@@ -8,8 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::drop_kinds;
-use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze_repeats};
+use super::common::drop_kinds;
+use crate::text::{Output, Transcript, is_important, lines, squeeze_repeats};
 
 static STATUS: LazyLock<Regex> = pattern!(
     r"^\s*(Compiling|Checking|Downloaded|Downloading|Locking|Adding|Updating|Fresh|Blocking|Documenting|Packaging|Verifying|Archiving|Installing|Installed|Replacing|Unpacking|Removing|Migrating|Vendoring) \S"

@@ -15,8 +15,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::minimize::lines::line_bounds;
-use crate::minimize::text::{Output, is_important, lines};
+use crate::lines::line_bounds;
+use crate::text::{Output, is_important, lines};
 
 /// Lines of a new or deleted file's body shown before the rest is counted.
 pub const WHOLE_FILE_HEAD: usize = 15;

@@ -9,9 +9,10 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{diff, drop_lines, generic};
-use crate::minimize::command::Invocation;
-use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze_repeats};
+use super::common::{drop_lines, generic};
+use super::diff;
+use crate::command::Invocation;
+use crate::text::{Output, Transcript, is_important, lines, squeeze_repeats};
 
 static TRANSFER: LazyLock<Regex> = pattern!(
     r"^(remote: )?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|Resolving deltas|Unpacking objects|Total \d+|Delta compression|Updating files|Checking out files|Checking connectivity)\b"

@@ -1,12 +1,12 @@
 //! go build / test / vet: module downloads and the verbose runner's `=== RUN` / `--- PASS`
 //! lines become counts; compile errors, `--- FAIL`, panics, `FAIL` and `ok` package lines stay.
 
-use crate::minimize::text::Transcript;
+use crate::text::Transcript;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::drop_lines;
+use super::common::drop_lines;
 
 static GO_NOISE: LazyLock<Regex> = pattern!(
     r"^(go: downloading |go: finding |go: extracting |\s*=== (RUN|PAUSE|CONT|NAME) |\s*--- (PASS|SKIP): )"

@@ -14,8 +14,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{drop_kinds, drop_lines, generic};
-use crate::minimize::text::{Output, Transcript, is_important, lines, squeeze};
+use super::common::{drop_kinds, drop_lines, generic};
+use crate::text::{Output, Transcript, is_important, lines, squeeze};
 
 static NPM_NOISE: LazyLock<Regex> = pattern!(
     r"^(\d+ packages? (is|are) looking for funding|\s*run `npm fund` for details|npm (notice|http fetch|timing|sill|verb)\b|Progress: resolved|Packages: \+|\+{5,}|Done in [\d.]+m?s|\[\d/\d\] )"

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use memchr::memmem;
 
-use crate::minimize::text::{Output, Transcript, lines};
+use crate::text::{Output, Transcript, lines};
 
 /// Fewer entries than this are shown as they are.
 const MIN_ENTRIES: usize = 20;

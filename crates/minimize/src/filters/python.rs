@@ -2,12 +2,12 @@
 //! lines and the short summary stay) and pip (download and progress lines become counts;
 //! `Successfully installed`, warnings and errors stay).
 
-use crate::minimize::text::Transcript;
+use crate::text::Transcript;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::drop_lines;
+use super::common::drop_lines;
 
 static PYTEST_NOISE: LazyLock<Regex> = pattern!(
     r"^(platform \S+ -- Python|cachedir: |rootdir: |configfile: |plugins: |collecting \.\.\. ?$)|^\S+\.py [.sx]+\s+\[\s*\d+%\]$|^\S+::\S+ PASSED\s+\[\s*\d+%\]$"

@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use portable_pty::{MasterPty, PtySize};
-use shellwright_io::Waker;
+use shellwright_io::{Waker, lock};
 
 use crate::{PtyError, TermSize};
 
@@ -81,9 +81,7 @@ impl PtyControl {
 
     pub(super) fn lock(&self) -> MutexGuard<'_, MasterSide> {
         // A panic while holding the lock cannot leave the state inconsistent (plain fields).
-        self.shared
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        lock(&self.shared)
     }
 
     /// Sends `data` to the terminal's input without blocking.

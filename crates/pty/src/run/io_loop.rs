@@ -17,10 +17,12 @@ use std::time::{Duration, Instant};
 use portable_pty::Child;
 use shellwright_io::{PollFd, WakeReceiver, poll};
 
-use super::ORPHAN_DRAIN;
 use super::control::PtyControl;
 use super::reader::{MasterReader, ReadDriver, ReadState};
 use crate::hooks::BashHooks;
+
+/// How long processes that outlive the child may keep the terminal open before the read ends.
+pub const ORPHAN_DRAIN: Duration = Duration::from_secs(1);
 
 /// Without a pidfd, the child's exit is looked for this often.
 const REAP_INTERVAL: Duration = Duration::from_millis(10);

@@ -16,49 +16,22 @@ use std::time::Duration;
 use portable_pty::{CommandBuilder, native_pty_system};
 use shellwright_io::{pidfd_open, set_nonblocking, wake_pipe};
 use shellwright_proc::{
-    CancelReason, CancelToken, ProcessId, RUN_TAG_VARIABLE, RunRoots, RunScope, process_info,
-    send_signal, signal_name,
+    CancelReason, CancelToken, Outcome, ProcessId, RUN_TAG_VARIABLE, RunRoots, RunScope,
+    process_info, send_signal,
 };
 use tokio::sync::oneshot;
 
 pub use control::PtyControl;
 use control::pty_size;
+pub use io_loop::ORPHAN_DRAIN;
 use io_loop::{Backstop, ChildExit, IoLoop};
-pub use reader::{MasterReader, ReadDriver, ReadState, Reading};
+pub use reader::{MasterReader, PtyOutput, ReadDriver, ReadState, Reading};
 
 use crate::hooks::BashHooks;
 use crate::{PtyCommand, PtyError};
 
-/// How long processes that outlive the child may keep the terminal open before the read ends.
-pub const ORPHAN_DRAIN: Duration = Duration::from_secs(1);
 /// How long SIGTERM gets before SIGKILL when a run is cancelled.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(500);
-
-/// Receives the terminal's output in order, on the thread that reads it (the run's I/O thread, or
-/// a [`ReadDriver`]'s).
-pub trait PtyOutput: Send + 'static {
-    /// Every byte read from the terminal, in arrival order.
-    fn bytes(&mut self, chunk: &[u8]);
-    /// Called once after the last read, before the run's result is published.
-    fn finish(&mut self) {}
-}
-
-impl<F: FnMut(&[u8]) + Send + 'static> PtyOutput for F {
-    fn bytes(&mut self, chunk: &[u8]) {
-        self(chunk)
-    }
-}
-
-/// How a run ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PtyExit {
-    /// The exit status; 128+N for a death by signal N. `None` after a cancel or timeout.
-    pub exit_code: Option<i32>,
-    /// The signal's name (`"SIGKILL"`) when the child died by a signal and was not cancelled.
-    pub signal: Option<String>,
-    pub cancelled: bool,
-    pub timed_out: bool,
-}
 
 /// A spawned run; [`wait`](Self::wait) for its end.
 pub struct PtyRun {
@@ -202,7 +175,7 @@ pub async fn run(
     control: PtyControl,
     output: impl PtyOutput,
     cancel: &CancelToken,
-) -> Result<PtyExit, PtyError> {
+) -> Result<Outcome, PtyError> {
     run_reading(command, control, output, Reading::IoThread, cancel).await
 }
 
@@ -213,10 +186,10 @@ pub async fn run_reading(
     output: impl PtyOutput,
     reading: Reading,
     cancel: &CancelToken,
-) -> Result<PtyExit, PtyError> {
+) -> Result<Outcome, PtyError> {
     if let Some(reason) = cancel.reason() {
         control.close();
-        return Ok(PtyExit::stopped(reason));
+        return Ok(Outcome::stopped(reason));
     }
     let spawn_control = control.clone();
     let spawned = tokio::task::spawn_blocking(move || {
@@ -229,18 +202,6 @@ pub async fn run_reading(
         Ok(Err(err)) | Err(err) => {
             control.close();
             Err(err)
-        }
-    }
-}
-
-impl PtyExit {
-    /// The result of a run stopped before it finished.
-    fn stopped(reason: CancelReason) -> Self {
-        Self {
-            exit_code: None,
-            signal: None,
-            cancelled: reason.is_abort(),
-            timed_out: reason.is_timeout(),
         }
     }
 }
@@ -259,7 +220,7 @@ impl PtyRun {
     /// its end. When `cancel` fires first, stops everything the run started (see
     /// `RunScope` in shellwright-proc: SIGTERM, up to [`CANCEL_GRACE`], SIGKILL) and reports
     /// the cancel.
-    pub async fn wait(mut self, cancel: &CancelToken) -> Result<PtyExit, PtyError> {
+    pub async fn wait(mut self, cancel: &CancelToken) -> Result<Outcome, PtyError> {
         let reason = tokio::select! {
             biased;
             exit = &mut self.done => return self.finish(exit, None),
@@ -274,7 +235,7 @@ impl PtyRun {
         &mut self,
         exit: Result<ChildExit, oneshot::error::RecvError>,
         cancelled: Option<CancelReason>,
-    ) -> Result<PtyExit, PtyError> {
+    ) -> Result<Outcome, PtyError> {
         if let Some(thread) = self.io_thread.take() {
             // The thread sent its result as its last act, so this join is immediate.
             let _ = thread.join();
@@ -282,23 +243,11 @@ impl PtyRun {
         let exit =
             exit.map_err(|_| PtyError::Io("the PTY I/O thread stopped unexpectedly".into()))?;
         if let Some(reason) = cancelled {
-            return Ok(PtyExit::stopped(reason));
+            return Ok(Outcome::stopped(reason));
         }
         Ok(match exit {
-            ChildExit::Code(code) => PtyExit {
-                exit_code: Some(code),
-                signal: None,
-                cancelled: false,
-                timed_out: false,
-            },
-            ChildExit::Signal(signal) => PtyExit {
-                exit_code: Some(128 + signal),
-                signal: Some(
-                    signal_name(signal).map_or_else(|| format!("SIG{signal}"), str::to_string),
-                ),
-                cancelled: false,
-                timed_out: false,
-            },
+            ChildExit::Code(code) => Outcome::Exited(code),
+            ChildExit::Signal(signal) => Outcome::Signaled(signal),
         })
     }
 

@@ -12,13 +12,28 @@
 //! The reader owns a duplicate of the master, so the fd a driver watches stays open, whatever the
 //! run does with its own master, until the driver lets go of the reader.
 
+use shellwright_io::lock;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::PtyOutput;
 use super::control::PtyControl;
+
+/// Receives the terminal's output in order, on the thread that reads it (the run's I/O thread, or
+/// a [`ReadDriver`]'s).
+pub trait PtyOutput: Send + 'static {
+    /// Every byte read from the terminal, in arrival order.
+    fn bytes(&mut self, chunk: &[u8]);
+    /// Called once after the last read, before the run's result is published.
+    fn finish(&mut self) {}
+}
+
+impl<F: FnMut(&[u8]) + Send + 'static> PtyOutput for F {
+    fn bytes(&mut self, chunk: &[u8]) {
+        self(chunk)
+    }
+}
 
 /// The most bytes one delivery to the output carries. A fast stream keeps the master readable, so
 /// a read loop fills the whole buffer before it delivers; each delivery costs the emulator a fixed
@@ -59,7 +74,7 @@ pub trait ReadDriver: Send + 'static {
     /// The run is over: stop watching the fd. Called once at the end of every run whose driver
     /// took the reader, whether a `read` of the driver's saw the end or the run ended the read
     /// itself (the child exited and processes that outlived it kept the terminal open past
-    /// [`ORPHAN_DRAIN`](super::ORPHAN_DRAIN)). A later `read` returns [`ReadState::Ended`] without
+    /// [`ORPHAN_DRAIN`](super::io_loop::ORPHAN_DRAIN)). A later `read` returns [`ReadState::Ended`] without
     /// reading.
     fn stop(&self);
 }
@@ -188,9 +203,7 @@ impl MasterReader {
     fn lock(&self) -> MutexGuard<'_, ReadSide> {
         // A panic in the output while reading leaves at worst a chunk half delivered; the reader's
         // own fields stay consistent.
-        self.side
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        lock(&self.side)
     }
 }
 

@@ -1,6 +1,6 @@
 //! `$-` as the user set the options, without the `functrace` flag our hooks force on.
 //!
-//! The cancellation hook needs brush's functrace on (see [`hooks`](crate::hooks)), and brush
+//! The cancellation hook needs brush's functrace on (see [`hooks`](super::hooks)), and brush
 //! builds `$-` straight from its options, so it would read `hBTc` where bash has `hBc`. We parse
 //! each run's command ourselves, so the walk that rewrites pipeline stages ([`stages`]) also
 //! replaces every `$-` and `${-}` of the run's words (outside single quotes) by `${-//T/…}`,
@@ -12,7 +12,7 @@
 //! Code brush parses itself (`eval` strings, sourced files, traps) and the other forms of the
 //! parameter (`${#-}`, `${-:0:1}`, …) still show brush's own flags.
 //!
-//! [`stages`]: crate::stages
+//! [`stages`]: super::stages
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -23,10 +23,9 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use crate::hooks;
-
-/// The builtin that prints `T` when the user turned functrace on, and nothing otherwise.
-pub(crate) const FLAGS_BUILTIN: &str = "__shellwright_flags";
+use super::builtins;
+use super::common::FLAGS_BUILTIN;
+use super::state;
 
 /// What `$-` is replaced by.
 const REPLACEMENT: &str =
@@ -87,7 +86,7 @@ fn quoted_length(text: &str, open: usize) -> usize {
 pub(crate) fn install_builtin(
     builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>,
 ) {
-    crate::builtins::add_internal(builtins, FLAGS_BUILTIN, print_flags);
+    builtins::add_internal(builtins, FLAGS_BUILTIN, print_flags);
 }
 
 fn print_flags(
@@ -95,7 +94,7 @@ fn print_flags(
     _args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
-        if hooks::user_functrace(ctx.shell) {
+        if state::user_functrace(ctx.shell) {
             write!(ctx.stdout(), "T")?;
         }
         Ok(ExecutionResult::success())

@@ -1,4 +1,4 @@
-//! Cancellation hooks inside the brush interpreter, and the run tag that finds a run's processes.
+//! Cancellation hooks inside the brush interpreter, and the end of a stopped run's processes.
 //!
 //! brush-core 0.5 never yields inside a loop of builtins, so dropping its future cannot stop
 //! `while :; do :; done`. It does run the DEBUG trap before every simple command, loops included,
@@ -11,154 +11,55 @@
 //! checks the nesting [`limits`] and parks the run that passed one.
 //!
 //! The user's own DEBUG trap keeps working: the `trap` builtin is wrapped so that it reads and
-//! writes the user's handler (kept here), and our builtin runs that handler where bash would —
+//! writes the user's handler (kept in the session's record, see [`state`](super::state)), and our builtin runs that handler where bash would —
 //! at top level always, inside functions and subshells only when the user asked for `set -T`.
 //! We force brush's functrace on so that loops inside functions and subshells are cancellable
 //! too; the `set` and `shopt` builtins are wrapped so the user still sees and sets their own value.
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex};
 
 use brush_core::ShellFd;
-use brush_core::builtins::{CommandExecuteFunc, Registration};
+use brush_core::builtins::Registration;
 use brush_core::commands::CommandArg;
-use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::extensions::DefaultShellExtensions;
-use brush_core::traps::{TrapHandler, TrapHandlerConfig, TrapSignal};
-use brush_core::variables::ShellValueLiteral;
+use brush_core::traps::{TrapHandler, TrapSignal};
 use brush_core::{ExecutionContext, ExecutionResult, Shell, ShellState, ShellValue, ShellVariable};
 use futures_util::future::BoxFuture;
 use shellwright_proc::{CancelReason, CancelToken, RunRoots, RunScope};
 
-use crate::limits::{self, LimitExceeded};
-use crate::{builtins, flags, stages};
+use super::common::{
+    BuiltinFn, DEBUG_TRAP_BUILTIN, FLAGS_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd,
+    session_of, session_of_traps, set_bash_command,
+};
+use super::state::with_session;
+use super::{builtins, stages};
+use crate::limits;
 
-/// Exported into every run's environment as `SHELLWRIGHT_RUN=<host pid>-<n>`, so that the
-/// processes a run started — and their descendants — can be found when it is cancelled, without
-/// touching processes of other runs, other sessions or the host.
-pub use shellwright_proc::RUN_TAG_VARIABLE;
-
-pub(crate) const DEBUG_TRAP_BUILTIN: &str = "__shellwright_debug_trap";
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
 /// the timers and other tasks sharing its thread.
 const YIELD_EVERY: u64 = 64;
 
-type BuiltinFn = CommandExecuteFunc<DefaultShellExtensions>;
-
-/// What the hooks know about one session.
-#[derive(Default)]
-struct SessionHooks {
-    run_token: Option<CancelToken>,
-    /// Cancelled when a command of the session passes a nesting limit (see [`limits`]).
-    limit_token: Option<CancelToken>,
-    exceeded: Option<LimitExceeded>,
-    /// Set once the session is ending: no command of it, in any task, may start any more.
-    stopping: bool,
-    user_debug_trap: Option<TrapHandler>,
-    user_functrace: bool,
-    commands_seen: u64,
-}
-
-static SESSIONS: LazyLock<Mutex<HashMap<u64, SessionHooks>>> = LazyLock::new(Mutex::default);
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-fn with_session<R>(id: u64, f: impl FnOnce(&mut SessionHooks) -> R) -> Option<R> {
-    let mut sessions = SESSIONS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    sessions.get_mut(&id).map(f)
-}
-
-/// Registers a session's hooks; dropping the guard unregisters them.
-pub struct HooksGuard {
-    id: u64,
-}
-
-impl HooksGuard {
-    pub fn register() -> Self {
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        SESSIONS
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, SessionHooks::default());
-        Self { id }
-    }
-
-    /// Installs the DEBUG trap and forces functrace in a new shell, and makes `$SHELLOPTS` show
-    /// the user's functrace.
-    pub fn install(&self, shell: &mut Shell) {
-        install_trap(shell, self.id);
-        shell
-            .options_mut()
-            .shell_functions_inherit_debug_and_return_traps = true;
-        let mut shellopts = ShellVariable::new(ShellValue::Dynamic {
-            getter: user_shellopts,
-            setter: |_| (),
-        });
-        shellopts.set_readonly();
-        let _ = shell.env_mut().set_global("SHELLOPTS", shellopts);
-    }
-
-    /// The id our builtins find this session by (see [`session_of`]).
-    pub(crate) fn id(&self) -> u64 {
-        self.id
-    }
-
-    /// Makes `token` the one the DEBUG trap obeys until [`end_run`](Self::end_run).
-    pub fn begin_run(&self, token: CancelToken) {
-        with_session(self.id, |s| s.run_token = Some(token));
-    }
-
-    pub fn end_run(&self) {
-        with_session(self.id, |s| s.run_token = None);
-    }
-
-    /// Whether the user has set a DEBUG trap of their own (our hook runs it before each command).
-    pub fn has_user_debug_trap(&self) -> bool {
-        with_session(self.id, |s| s.user_debug_trap.is_some()).unwrap_or(false)
-    }
-
-    /// A token the hooks cancel when a command passes a nesting limit; [`take_exceeded`] then
-    /// says which.
-    ///
-    /// [`take_exceeded`]: Self::take_exceeded
-    pub fn watch_limits(&self) -> CancelToken {
-        let token = CancelToken::new();
-        with_session(self.id, |s| {
-            s.exceeded = None;
-            s.limit_token = Some(token.clone());
-        });
-        token
-    }
-
-    pub fn take_exceeded(&self) -> Option<LimitExceeded> {
-        with_session(self.id, |s| s.exceeded.take()).flatten()
-    }
-
-    /// Parks every command of the session, in the foreground and in every task brush spawned for
-    /// it, at its next simple command, for good.
-    pub fn stop(&self) {
-        with_session(self.id, |s| s.stopping = true);
-    }
-}
-
-impl Drop for HooksGuard {
-    fn drop(&mut self) {
-        SESSIONS
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.id);
-        stages::forget(self.id);
-    }
+/// Installs the DEBUG trap and forces functrace in a new shell of session `id`, and makes
+/// `$SHELLOPTS` show the user's functrace.
+pub(crate) fn install(shell: &mut Shell, id: u64) {
+    install_trap(shell, id);
+    shell
+        .options_mut()
+        .shell_functions_inherit_debug_and_return_traps = true;
+    let mut shellopts = ShellVariable::new(ShellValue::Dynamic {
+        getter: user_shellopts,
+        setter: |_| (),
+    });
+    shellopts.set_readonly();
+    let _ = shell.env_mut().set_global("SHELLOPTS", shellopts);
 }
 
 /// Adds our DEBUG-trap builtin and wraps `trap`, `set` and `shopt`. The wrappers call the builtin
 /// [`builtins::base`] names (stock, or corrected by [`builtins`]), not whatever the table held;
 /// but [`builtins::install`] replaces `shopt`, so it must run first — the test
 /// `shopt_shows_the_users_functrace_with_bash_padding` fails otherwise.
-pub fn install_builtins(table: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
+pub(crate) fn install_builtins(table: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
     let wrappers: [(&str, BuiltinFn); 3] = [
         ("trap", wrapped_trap),
         ("set", wrapped_set),
@@ -194,28 +95,6 @@ fn install_trap(shell: &mut Shell, id: u64) {
         .register_handler(TrapSignal::Debug, command, Default::default());
 }
 
-/// Words that, expanded as arguments of a call of ours, keep that call's own `set -x` trace line
-/// out of `BASH_XTRACEFD`'s descriptor: the first keeps the variable's value; the second, there
-/// only when the value is not empty, sets it to -1, which names no descriptor, so brush writes
-/// the trace line to the call's stderr (which the call sends to `/dev/null`). The builtin then
-/// puts the value back with [`restore_xtracefd`] before anything else.
-pub(crate) const XTRACEFD_ASIDE: &str =
-    "\"${BASH_XTRACEFD-}\" ${BASH_XTRACEFD:+$((BASH_XTRACEFD=-1))}";
-
-/// Puts back the `BASH_XTRACEFD` that [`XTRACEFD_ASIDE`] set aside, if it did: `words` are the
-/// two words as they expanded (one word when it did nothing).
-pub(crate) fn restore_xtracefd(shell: &mut Shell, words: &[CommandArg]) {
-    if let [saved, _aside] = words {
-        let _ = shell.env_mut().update_or_add(
-            "BASH_XTRACEFD",
-            ShellValueLiteral::Scalar(saved.to_string()),
-            |_| Ok(()),
-            EnvironmentLookup::Anywhere,
-            EnvironmentScope::Global,
-        );
-    }
-}
-
 /// Marks a trap command whose stderr was moved to [`SAVED_STDERR`].
 const TRACED: &str = "x";
 /// Where the traced trap command keeps its real stderr.
@@ -232,34 +111,6 @@ fn user_shellopts(shell: &dyn ShellState) -> ShellValue {
     }
     let shown: Vec<&str> = all.split(':').filter(|o| *o != "functrace").collect();
     ShellValue::String(shown.join(":"))
-}
-
-/// Whether the user turned functrace on in the session `shell` belongs to (brush's own value
-/// for a shell that is not a session's).
-pub(crate) fn user_functrace(shell: &Shell) -> bool {
-    session_of(shell)
-        .and_then(|id| with_session(id, |s| s.user_functrace))
-        .unwrap_or_else(|| {
-            shell
-                .options()
-                .shell_functions_inherit_debug_and_return_traps
-        })
-}
-
-/// The session id in our DEBUG trap's command text, if the trap is ours.
-pub(crate) fn session_of(shell: &Shell) -> Option<u64> {
-    session_of_traps(shell.traps())
-}
-
-fn session_of_traps(traps: &TrapHandlerConfig) -> Option<u64> {
-    let handler = traps.get_handler(TrapSignal::Debug)?;
-    handler
-        .command
-        .strip_prefix(DEBUG_TRAP_BUILTIN)?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
 }
 
 fn debug_trap(
@@ -318,8 +169,8 @@ fn debug_trap(
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
         if let Some(handler) = user_trap
             && (functrace || !nested)
-            && !user_command.starts_with(stages::STAGE_BUILTIN)
-            && !user_command.starts_with(flags::FLAGS_BUILTIN)
+            && !user_command.starts_with(STAGE_BUILTIN)
+            && !user_command.starts_with(FLAGS_BUILTIN)
         {
             let command = if traced {
                 format!(
@@ -439,17 +290,6 @@ fn wrapped_shopt(
 /// Terminates everything a cancelled run started: its tagged processes, the host's untagged
 /// children started during the run (brush spawns commands from the host), their trees and the
 /// sessions and groups they created; SIGKILL after `grace`.
-pub async fn terminate_run(run: &RunScope, grace: std::time::Duration) {
+pub(crate) async fn terminate_run(run: &RunScope, grace: std::time::Duration) {
     run.stop(RunRoots::HostChildren, &[], grace).await;
-}
-
-/// Sets `BASH_COMMAND`, as brush does before each simple command, to `command_line`.
-pub(crate) fn set_bash_command(shell: &mut Shell, command_line: String) {
-    let _ = shell.env_mut().update_or_add(
-        "BASH_COMMAND",
-        ShellValueLiteral::Scalar(command_line),
-        |_| Ok(()),
-        EnvironmentLookup::Anywhere,
-        EnvironmentScope::Global,
-    );
 }

@@ -100,7 +100,7 @@ where
         std::thread::scope(|scope| {
             let worker = std::thread::Builder::new()
                 .name("shellwright-run".into())
-                .stack_size(crate::worker::STACK_SIZE)
+                .stack_size(crate::limits::STACK_SIZE)
                 .spawn_scoped(scope, || {
                     enter_private_fs(umask);
                     handle.block_on(future)

@@ -20,7 +20,7 @@
 //! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
 //! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null`
 //! (`255>&2 2>/dev/null` around the call, undone around the original command; `BASH_XTRACEFD` set aside by
-//! [`hooks::XTRACEFD_ASIDE`]), and the DEBUG hook does not show it to the user's DEBUG trap.
+//! [`XTRACEFD_ASIDE`]), and the DEBUG hook does not show it to the user's DEBUG trap.
 //!
 //! A stage ends early, as a bash subshell would be killed, in two cases, both found by the DEBUG
 //! hook before a command of the stage starts: when the run is cancelled or the session is ending
@@ -48,12 +48,11 @@ use brush_core::parser::ast;
 use brush_core::{ExecutionContext, ExecutionResult, Shell};
 use brush_parser::{Parser, ParserOptions};
 use futures_util::future::BoxFuture;
+use shellwright_io::lock;
 use shellwright_io::poll::{PollFd, poll};
 
-use crate::{builtins, flags, hooks, isolation};
-
-/// The builtin a pipeline stage is replaced by.
-pub(crate) const STAGE_BUILTIN: &str = "__shellwright_stage";
+use super::common::{STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd};
+use super::{builtins, flags, isolation, state};
 
 /// The file descriptor that carries the stage's stderr past its own call's trace line.
 const SAVED_STDERR_FD: &str = "255";
@@ -78,9 +77,7 @@ struct SessionStages {
 static STAGES: LazyLock<Mutex<HashMap<u64, SessionStages>>> = LazyLock::new(Mutex::default);
 
 fn stages() -> std::sync::MutexGuard<'static, HashMap<u64, SessionStages>> {
-    STAGES
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    lock(&STAGES)
 }
 
 /// Forgets a session's stages (when the session ends).
@@ -98,7 +95,7 @@ struct Templates {
 static TEMPLATES: LazyLock<Option<Templates>> = LazyLock::new(|| {
     let call = first_command(&format!(
         "{STAGE_BUILTIN} 0 0 {} {SAVED_STDERR_FD}>&2 2>/dev/null",
-        hooks::XTRACEFD_ASIDE
+        XTRACEFD_ASIDE
     ))?;
     let inner = first_command(&format!(
         "{{ :; }} 2>&{SAVED_STDERR_FD} {SAVED_STDERR_FD}>&-"
@@ -375,7 +372,7 @@ fn run_stage(
             shell, mut params, ..
         } = ctx;
         if let Some(aside) = args.get(3..) {
-            hooks::restore_xtracefd(shell, aside);
+            restore_xtracefd(shell, aside);
         }
         // A simple command is a pipeline component, not a pipeline of its own: its failure fires
         // no ERR trap and no errexit inside the stage (the pipeline's status does, outside).
@@ -384,7 +381,7 @@ fn run_stage(
         if let Some(stderr) = params.try_fd(shell, SAVED_STDERR_FD_NUMBER) {
             params.set_fd(brush_core::openfiles::OpenFiles::STDERR_FD, stderr);
         }
-        if let Some(umask) = builtins::session_umask(shell) {
+        if let Some(umask) = state::session_umask(shell) {
             isolation::enter_stage_fs(umask);
         }
         let stdout = params.try_stdout(shell).and_then(|file| duplicate(&file));

@@ -7,7 +7,7 @@
 //! where it would otherwise use `posix_spawn` (on glibc a `clone(CLONE_VM | CLONE_VFORK)` that
 //! copies nothing). Spawned here with no closure, the same command costs a fraction of that.
 //!
-//! The run stays the queued run it was (`Session::run`): same session thread, umask, output pipe,
+//! The run stays the queued run it was ([`queued`](super::queued)): same session thread, umask, output pipe,
 //! run tag and [`RunScope`](shellwright_proc::RunScope), same timeout and abort, same drain rule
 //! and result. The child gets what brush would give it: argv as typed (argv\[0\] the name as typed),
 //! the session's exported variables (set ones only) plus `_` set to the program's path, the
@@ -41,8 +41,12 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use brush_core::ShellFd;
 use brush_core::openfiles::{OpenFile, OpenFiles};
+use brush_core::{ExecutionParameters, ExecutionResult, ShellFd, ShellValue, ShellVariable};
+use shellwright_proc::CancelToken;
+
+use super::{Ended, Session, is_alias_or_function, reported};
+use crate::brush;
 
 /// The longest command considered (argv is bounded by the command's text).
 pub(crate) const DIRECT_MAX_LEN: usize = 4096;
@@ -154,12 +158,123 @@ pub(crate) fn stdio(files: impl Iterator<Item = (ShellFd, OpenFile)>) -> Option<
     Some(stdio)
 }
 
+impl Session {
+    /// The command of a run when the session spawns it itself ([`direct`]): one program with
+    /// plain words, resolved as brush resolves it, in a session whose state gives brush nothing
+    /// else to do around it.
+    pub(super) fn direct_command(
+        &mut self,
+        command: &str,
+        params: &ExecutionParameters,
+    ) -> Option<DirectCommand> {
+        let words = plain_words(command)?;
+        let options = self.shell.options();
+        if !self.runs_commands_alone()
+            || options.enable_job_control
+            || options.interactive
+            || self.shell.funcs().iter().any(|(_, f)| f.is_exported())
+        {
+            return None;
+        }
+        let name = words[0];
+        if is_alias_or_function(&self.shell, name) || self.shell.builtins().get(name).is_some() {
+            return None;
+        }
+        let program = if name.contains('/') {
+            PathBuf::from(name)
+        } else {
+            self.shell.find_first_executable_in_path_using_cache(name)?
+        };
+        // Last: it duplicates the run's descriptors, for nothing if another check declines.
+        let stdio = stdio(params.iter_fds(&self.shell))?;
+        Some(DirectCommand {
+            program,
+            words: words.into_iter().map(String::from).collect(),
+            stdio,
+        })
+    }
+
+    /// Spawns a [`direct_command`](Self::direct_command) and waits for it as brush would have run
+    /// it, leaving `$?`, `PIPESTATUS`, `$_` and `BASH_COMMAND` as brush leaves them. Should the
+    /// spawn fail, nothing has run: brush runs `command` instead, and reports the failure its way.
+    pub(super) async fn execute_direct(
+        &mut self,
+        direct: DirectCommand,
+        command: &str,
+        params: &ExecutionParameters,
+        cancel: &CancelToken,
+        limit: &CancelToken,
+    ) -> Ended {
+        let last_word = direct.last_word().to_string();
+        brush::set_bash_command(&mut self.shell, direct.command_line());
+        let exported = self.shell.env().iter_exported().filter_map(|(name, var)| {
+            let value = var.value();
+            value
+                .is_set()
+                .then(|| (name, value.to_cow_str(&self.shell).into_owned()))
+        });
+        let process = direct.into_process(self.shell.working_dir(), exported);
+        let Ok(child) = tokio::process::Command::from(process).spawn() else {
+            return self.execute(command, params, cancel, limit).await;
+        };
+        count_spawn();
+        self.set_last_argument(&last_word);
+        self.wait_direct(child, params, cancel).await
+    }
+
+    /// Waits for a program [`execute_direct`](Self::execute_direct) spawned, until it ends or
+    /// `cancel` fires, and sets `$?` and `PIPESTATUS` from its status.
+    pub(super) async fn wait_direct(
+        &mut self,
+        mut child: tokio::process::Child,
+        params: &ExecutionParameters,
+        cancel: &CancelToken,
+    ) -> Ended {
+        let status = tokio::select! {
+            biased;
+            reason = cancel.cancelled() => return Ended::Cancelled(reason),
+            status = child.wait() => status,
+        };
+        // The program may have ended *because* the run was stopped (see `execute_parsed`).
+        if let Some(reason) = cancel.reason() {
+            return Ended::Cancelled(reason);
+        }
+        let result = match status {
+            Ok(status) => {
+                // brush's own reading of a status: the code, 128 + a signal, else 127.
+                let result = ExecutionResult::from(std::process::Output {
+                    status,
+                    stdout: Vec::new(),
+                    stderr: Vec::new(),
+                });
+                let code = u8::from(result.exit_code);
+                self.shell.set_last_exit_status(code);
+                *self.shell.last_pipeline_statuses_mut() = vec![code];
+                result
+            }
+            // As brush reports a wait that failed (another waiter reaped the program, say).
+            Err(e) => reported(&mut self.shell, params, e.into()),
+        };
+        Ended::Finished(Ok(result))
+    }
+
+    /// Sets `$_` as brush does after a command: a fresh unexported variable, unless `_` is
+    /// read-only.
+    pub(super) fn set_last_argument(&mut self, last: &str) {
+        let env = self.shell.env_mut();
+        if env.get("_").is_some_and(|(_, var)| var.is_readonly()) {
+            return;
+        }
+        let _ = env.set_global("_", ShellVariable::new(ShellValue::String(last.into())));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn plain_words_are_split_on_blanks() {
+    pub(super) fn plain_words_are_split_on_blanks() {
         assert_eq!(plain_words("/bin/true"), Some(vec!["/bin/true"]));
         assert_eq!(
             plain_words("  ls\t-la  src/a,b  x=1 a:b@c%d+e "),
@@ -168,7 +283,7 @@ mod tests {
     }
 
     #[test]
-    fn anything_the_shell_would_interpret_does_not_qualify() {
+    pub(super) fn anything_the_shell_would_interpret_does_not_qualify() {
         for command in [
             "",
             "   ",

@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use brush_core::openfiles::Stream;
 use brush_parser::ast;
+use shellwright_io::lock;
 
 /// Builtins that only read or set the shell's own variables and write to stdout/stderr, in time
 /// and bytes bounded by their arguments: no filesystem call, no wait, no loop.
@@ -200,9 +201,7 @@ impl Transcript {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.0)
     }
 }
 

@@ -56,19 +56,11 @@ pub fn timed(command: &str, dir: &Path, ms: u64) -> RunRequest {
 }
 
 pub fn exited(code: i32) -> Result<RunResult, ShellError> {
-    Ok(RunResult {
-        exit_code: Some(code),
-        cancelled: false,
-        timed_out: false,
-    })
+    Ok(RunResult::from(shellwright_proc::Outcome::Exited(code)))
 }
 
 pub fn timed_out() -> Result<RunResult, ShellError> {
-    Ok(RunResult {
-        exit_code: None,
-        cancelled: false,
-        timed_out: true,
-    })
+    Ok(RunResult::from(shellwright_proc::Outcome::TimedOut))
 }
 
 pub fn scratch_dir(name: &str) -> PathBuf {

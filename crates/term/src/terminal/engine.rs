@@ -1,7 +1,7 @@
 //! The emulator engine: `alacritty_terminal`'s `Term` driven by its `vte` processor, wrapped so the
 //! rest of the crate sees plain rows, a cursor, modes and a title.
 //!
-//! Chosen by measurement (see the crate README section): it parsed the benchmark stream ~1.7× faster
+//! Chosen by measurement when the crate was written: it parsed the benchmark stream ~1.7× faster
 //! than `vt100` and `avt`, keeps scrollback itself, reflows on resize, and tracks every mode we must
 //! report. Its gaps are covered here: synchronized updates (mode 2026) are disabled so the screen
 //! always reflects every byte fed, the title is captured from its events, and the primary screen is

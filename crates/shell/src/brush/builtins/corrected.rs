@@ -1,8 +1,8 @@
 //! Stock builtins whose standard output we correct after they ran.
 //!
 //! - `enable` and `compgen` list every builtin registered in the shell, so they would show our
-//!   internal ones (the DEBUG hook of [`hooks`](crate::hooks) and the pipeline-stage builtin of
-//!   [`stages`](crate::stages)), which bash does not have: their lines are dropped.
+//!   internal ones (the DEBUG hook of [`hooks`](crate::brush::hooks) and the pipeline-stage builtin of
+//!   [`stages`](crate::brush::stages)), which bash does not have: their lines are dropped.
 //! - `shopt` pads option names to 20 columns where bash pads to 15 (bash prints each option as
 //!   `%-15s\t%s`): the padding is redone.
 //! - `help` (the general listing) shows our internal builtins in its table: it is laid out
@@ -24,7 +24,8 @@ use brush_core::openfiles::{OpenFile, OpenFiles};
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{error_prefix, is_internal, run_or_fail, stock};
+use super::{error_prefix, run_or_fail, stock};
+use crate::brush::common::is_internal;
 
 /// How one builtin's output is corrected.
 #[derive(Clone, Copy)]

@@ -13,7 +13,8 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{Ending, error_prefix, exit_with, operands, stock, with_shell_state};
+use super::{error_prefix, exit_with, operands, stock};
+use crate::brush::state::{Ending, with_shell};
 
 /// What `exec` was asked to do.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -83,7 +84,7 @@ pub(super) fn run(
         }
         if !ctx.shell.is_subshell() {
             // The shell is gone once the command ends: its EXIT trap must not run.
-            with_shell_state(ctx.shell, |s| s.ending = Some(Ending::Exec));
+            with_shell(ctx.shell, |s| s.ending = Some(Ending::Exec));
         }
         let code = run_command(ctx, &request).await?;
         Ok(exit_with(code))
@@ -181,7 +182,7 @@ fn exit_status_code(status: std::process::ExitStatus) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_args as strings;
+    use crate::brush::builtins::test_args as strings;
 
     #[test]
     fn parses_options_then_the_command() {

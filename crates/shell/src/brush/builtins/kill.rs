@@ -15,7 +15,8 @@ use brush_core::traps::TrapSignal;
 use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{Ending, exit_with, operands, run_or_fail, stock, with_shell_state};
+use super::{exit_with, operands, run_or_fail, stock};
+use crate::brush::state::{Ending, with_shell};
 
 const SIGKILL: i32 = libc::SIGKILL;
 
@@ -179,7 +180,7 @@ async fn signal_self(
             Ok(ExecutionResult::success())
         }
         _ if signal == SIGKILL => {
-            with_shell_state(ctx.shell, |s| s.ending = Some(Ending::Killed));
+            with_shell(ctx.shell, |s| s.ending = Some(Ending::Killed));
             Ok(exit_with(128 + SIGKILL as u8))
         }
         _ if is_fatal_by_default(signal) => Ok(exit_with((128 + signal) as u8)),
@@ -190,7 +191,7 @@ async fn signal_self(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_args as strings;
+    use crate::brush::builtins::test_args as strings;
 
     #[test]
     fn splits_the_signal_from_the_targets() {

@@ -6,8 +6,8 @@
 //! whose output we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`).
 //!
 //! Each keeps the stock registration (help text, special-builtin flag) and swaps its function.
-//! What they need to remember between the builtin and the end of the run lives in a per-session
-//! record here, keyed by the session's hook id.
+//! What they need to remember between the builtin and the end of the run lives in the session's
+//! record ([`state`](super::state)).
 
 mod corrected;
 mod echo;
@@ -19,85 +19,15 @@ mod umask;
 mod wait;
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::LazyLock;
 
-use brush_core::builtins::{CommandExecuteFunc, Registration};
+use brush_core::builtins::Registration;
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 
-use crate::hooks;
-
-type BuiltinFn = CommandExecuteFunc<DefaultShellExtensions>;
-
-/// How a session was ended by one of our builtins, when that changes what happens at its end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ending {
-    /// `exec cmd` replaced the shell: no EXIT trap (there is no shell left to run it).
-    Exec,
-    /// SIGKILL aimed at the session itself: no EXIT trap.
-    Killed,
-}
-
-#[derive(Debug)]
-struct SessionState {
-    umask: u32,
-    ending: Option<Ending>,
-}
-
-static STATES: LazyLock<Mutex<HashMap<u64, SessionState>>> = LazyLock::new(Mutex::default);
-
-fn with_state<R>(id: u64, f: impl FnOnce(&mut SessionState) -> R) -> Option<R> {
-    let mut states = STATES.lock().unwrap_or_else(|p| p.into_inner());
-    states.get_mut(&id).map(f)
-}
-
-fn with_shell_state<R>(shell: &Shell, f: impl FnOnce(&mut SessionState) -> R) -> Option<R> {
-    with_state(hooks::session_of(shell)?, f)
-}
-
-/// The umask of the session `shell` belongs to.
-pub(crate) fn session_umask(shell: &Shell) -> Option<u32> {
-    with_shell_state(shell, |s| s.umask)
-}
-
-/// Registers a session's record; dropping the guard removes it.
-pub(crate) struct StateGuard {
-    id: u64,
-}
-
-impl StateGuard {
-    pub fn register(id: u64, umask: u32) -> Self {
-        STATES.lock().unwrap_or_else(|p| p.into_inner()).insert(
-            id,
-            SessionState {
-                umask,
-                ending: None,
-            },
-        );
-        Self { id }
-    }
-
-    /// The session's umask (what its processes and files are created with).
-    pub fn umask(&self) -> u32 {
-        with_state(self.id, |s| s.umask).unwrap_or(0o022)
-    }
-
-    /// How our builtins ended the session, if they did; cleared by reading.
-    pub fn take_ending(&self) -> Option<Ending> {
-        with_state(self.id, |s| s.ending.take()).flatten()
-    }
-}
-
-impl Drop for StateGuard {
-    fn drop(&mut self) {
-        STATES
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.id);
-    }
-}
+use super::common::BuiltinFn;
 
 /// Our builtins, each replacing the stock one of its name.
 const OURS: [(&str, BuiltinFn); 12] = [
@@ -117,7 +47,8 @@ const OURS: [(&str, BuiltinFn); 12] = [
 
 /// Swaps in our `echo`, `exec`, `kill`, `umask`, `suspend`, `printf`, `wait` and the corrected
 /// `enable`, `compgen`, `help`, `shopt` and `hash`. Must run before anything wraps builtins
-/// ([`hooks::install_builtins`]): it replaces whatever the registrations of those names run.
+/// ([`hooks::install_builtins`](super::hooks::install_builtins)): it replaces whatever the
+/// registrations of those names run.
 pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
     for (name, func) in OURS {
         if let Some(reg) = builtins.get_mut(name) {
@@ -129,7 +60,8 @@ pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellEx
 /// The builtin `name` as [`install`] leaves it — ours where we have one, else the stock one —
 /// for wrappers that add to it. It does not read a registration table, so a wrapper never calls
 /// another wrapper by mistake; the install order still matters the other way, as `install`
-/// replaces whatever a table holds for its names (see [`hooks::install_builtins`]).
+/// replaces whatever a table holds for its names (see
+/// [`hooks::install_builtins`](super::hooks::install_builtins)).
 pub(crate) fn base(name: &str) -> Option<BuiltinFn> {
     OURS.iter()
         .find(|(ours, _)| *ours == name)
@@ -159,16 +91,6 @@ pub(crate) fn add_internal(
         registration.special_builtin = false;
         builtins.insert(name.to_string(), registration);
     }
-}
-
-/// Whether `name` is one of the builtins only our hooks call, which bash does not have.
-pub(crate) fn is_internal(name: &str) -> bool {
-    [
-        hooks::DEBUG_TRAP_BUILTIN,
-        crate::stages::STAGE_BUILTIN,
-        crate::flags::FLAGS_BUILTIN,
-    ]
-    .contains(&name)
 }
 
 /// A builtin's arguments after its name, as text.

@@ -11,8 +11,8 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::with_shell_state;
-use crate::isolation;
+use crate::brush::isolation;
+use crate::brush::state::with_shell;
 
 pub(super) fn run(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
@@ -35,7 +35,7 @@ pub(super) fn run(
                 _ => mode = Some(arg),
             }
         }
-        let current = with_shell_state(ctx.shell, |s| s.umask).unwrap_or(0o022);
+        let current = with_shell(ctx.shell, |s| s.umask).unwrap_or(0o022);
         let Some(mode) = mode else {
             let text = if symbolic {
                 to_symbolic(current)
@@ -61,7 +61,7 @@ pub(super) fn run(
         };
         // A subshell running on another thread (a pipeline stage) changes nothing, as in bash.
         if isolation::set_private_umask(mask) {
-            with_shell_state(ctx.shell, |s| s.umask = mask);
+            with_shell(ctx.shell, |s| s.umask = mask);
         }
         Ok(ExecutionResult::success())
     })

@@ -159,7 +159,7 @@ async fn first_to_end(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_args;
+    use crate::brush::builtins::test_args;
 
     #[test]
     fn reads_flags_and_operands() {

@@ -1,0 +1,130 @@
+//! Everything Shellwright adds inside brush-core, behind one install point.
+//!
+//! A session is a stock brush `Shell` plus what this module installs when the session is created
+//! ([`builtins`] for its builtin table, [`Integration::install`] on the shell):
+//!
+//! - [`hooks`]: our DEBUG trap, the cancellation point before every simple command (and the
+//!   nesting-limit check), with `trap`, `set` and `shopt` wrapped so the user still sees their own
+//!   DEBUG trap and functrace;
+//! - [`stages`]: every stage but the last of a pipeline rewritten into a hidden builtin that runs
+//!   it on a thread of its own, so stages run at once as bash's do;
+//! - [`flags`]: `$-` as the user set the options;
+//! - [`builtins`](mod@builtins): our own builtins where the stock ones would reach the host
+//!   process, and stock ones whose output we correct;
+//! - [`isolation`]: the run thread with its own umask, and the host's SIGTSTP kept;
+//! - [`state`]: the per-session record all of them share, found by the session id our DEBUG trap
+//!   carries; [`common`]: the names and helpers they share, a leaf.
+//!
+//! Where things go: a new builtin of ours is a file in `builtins/`, listed in that module's table;
+//! a new hook on every command goes into `hooks`; anything two parts need is a constant or helper
+//! in `common` (so no part depends on another in a circle).
+
+mod builtins;
+mod common;
+mod flags;
+mod hooks;
+mod isolation;
+mod stages;
+mod state;
+
+use std::collections::HashMap;
+
+use brush_core::Shell;
+use brush_core::builtins::Registration;
+use brush_core::extensions::DefaultShellExtensions;
+use shellwright_proc::CancelToken;
+
+use crate::limits::LimitExceeded;
+
+pub(crate) use common::set_bash_command;
+pub(crate) use hooks::terminate_run;
+pub(crate) use isolation::{adopt_session_thread, host_umask, keep_host_sigtstp, run_isolated};
+pub(crate) use stages::run_concurrently;
+pub(crate) use state::Ending;
+
+/// A session's builtin table: brush's bash-mode builtins, ours in place of the stock ones we
+/// replace, the wrapped `trap`, `set` and `shopt`, and our internal builtins.
+pub(crate) fn builtins() -> HashMap<String, Registration<DefaultShellExtensions>> {
+    let mut table = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
+    // Ours first: the hooks then wrap `shopt` as ours left it (see `hooks::install_builtins`).
+    builtins::install(&mut table);
+    hooks::install_builtins(&mut table);
+    stages::install_builtin(&mut table);
+    flags::install_builtin(&mut table);
+    table
+}
+
+/// The integration installed in one session's shell: its record in [`state`] and its DEBUG trap.
+/// Dropping it forgets the session (its record and its pipeline stages).
+pub(crate) struct Integration {
+    id: u64,
+}
+
+impl Integration {
+    /// Registers a session whose processes and files get `umask`, and installs its DEBUG trap,
+    /// forced functrace and `$SHELLOPTS` in `shell` (built with [`builtins`]).
+    pub fn install(shell: &mut Shell, umask: u32) -> Self {
+        let id = state::register(umask);
+        hooks::install(shell, id);
+        Self { id }
+    }
+
+    /// The session's id, which pipeline stages are registered under.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Makes `token` the one the DEBUG trap obeys until [`end_run`](Self::end_run).
+    pub fn begin_run(&self, token: CancelToken) {
+        state::with_session(self.id, |s| s.run_token = Some(token));
+    }
+
+    pub fn end_run(&self) {
+        state::with_session(self.id, |s| s.run_token = None);
+    }
+
+    /// Whether the user has set a DEBUG trap of their own (our hook runs it before each command).
+    pub fn has_user_debug_trap(&self) -> bool {
+        state::with_session(self.id, |s| s.user_debug_trap.is_some()).unwrap_or(false)
+    }
+
+    /// A token the hooks cancel when a command passes a nesting limit; [`take_exceeded`] then
+    /// says which.
+    ///
+    /// [`take_exceeded`]: Self::take_exceeded
+    pub fn watch_limits(&self) -> CancelToken {
+        let token = CancelToken::new();
+        state::with_session(self.id, |s| {
+            s.exceeded = None;
+            s.limit_token = Some(token.clone());
+        });
+        token
+    }
+
+    pub fn take_exceeded(&self) -> Option<LimitExceeded> {
+        state::with_session(self.id, |s| s.exceeded.take()).flatten()
+    }
+
+    /// Parks every command of the session, in the foreground and in every task brush spawned for
+    /// it, at its next simple command, for good.
+    pub fn stop(&self) {
+        state::with_session(self.id, |s| s.stopping = true);
+    }
+
+    /// The session's umask (what its processes and files are created with).
+    pub fn umask(&self) -> u32 {
+        state::with_session(self.id, |s| s.umask).unwrap_or(0o022)
+    }
+
+    /// How our builtins ended the session, if they did; cleared by reading.
+    pub fn take_ending(&self) -> Option<Ending> {
+        state::with_session(self.id, |s| s.ending.take()).flatten()
+    }
+}
+
+impl Drop for Integration {
+    fn drop(&mut self) {
+        state::remove(self.id);
+        stages::forget(self.id);
+    }
+}

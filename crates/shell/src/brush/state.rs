@@ -1,0 +1,93 @@
+//! What the brush integration remembers about each live session, between the builtins and hooks
+//! that run inside brush and the session that drives it: the run's cancellation and limit tokens,
+//! the user's view of the DEBUG trap and functrace, the session's umask, and how our builtins
+//! ended it.
+//!
+//! Builtins get only a `&mut Shell`, so the record is found by the session's id, which our DEBUG
+//! trap's command text carries ([`common::session_of`]). Every clone of the shell (jobs,
+//! subshells, pipeline stages) finds the same record.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use brush_core::Shell;
+use brush_core::traps::TrapHandler;
+use shellwright_io::lock;
+use shellwright_proc::CancelToken;
+
+use super::common;
+use crate::limits::LimitExceeded;
+
+/// How a session was ended by one of our builtins, when that changes what happens at its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// `exec cmd` replaced the shell: no EXIT trap (there is no shell left to run it).
+    Exec,
+    /// SIGKILL aimed at the session itself: no EXIT trap.
+    Killed,
+}
+
+/// One session's record.
+#[derive(Default)]
+pub(crate) struct SessionRecord {
+    /// The running run's token, which the DEBUG trap obeys.
+    pub run_token: Option<CancelToken>,
+    /// Cancelled when a command of the session passes a nesting limit (see [`crate::limits`]).
+    pub limit_token: Option<CancelToken>,
+    pub exceeded: Option<LimitExceeded>,
+    /// Set once the session is ending: no command of it, in any task, may start any more.
+    pub stopping: bool,
+    pub user_debug_trap: Option<TrapHandler>,
+    pub user_functrace: bool,
+    pub commands_seen: u64,
+    /// What the session's processes and files are created with (see `isolation`).
+    pub umask: u32,
+    pub ending: Option<Ending>,
+}
+
+static SESSIONS: LazyLock<Mutex<HashMap<u64, SessionRecord>>> = LazyLock::new(Mutex::default);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Registers a new session's record; returns its id.
+pub(crate) fn register(umask: u32) -> u64 {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let record = SessionRecord {
+        umask,
+        ..SessionRecord::default()
+    };
+    lock(&SESSIONS).insert(id, record);
+    id
+}
+
+/// Forgets a session's record (when the session ends).
+pub(crate) fn remove(id: u64) {
+    lock(&SESSIONS).remove(&id);
+}
+
+/// Runs `f` on the record of session `id`, if it is still registered.
+pub(crate) fn with_session<R>(id: u64, f: impl FnOnce(&mut SessionRecord) -> R) -> Option<R> {
+    lock(&SESSIONS).get_mut(&id).map(f)
+}
+
+/// Runs `f` on the record of the session `shell` belongs to.
+pub(crate) fn with_shell<R>(shell: &Shell, f: impl FnOnce(&mut SessionRecord) -> R) -> Option<R> {
+    with_session(common::session_of(shell)?, f)
+}
+
+/// The umask of the session `shell` belongs to.
+pub(crate) fn session_umask(shell: &Shell) -> Option<u32> {
+    with_shell(shell, |s| s.umask)
+}
+
+/// Whether the user turned functrace on in the session `shell` belongs to (brush's own value
+/// for a shell that is not a session's). Our hooks force brush's functrace on; this is the value
+/// the user set and sees.
+pub(crate) fn user_functrace(shell: &Shell) -> bool {
+    with_shell(shell, |s| s.user_functrace).unwrap_or_else(|| {
+        shell
+            .options()
+            .shell_functions_inherit_debug_and_return_traps
+    })
+}

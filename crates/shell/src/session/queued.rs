@@ -1,0 +1,246 @@
+//! The queued path, which every run takes unless it is done in place ([`inline`](super::inline)):
+//! the run is handed to the session's thread, its stdout and stderr are one pipe that the output
+//! thread reads, its command is checked against the nesting limits and parsed (on a blocking
+//! thread when large), and it can be stopped at every simple command by its token or by a limit.
+//! A command that is one plain program is spawned by the session itself ([`direct`](super::direct))
+//! instead of through brush, inside this same path.
+
+use std::any::Any;
+use std::io::Write;
+use std::panic::AssertUnwindSafe;
+
+use brush_core::parser::{ParseError, ast};
+use brush_core::{
+    ErrorKind, ExecutionControlFlow, ExecutionParameters, ExecutionResult, Shell, SourceInfo,
+};
+use futures_util::FutureExt as _;
+use shellwright_proc::{CancelToken, RunScope};
+
+use brush_core::openfiles::OpenFile;
+
+use super::{
+    EXIT_TRAP_AFTER_CANCEL, Ended, RunOutcome, RunRequest, RunResult, Session, panic_message,
+    reported, too_deep,
+};
+use crate::brush;
+use crate::error::ShellError;
+use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
+use crate::output::{ChunkHandler, StartHandler};
+use crate::parse_cache::{MAX_CACHED_LEN, parse};
+
+impl Session {
+    /// Runs one command, telling `on_start` where it starts and streaming its output to
+    /// `on_chunk`; returns once every chunk was passed to `on_chunk`. A command that is one plain
+    /// external program is spawned by the session itself ([`direct`]), all else by brush.
+    pub async fn run(
+        &mut self,
+        request: &RunRequest,
+        on_start: Option<StartHandler>,
+        on_chunk: ChunkHandler,
+    ) -> Result<RunOutcome, ShellError> {
+        if let Some(reason) = request.cancel.reason() {
+            return Ok(RunOutcome {
+                result: RunResult::stopped(reason),
+                keep_session: true,
+            });
+        }
+        self.enter_cwd(request, on_start)?;
+        let scope = RunScope::begin();
+        self.enter_command_scope(&request.env, scope.tag())?;
+        let (reader, writer) = self
+            .output
+            .begin(on_chunk)
+            .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
+        self.attach_stdio(OpenFile::PipeWriter(writer))?;
+        let params = self.shell.default_exec_params();
+        let direct = self.direct_command(&request.command, &params);
+
+        self.brush.begin_run(request.cancel.clone());
+        let limit = self.brush.watch_limits();
+        let umask = self.brush.umask();
+        let ended = brush::run_isolated(umask, async {
+            match direct {
+                Some(direct) => {
+                    self.execute_direct(direct, &request.command, &params, &request.cancel, &limit)
+                        .await
+                }
+                None => {
+                    self.execute(&request.command, &params, &request.cancel, &limit)
+                        .await
+                }
+            }
+        })
+        .await
+        .map_err(|e| ShellError::Execution(format!("cannot start the run thread: {e}")))?;
+        self.brush.end_run();
+
+        match ended {
+            Ended::Cancelled(_) => {
+                self.exit_trap_after_cancel().await;
+                self.stop_run(scope);
+            }
+            Ended::Limit | Ended::Panicked(_) => self.stop_run(scope),
+            Ended::Finished(_) | Ended::Refused(_) => {}
+        }
+        let outcome = self.conclude(ended);
+        self.detach_stdio();
+        reader.finish().await;
+        outcome
+    }
+
+    /// The session is being torn down after a cancellation: its EXIT trap gets a short while.
+    pub(super) async fn exit_trap_after_cancel(&mut self) {
+        if !self
+            .shell
+            .traps()
+            .handles(brush_core::traps::TrapSignal::Exit)
+            || self.brush.take_ending().is_some()
+        {
+            return;
+        }
+        let token = CancelToken::new();
+        let _deadline = token.cancel_after(EXIT_TRAP_AFTER_CANCEL);
+        self.brush.begin_run(token.clone());
+        let shell = &mut self.shell;
+        let _ = brush::run_isolated(self.brush.umask(), async {
+            tokio::select! {
+                biased;
+                _ = shell.on_exit() => {}
+                _ = token.cancelled() => {}
+            }
+        })
+        .await;
+        self.brush.end_run();
+    }
+
+    /// Checks, parses and runs `command`, until it ends, `cancel` fires or a limit is passed.
+    pub(super) async fn execute(
+        &mut self,
+        command: &str,
+        params: &ExecutionParameters,
+        cancel: &CancelToken,
+        limit: &CancelToken,
+    ) -> Ended {
+        if nesting_depth(command, PARSER_NESTING_LIMIT) > PARSER_NESTING_LIMIT {
+            let message = format!("bash: {}\n", too_deep());
+            let _ = params.stderr(&self.shell).write_all(message.as_bytes());
+            return Ended::Refused(2);
+        }
+        let options = self.shell.parser_options();
+        let parsed = if command.len() <= MAX_CACHED_LEN {
+            self.parses
+                .get(command, &options)
+                .map(|parsed| parsed.program.clone())
+        } else if command.len() <= INLINE_PARSE_MAX {
+            parse(command, &options)
+        } else {
+            let text = command.to_owned();
+            let parsing = tokio::task::spawn_blocking(move || parse(&text, &options));
+            tokio::select! {
+                biased;
+                reason = cancel.cancelled() => return Ended::Cancelled(reason),
+                joined = parsing => match joined {
+                    Ok(parsed) => parsed,
+                    Err(e) => {
+                        let error = ShellError::Execution(format!("the parser failed: {e}"));
+                        return Ended::Finished(Err(error));
+                    }
+                },
+            }
+        };
+        self.execute_parsed(parsed, params, Some(Stops { cancel, limit }))
+            .await
+    }
+
+    /// Runs a parsed command (see [`execute`](Self::execute)).
+    pub(super) async fn execute_parsed(
+        &mut self,
+        parsed: Result<ast::Program, ParseError>,
+        params: &ExecutionParameters,
+        stops: Option<Stops<'_>>,
+    ) -> Ended {
+        let parsed = parsed.map(|mut program| {
+            brush::run_concurrently(&mut program, self.brush.id());
+            program
+        });
+        // Like `bash -c`: `$-` has `c`, and `$LINENO` counts the command string's lines.
+        self.shell.start_command_string_mode();
+        let ended = {
+            // A panic in brush (a bug of its own, such as an unchecked number) would otherwise
+            // unwind through the session's thread, skipping the teardown that stops the run's
+            // processes. The session is not used again after one (see `conclude`).
+            let run = AssertUnwindSafe(run_parsed(&mut self.shell, parsed, params)).catch_unwind();
+            let ended = |result: Result<ExecutionResult, Box<dyn Any + Send>>| match result {
+                Ok(result) => Ended::Finished(Ok(result)),
+                Err(payload) => Ended::Panicked(panic_message(payload.as_ref())),
+            };
+            match stops {
+                None => ended(run.await),
+                Some(stops) => {
+                    tokio::pin!(run);
+                    tokio::select! {
+                        biased;
+                        reason = stops.cancel.cancelled() => Ended::Cancelled(reason),
+                        _ = stops.limit.cancelled() => Ended::Limit,
+                        result = &mut run => ended(result),
+                    }
+                }
+            }
+        };
+        // A command can finish *because* the run was stopped (its process killed, a stage it
+        // read from ended): then the run was stopped, whatever the command made of it.
+        let stopped = stops.map(|stops| (stops.cancel.reason(), stops.limit.is_cancelled()));
+        let ended = match (ended, stopped) {
+            (Ended::Finished(_), Some((Some(reason), _))) => Ended::Cancelled(reason),
+            (Ended::Finished(_), Some((None, true))) => Ended::Limit,
+            (ended, _) => ended,
+        };
+        let _ = self.shell.end_command_string_mode();
+        if let Ended::Finished(Ok(result)) = &ended
+            && (self.one_shot || !matches!(result.next_control_flow, ExecutionControlFlow::Normal))
+            && self.brush.take_ending().is_none()
+        {
+            // The session ends with this command: its EXIT trap runs now, into this transcript.
+            match stops {
+                None => {
+                    let _ = self.shell.on_exit().await;
+                }
+                Some(stops) => tokio::select! {
+                    biased;
+                    _ = self.shell.on_exit() => {}
+                    _ = stops.cancel.cancelled() => {}
+                    _ = stops.limit.cancelled() => {}
+                },
+            }
+        }
+        ended
+    }
+}
+
+/// What stops a queued run early: its cancel token, and the token the nesting limits cancel.
+#[derive(Clone, Copy)]
+pub(super) struct Stops<'a> {
+    cancel: &'a CancelToken,
+    limit: &'a CancelToken,
+}
+
+/// Runs a parsed command the way brush's `run_string` does: a parse error is fatal (the session
+/// ends, as after a syntax error in `bash -c`), other errors are reported and become a status.
+async fn run_parsed(
+    shell: &mut Shell,
+    parsed: Result<ast::Program, ParseError>,
+    params: &ExecutionParameters,
+) -> ExecutionResult {
+    let result = match parsed {
+        Ok(program) => shell.run_program(program, params).await,
+        Err(e) => {
+            let source = SourceInfo::from("-c");
+            Err(brush_core::Error::from(ErrorKind::ParseError(e, source)).into_fatal())
+        }
+    };
+    result.unwrap_or_else(|error| reported(shell, params, error))
+}
+
+/// Commands up to this size are parsed on the session thread; larger ones on a blocking thread
+/// the run can stop waiting for.
+const INLINE_PARSE_MAX: usize = 64 << 10;
