@@ -14,7 +14,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const dir = mkdtempSync(join(tmpdir(), 'sw-minimizer-report-'))
 try {
   const report = join(dir, 'report.md')
-  execFileSync('cargo', ['test', '-q', '-p', 'shellwright-shell', '--test', 'minimizer_corpus'], {
+  execFileSync('cargo', ['test', '-q', '-p', 'shellwright-minimize', '--test', 'corpus'], {
     cwd: root,
     env: { ...process.env, MINIMIZER_REPORT: report },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -6,7 +6,7 @@
 #   tools/record-transcripts.sh cargo git  # only those whose name starts with a prefix given
 #                                          # (the scratch projects are still set up)
 #
-# File format (read by crates/shell/tests/minimizer_corpus.rs and tools/minimizer-report.mjs):
+# File format (read by crates/minimize/tests/corpus.rs and tools/minimizer-report.mjs):
 #
 #   $ <the command line, as an agent would type it>
 #   # exit <status>
