@@ -56,8 +56,13 @@ export interface ShellRunOptions {
 export interface ShellExecuteOptions extends ShellRunOptions, ShellOptions {}
 
 export interface PtyStartOptions {
-  /** Required unless interactive. */
+  /** Required unless interactive or argv is given. */
   command?: string
+  /**
+   * A program and its arguments, run as they are: no shell and no quoting (instead of command;
+   * not with interactive). The program is looked up on PATH.
+   */
+  argv?: string[]
   /** Default "sh"; cmd/cmd.exe → /c, powershell/pwsh → -Command, else -c. */
   shell?: string
   /** -lc instead of -c (default false). */
@@ -83,6 +88,13 @@ export interface PtyExecOptions {
   /** On expiry the typed command gets Ctrl+C and the promise rejects. No timeout waits forever. */
   timeoutMs?: number
   /** Aborting sends Ctrl+C (if the command was typed) and rejects the promise. */
+  signal?: AbortSignal
+}
+
+export interface PtyWaitOptions {
+  /** Rejects with ERR_EXEC_TIMEOUT when the program has not waited for input by then. No timeout waits forever. */
+  timeoutMs?: number
+  /** Aborting rejects the promise with an AbortError. */
   signal?: AbortSignal
 }
 
@@ -255,6 +267,32 @@ export declare class PtySession {
    * ```
    */
   attach(onData: (chunk: string) => void): TerminalAttachment
+  /**
+   * The pid of the live run's child (the shell, or the program of `argv`); `null` while idle,
+   * and for the moment between `start` returning and the child being spawned.
+   */
+  get pid(): number | null
+  /**
+   * Whether the program waits for input right now, as the kernel reports it: its terminal's
+   * foreground processes are all asleep reading the terminal (or only waiting for their
+   * children), it has no output left unread and no typed input it has not read. `mode` says
+   * whether it reads lines or keys, `echo` whether typed text shows (false at a password
+   * prompt), `prompt` the cursor's row up to the cursor. `{ waiting: false }` while idle.
+   */
+  inputState(): InputState
+  /**
+   * Resolves as soon as the program waits for input (see `inputState()`), or with
+   * `{ waiting: false }` when the run ends first (at once while idle). Rejects with
+   * `waitForInput timed out after N ms` (`ERR_EXEC_TIMEOUT`) after `timeoutMs`, and with an
+   * `AbortError` when `signal` aborts.
+   *
+   * ```ts
+   * const done = pty.start({ command: 'python3 -q' })
+   * const state = await pty.waitForInput({ timeoutMs: 5000 })  // { waiting: true, mode: 'keys', prompt: '>>> ', … }
+   * pty.write('print(6*7)\r')
+   * ```
+   */
+  waitForInput(options?: PtyWaitOptions): Promise<InputState>
   /** Cancels the run: the promise resolves with `cancelled: true`. */
   kill(): void
 }
@@ -412,6 +450,30 @@ export declare function encodeKey(keyId: string, options?: { applicationCursorKe
  * rejects with the thrown value.
  */
 export declare function executeShell(options: ShellExecuteOptions, onChunk?: (chunk: string) => void): Promise<ShellResult>
+
+/** A process of the terminal's foreground group. */
+export interface ForegroundProcess {
+  pid: number
+  /** Its name as the kernel reports it (at most 15 characters). */
+  name: string
+}
+
+/** Whether a PTY run's program waits for input (see `PtySession.inputState()`). */
+export interface InputState {
+  /** The program waits for input: asleep reading its terminal, everything it wrote read. */
+  waiting: boolean
+  /**
+   * `line`: the terminal hands over whole lines (canonical mode: a prompt); `keys`: key by
+   * key (raw mode: TUIs, readline). Absent once the run has ended.
+   */
+  mode?: 'line' | 'keys'
+  /** Whether typed text is echoed: false at a password prompt. */
+  echo?: boolean
+  /** The process that reads the input (else the foreground group's leader). */
+  foreground?: ForegroundProcess
+  /** While waiting: the cursor's row up to the cursor, what the program asks. */
+  prompt?: string
+}
 
 /** The type of a key event, reported by the Kitty protocol's "report event types" enhancement. */
 export declare enum KeyEventType {

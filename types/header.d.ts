@@ -56,8 +56,13 @@ export interface ShellRunOptions {
 export interface ShellExecuteOptions extends ShellRunOptions, ShellOptions {}
 
 export interface PtyStartOptions {
-  /** Required unless interactive. */
+  /** Required unless interactive or argv is given. */
   command?: string
+  /**
+   * A program and its arguments, run as they are: no shell and no quoting (instead of command;
+   * not with interactive). The program is looked up on PATH.
+   */
+  argv?: string[]
   /** Default "sh"; cmd/cmd.exe → /c, powershell/pwsh → -Command, else -c. */
   shell?: string
   /** -lc instead of -c (default false). */
@@ -83,6 +88,13 @@ export interface PtyExecOptions {
   /** On expiry the typed command gets Ctrl+C and the promise rejects. No timeout waits forever. */
   timeoutMs?: number
   /** Aborting sends Ctrl+C (if the command was typed) and rejects the promise. */
+  signal?: AbortSignal
+}
+
+export interface PtyWaitOptions {
+  /** Rejects with ERR_EXEC_TIMEOUT when the program has not waited for input by then. No timeout waits forever. */
+  timeoutMs?: number
+  /** Aborting rejects the promise with an AbortError. */
   signal?: AbortSignal
 }
 

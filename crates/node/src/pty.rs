@@ -12,7 +12,9 @@ use napi::bindgen_prelude::{Env, PromiseRaw, Result, This, Unknown};
 use napi_derive::napi;
 use shellwright_io::Utf8Decoder;
 use shellwright_proc::{CancelToken, Outcome};
-use shellwright_pty::{ExecError, PtyCommand, PtyError, PtyOutput, Reading, RunOptions, TermSize};
+use shellwright_pty::{
+    ExecError, InputMode, PtyCommand, PtyError, PtyOutput, Reading, RunOptions, TermSize,
+};
 use shellwright_term::terminal::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
 
 use crate::abort::AbortWatch;
@@ -41,6 +43,52 @@ impl From<Outcome> for PtyResult {
             signal: outcome.signal_name(),
             cancelled: outcome.cancelled(),
             timed_out: outcome.timed_out(),
+        }
+    }
+}
+
+/// Whether a PTY run's program waits for input (see `PtySession.inputState()`).
+#[napi(object, object_from_js = false)]
+pub struct InputState {
+    /// The program waits for input: asleep reading its terminal, everything it wrote read.
+    pub waiting: bool,
+    /// `line`: the terminal hands over whole lines (canonical mode: a prompt); `keys`: key by
+    /// key (raw mode: TUIs, readline). Absent once the run has ended.
+    #[napi(ts_type = "'line' | 'keys'")]
+    pub mode: Option<String>,
+    /// Whether typed text is echoed: false at a password prompt.
+    pub echo: Option<bool>,
+    /// The process that reads the input (else the foreground group's leader).
+    pub foreground: Option<ForegroundProcess>,
+    /// While waiting: the cursor's row up to the cursor, what the program asks.
+    pub prompt: Option<String>,
+}
+
+/// A process of the terminal's foreground group.
+#[napi(object, object_from_js = false)]
+pub struct ForegroundProcess {
+    pub pid: u32,
+    /// Its name as the kernel reports it (at most 15 characters).
+    pub name: String,
+}
+
+impl From<shellwright_pty::InputState> for InputState {
+    fn from(state: shellwright_pty::InputState) -> Self {
+        Self {
+            waiting: state.waiting,
+            mode: state.mode.map(|mode| {
+                match mode {
+                    InputMode::Line => "line",
+                    InputMode::Keys => "keys",
+                }
+                .to_string()
+            }),
+            echo: state.echo,
+            foreground: state.foreground.map(|process| ForegroundProcess {
+                pid: process.pid,
+                name: process.name,
+            }),
+            prompt: state.prompt,
         }
     }
 }
@@ -253,6 +301,60 @@ impl PtySession {
             .map_err(|err| pty_failure(err).throw(&env))
     }
 
+    /// The pid of the live run's child (the shell, or the program of `argv`); `null` while idle,
+    /// and for the moment between `start` returning and the child being spawned.
+    #[napi(getter, catch_unwind)]
+    pub fn pid(&self) -> Option<u32> {
+        self.inner.pid()
+    }
+
+    /// Whether the program waits for input right now, as the kernel reports it: its terminal's
+    /// foreground processes are all asleep reading the terminal (or only waiting for their
+    /// children), it has no output left unread and no typed input it has not read. `mode` says
+    /// whether it reads lines or keys, `echo` whether typed text shows (false at a password
+    /// prompt), `prompt` the cursor's row up to the cursor. `{ waiting: false }` while idle.
+    #[napi(catch_unwind)]
+    pub fn input_state(&self) -> InputState {
+        self.inner.input_state().into()
+    }
+
+    /// Resolves as soon as the program waits for input (see `inputState()`), or with
+    /// `{ waiting: false }` when the run ends first (at once while idle). Rejects with
+    /// `waitForInput timed out after N ms` (`ERR_EXEC_TIMEOUT`) after `timeoutMs`, and with an
+    /// `AbortError` when `signal` aborts.
+    ///
+    /// ```ts
+    /// const done = pty.start({ command: 'python3 -q' })
+    /// const state = await pty.waitForInput({ timeoutMs: 5000 })  // { waiting: true, mode: 'keys', prompt: '>>> ', … }
+    /// pty.write('print(6*7)\r')
+    /// ```
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options?: PtyWaitOptions",
+        ts_return_type = "Promise<InputState>"
+    )]
+    pub fn wait_for_input<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Settlement<InputState>>> {
+        let reader = OptionReader::new(env, options, "options", true)?;
+        let timeout = reader.duration_ms("timeoutMs")?;
+        let signal = reader.signal("signal")?;
+        let cancel = CancelToken::new();
+        let work = self.inner.wait_for_input(timeout, cancel.clone());
+        let scope = CallScope {
+            watch: AbortWatch::attach(env, signal.as_ref(), &cancel)?,
+            throws: None,
+            in_flight: None,
+        };
+        spawn_settled(env, scope, work, move |state| {
+            state
+                .map(InputState::from)
+                .map_err(|err| wait_failure(err, timeout))
+        })
+    }
+
     /// Cancels the run: the promise resolves with `cancelled: true`.
     #[napi(catch_unwind)]
     pub fn kill(&self, env: Env) -> Result<()> {
@@ -294,6 +396,22 @@ fn pty_failure(err: PtyError) -> JsFailure {
     JsFailure::operation(code, err.to_string())
 }
 
+/// Why `waitForInput` rejected: its timeout or its signal (it never ends otherwise: a run that
+/// ends resolves it).
+fn wait_failure(err: ExecError, timeout: Option<Duration>) -> JsFailure {
+    match err {
+        ExecError::TimedOut => JsFailure::operation(
+            "ERR_EXEC_TIMEOUT",
+            format!(
+                "waitForInput timed out after {} ms",
+                timeout.map_or(0, |after| after.as_millis())
+            ),
+        ),
+        ExecError::Aborted => JsFailure::abort("waitForInput aborted".to_string()),
+        ExecError::Ended => JsFailure::operation("ERR_PTY_NOT_RUNNING", err.to_string()),
+    }
+}
+
 fn exec_failure(err: ExecError, timeout: Option<Duration>) -> JsFailure {
     match (err, timeout) {
         (ExecError::TimedOut, Some(after)) => JsFailure::operation(
@@ -319,13 +437,26 @@ impl StartOptions {
         let cols = reader.count("cols", cols_range.0.into(), cols_range.1.into())?;
         let rows = reader.count("rows", rows_range.0.into(), rows_range.1.into())?;
         let interactive = reader.bool("interactive")?.unwrap_or(false);
-        let command = if interactive {
-            reader.string("command")?.unwrap_or_default()
-        } else {
-            reader.required_string("command")?
+        let program = reader.string_array("argv")?;
+        let command = match (&program, interactive) {
+            (Some(_), true) => {
+                return Err(reader.unusable("argv", "cannot be combined with interactive: true"));
+            }
+            (Some(argv), false) => {
+                if reader.string("command")?.is_some() {
+                    return Err(reader.unusable("argv", "cannot be combined with options.command"));
+                }
+                if argv.is_empty() {
+                    return Err(reader.unusable("argv", "must name a program"));
+                }
+                String::new()
+            }
+            (None, true) => reader.string("command")?.unwrap_or_default(),
+            (None, false) => reader.required_string("command")?,
         };
         let command = PtyCommand {
             command,
+            program,
             shell: reader.string("shell")?.unwrap_or_else(|| "sh".to_string()),
             login: reader.bool("login")?.unwrap_or(false),
             interactive,

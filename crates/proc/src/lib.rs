@@ -6,7 +6,8 @@
 //! stopped (SIGTERM, a grace, SIGKILL: [`stop`] over [`StopTargets`]); finding everything one run
 //! started, by its tag, its tree, and the sessions and groups it created ([`RunScope`]); and
 //! [`Process`], one process pinned to its identity with the tree operations the JS `Process`
-//! class exposes (`kill_tree`, `terminate`, `wait_for_exit`).
+//! class exposes (`kill_tree`, `terminate`, `wait_for_exit`); and what a process is blocked
+//! waiting for, from the kernel ([`waits`]).
 //! It does not spawn processes (the shell and PTY crates do).
 //!
 //! Processes are identified by pid *and* start time ([`ProcessId`]), so a pid reused by an unrelated
@@ -21,6 +22,7 @@ mod scope;
 mod signal;
 mod stop;
 mod tree;
+pub mod waits;
 
 pub use cancel::{CancelReason, CancelToken, TimeoutGuard};
 pub use outcome::Outcome;

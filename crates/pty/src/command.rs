@@ -54,8 +54,11 @@ pub const MAX_ARG_BYTES: usize = 128 * 1024 - 1;
 /// A command run through a shell in a pseudo-terminal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PtyCommand {
-    /// The command line handed to the shell (unused when `interactive`).
+    /// The command line handed to the shell (unused when `interactive` or with `program`).
     pub command: String,
+    /// A program and its arguments, run as they are: no shell, no quoting (`shell`, `login`
+    /// and `command` are not used). The program is looked up on `PATH`.
+    pub program: Option<Vec<String>>,
     /// The shell program (default `sh`), resolved through `PATH`.
     pub shell: String,
     /// Run as a login shell (`-lc` instead of `-c`; POSIX-style shells only).
@@ -74,6 +77,7 @@ impl PtyCommand {
     pub fn new(command: impl Into<String>) -> Self {
         Self {
             command: command.into(),
+            program: None,
             shell: "sh".to_string(),
             login: false,
             interactive: false,
@@ -87,6 +91,9 @@ impl PtyCommand {
     /// login shell). Interactive: the shell alone (`-i`, plus `-l` for a login shell, for
     /// POSIX-style shells); bash with hooks is started by the spawner with its rcfile instead.
     pub fn argv(&self) -> Vec<String> {
+        if let Some(program) = &self.program {
+            return program.clone();
+        }
         let kind = shell_kind(&self.shell);
         let mut argv = vec![self.shell.clone()];
         if self.interactive {
@@ -108,18 +115,38 @@ impl PtyCommand {
         argv
     }
 
-    /// Checks what the kernel would refuse at exec time: an argument or an environment entry
-    /// longer than [`MAX_ARG_BYTES`], or a NUL byte inside one (it cannot be passed at all).
+    /// The program the run starts: the shell, or the first word of `program`.
+    pub fn program_name(&self) -> String {
+        match &self.program {
+            Some(program) => program.first().cloned().unwrap_or_default(),
+            None => self.shell.clone(),
+        }
+    }
+
+    /// Checks what the kernel would refuse at exec time: no program, an argument or an
+    /// environment entry longer than [`MAX_ARG_BYTES`], or a NUL byte inside one (it cannot be
+    /// passed at all).
     pub fn validate(&self) -> Result<(), PtyError> {
         let refuse = |reason: String| PtyError::Spawn {
-            program: self.shell.clone(),
+            program: self.program_name(),
             reason,
         };
+        if self
+            .program
+            .as_ref()
+            .is_some_and(|program| program.is_empty())
+        {
+            return Err(refuse(
+                "argv is empty: it needs at least the program".to_string(),
+            ));
+        }
+        let own_program = self.program.is_some();
         for (what, text) in self.argv().iter().enumerate().map(|(i, arg)| {
-            let what = if i == 0 {
-                "the shell name"
-            } else {
-                "the command"
+            let what = match (own_program, i) {
+                (true, 0) => "the program name".to_string(),
+                (true, i) => format!("argument {i}"),
+                (false, 0) => "the shell name".to_string(),
+                (false, _) => "the command".to_string(),
             };
             (what, arg.as_str())
         }) {
@@ -152,7 +179,7 @@ impl PtyCommand {
     /// Whether the run starts bash interactively, which gets the generated rcfile with OSC 133
     /// hooks (`bash --rcfile <file> -i`).
     pub fn wants_bash_hooks(&self) -> bool {
-        self.interactive && shell_kind(&self.shell) == ShellKind::Bash
+        self.program.is_none() && self.interactive && shell_kind(&self.shell) == ShellKind::Bash
     }
 
     /// The directory the child starts in, checked to exist and be a directory: it is never

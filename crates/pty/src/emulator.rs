@@ -14,11 +14,14 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use std::time::Instant;
+
 use shellwright_io::lock;
 use shellwright_proc::{CancelReason, CancelToken};
 use shellwright_term::{CommandRecord, Terminal, TerminalOptions};
 use tokio::sync::watch;
 
+use crate::input::{InputState, POLL_INTERVAL, QUIET_FALLBACK, STEADY, prompt_of};
 use crate::viewers::{Attachment, Delivery, Queue, Viewer, ViewerSink, Viewers};
 use crate::{PtyControl, PtyOutput};
 
@@ -42,20 +45,24 @@ impl From<CancelReason> for ExecError {
     }
 }
 
-/// What `exec` waits on; republished after every feed, but only a change wakes anyone.
+/// What `exec` and `wait_for_input` wait on; republished after every feed, but only a change
+/// wakes anyone.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Progress {
     completed: u64,
     prompt: bool,
     ended: bool,
+    /// Feeds so far: output came, so whether the program waits must be looked at again.
+    feeds: u64,
 }
 
 impl Progress {
-    fn of(terminal: &Terminal, ended: bool) -> Self {
+    fn of(terminal: &Terminal, ended: bool, feeds: u64) -> Self {
         Self {
             completed: terminal.completed_commands(),
             prompt: terminal.prompt_showing(),
             ended,
+            feeds,
         }
     }
 }
@@ -154,8 +161,9 @@ impl SessionTerminal {
     }
 
     fn publish(&self, terminal: &Terminal, ended: bool) {
-        let next = Progress::of(terminal, ended);
         self.shared.progress.send_if_modified(|progress| {
+            let feeds = progress.feeds + u64::from(!ended);
+            let next = Progress::of(terminal, ended, feeds);
             // Once ended, always ended (a late reader must not revive the run).
             let next = Progress {
                 ended: next.ended || progress.ended,
@@ -208,6 +216,66 @@ impl SessionTerminal {
             terminal.last_command().cloned().ok_or(ExecError::Ended)
         } else {
             Err(ExecError::Ended)
+        }
+    }
+
+    /// Whether the run's program waits for input (see [`crate::input`]), with the cursor's row as
+    /// its prompt when it does.
+    pub fn input_state(&self, control: &PtyControl) -> InputState {
+        let mut state = control.input_state();
+        if state.waiting {
+            let screen = self.lock().screen();
+            state.prompt = prompt_of(
+                &screen.lines,
+                usize::from(screen.cursor.row),
+                usize::from(screen.cursor.col),
+            );
+        }
+        state
+    }
+
+    /// Resolves with the input state as soon as the program waits for input, or with a state that
+    /// is not waiting once the run has ended; fails when `cancel` fires first. It looks again after
+    /// every output and every [`POLL_INTERVAL`] meanwhile, and resolves once the program has been
+    /// seen waiting for [`STEADY`] with no output in between: a program that draws its screen in
+    /// steps from an event loop sleeps in `epoll` between the steps, and should not be caught
+    /// half drawn. Where the kernel cannot tell, a program silent for [`QUIET_FALLBACK`] counts as
+    /// waiting.
+    pub async fn wait_for_input(
+        &self,
+        control: &PtyControl,
+        cancel: &CancelToken,
+    ) -> Result<InputState, ExecError> {
+        let mut progress = self.shared.progress.subscribe();
+        let mut last_output = Instant::now();
+        let mut waiting_since: Option<Instant> = None;
+        loop {
+            let mut state = self.input_state(control);
+            if state.waiting {
+                let since = *waiting_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= STEADY {
+                    return Ok(state);
+                }
+            } else {
+                waiting_since = None;
+            }
+            if progress.borrow_and_update().ended {
+                return Ok(InputState::default());
+            }
+            if !state.known && last_output.elapsed() >= QUIET_FALLBACK {
+                state.waiting = true;
+                return Ok(state);
+            }
+            tokio::select! {
+                biased;
+                reason = cancel.cancelled() => return Err(reason.into()),
+                // The sender lives in `self.shared`: the channel cannot close while we wait.
+                _ = progress.changed() => {
+                    last_output = Instant::now();
+                    waiting_since = None;
+                }
+                () = tokio::time::sleep(POLL_INTERVAL) => {}
+            }
         }
     }
 

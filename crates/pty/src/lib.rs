@@ -29,6 +29,8 @@ mod error;
 #[cfg(unix)]
 mod hooks;
 #[cfg(unix)]
+mod input;
+#[cfg(unix)]
 mod run;
 #[cfg(unix)]
 mod session;
@@ -39,6 +41,8 @@ pub use command::{PtyCommand, TermSize};
 #[cfg(unix)]
 pub use emulator::{EmulatedOutput, ExecError, SessionTerminal};
 pub use error::PtyError;
+#[cfg(unix)]
+pub use input::{ForegroundProcess, InputMode, InputState};
 #[cfg(unix)]
 pub use run::{
     CANCEL_GRACE, MasterReader, ORPHAN_DRAIN, PtyControl, PtyOutput, PtyRun, ReadDriver, ReadState,

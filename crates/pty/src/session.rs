@@ -23,7 +23,7 @@ use shellwright_term::terminal::DEFAULT_SCROLLBACK;
 use shellwright_term::{CommandRecord, TerminalOptions};
 
 use crate::{Attachment, Reading, TermSize, ViewerSink, run_reading};
-use crate::{ExecError, PtyCommand, PtyControl, PtyError, PtyOutput, SessionTerminal};
+use crate::{ExecError, InputState, PtyCommand, PtyControl, PtyError, PtyOutput, SessionTerminal};
 
 /// How a run's terminal model is built, how long the run may take, and who reads its terminal.
 #[derive(Debug)]
@@ -198,17 +198,51 @@ impl PtySession {
         cancel: CancelToken,
     ) -> Result<impl Future<Output = Result<CommandRecord, ExecError>> + Send + 'static, PtyError>
     {
-        let (control, terminal) = {
-            let state = self.lock();
-            match (&state.running, &state.terminal) {
-                (Some(run), Some(terminal)) => (run.control.clone(), terminal.clone()),
-                _ => return Err(PtyError::NotRunning),
-            }
-        };
+        let (control, terminal) = self.live_run().ok_or(PtyError::NotRunning)?;
         Ok(async move {
             let _deadline = cancel.deadline(timeout);
             terminal.exec(&control, &command, &cancel).await
         })
+    }
+
+    /// The live run's child pid; `None` while idle.
+    pub fn pid(&self) -> Option<u32> {
+        self.live_control().ok()?.pid()
+    }
+
+    /// Whether the live run's program waits for input now (see [`crate::input`]); not waiting
+    /// while idle.
+    pub fn input_state(&self) -> InputState {
+        match self.live_run() {
+            Some((control, terminal)) => terminal.input_state(&control),
+            None => InputState::default(),
+        }
+    }
+
+    /// Resolves as soon as the live run's program waits for input, or with a state that is not
+    /// waiting once the run ends (at once while idle); `timeout` and `cancel` bound the wait (see
+    /// [`SessionTerminal::wait_for_input`]).
+    pub fn wait_for_input(
+        &self,
+        timeout: Option<Duration>,
+        cancel: CancelToken,
+    ) -> impl Future<Output = Result<InputState, ExecError>> + Send + 'static {
+        let live = self.live_run();
+        async move {
+            let Some((control, terminal)) = live else {
+                return Ok(InputState::default());
+            };
+            let _deadline = cancel.deadline(timeout);
+            terminal.wait_for_input(&control, &cancel).await
+        }
+    }
+
+    fn live_run(&self) -> Option<(PtyControl, SessionTerminal)> {
+        let state = self.lock();
+        match (&state.running, &state.terminal) {
+            (Some(run), Some(terminal)) => Some((run.control.clone(), terminal.clone())),
+            _ => None,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, SessionState> {

@@ -7,12 +7,21 @@
 
 use std::io;
 use std::os::fd::RawFd;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use portable_pty::{MasterPty, PtySize};
 use shellwright_io::{Waker, lock};
 
+use super::reader::MasterReader;
+use crate::input::{self, InputState, TerminalFacts};
 use crate::{PtyError, TermSize};
+
+/// How long input written to the terminal may take to reach a program asleep in a read (the
+/// kernel moves it through the line discipline on a worker of its own, microseconds later on an
+/// idle machine).
+const INPUT_SETTLE: Duration = Duration::from_millis(30);
 
 /// Input, resize and process-group access for one run; cloneable and usable from any thread,
 /// before the child is spawned (input is queued, the size is remembered) and while it runs.
@@ -31,6 +40,16 @@ pub(super) struct MasterSide {
     pub(super) master: Option<Box<dyn MasterPty + Send>>,
     /// Wakes the I/O thread while the run is live.
     pub(super) wake: Option<Waker>,
+    /// The child's pid and the terminal's slave side, once spawned.
+    pub(super) child: Option<u32>,
+    slave: Option<PathBuf>,
+    /// The run's reader while it is live, so that a look at the terminal can wait until no chunk
+    /// is between a read and the terminal model. Cleared at the end (it holds this control).
+    reader: Option<MasterReader>,
+    /// When input was last written and the program has not been seen busy since: the kernel
+    /// hands it to the program a moment later, so until then a program asleep in a read may
+    /// only not have been woken yet.
+    unconsumed_input: Option<Instant>,
     pub(super) finished: bool,
 }
 
@@ -49,6 +68,7 @@ impl MasterSide {
             let n = unsafe { libc::write(fd, self.pending.as_ptr().cast(), self.pending.len()) };
             if n > 0 {
                 self.pending.drain(..n as usize);
+                self.unconsumed_input = Some(Instant::now());
                 continue;
             }
             match io::Error::last_os_error().raw_os_error() {
@@ -62,6 +82,22 @@ impl MasterSide {
             }
         }
         false
+    }
+
+    /// A program seen waiting right after input was written may not have been handed the input
+    /// yet: it counts as waiting only once it has been seen busy since (it took the input), or
+    /// [`INPUT_SETTLE`] has passed (the input did not wake it: a partial line, a key it ignores).
+    fn settle_input(&mut self, state: &mut InputState) {
+        let Some(written) = self.unconsumed_input else {
+            return;
+        };
+        if !state.waiting {
+            self.unconsumed_input = None;
+        } else if written.elapsed() < INPUT_SETTLE {
+            state.waiting = false;
+        } else {
+            self.unconsumed_input = None;
+        }
     }
 
     fn wake_io_thread(&self) {
@@ -117,6 +153,35 @@ impl PtyControl {
         self.lock().size
     }
 
+    /// The child's pid while the run is live.
+    pub fn pid(&self) -> Option<u32> {
+        let side = self.lock();
+        side.child.filter(|_| !side.finished)
+    }
+
+    /// Whether the program waits for input (see [`crate::input`]); the default (not waiting)
+    /// once the run has ended or before it has spawned. The prompt is left to the terminal model.
+    pub(crate) fn input_state(&self) -> InputState {
+        let Some(reader) = self.lock().reader.clone() else {
+            return InputState::default();
+        };
+        // The reader's lock first, as the reader takes it before this control's: while it is
+        // held, every byte read has been through the terminal model.
+        reader
+            .quiescent(|| {
+                let mut side = self.lock();
+                let facts = TerminalFacts {
+                    master: side.master_fd().filter(|_| !side.finished)?,
+                    child: side.child?,
+                    slave: side.slave.clone()?,
+                };
+                let mut state = input::probe(&facts);
+                side.settle_input(&mut state);
+                Some(state)
+            })
+            .unwrap_or_default()
+    }
+
     /// The terminal's foreground process group (`tcgetpgrp` on the master).
     pub fn foreground_group(&self) -> Option<u32> {
         let side = self.lock();
@@ -136,13 +201,16 @@ impl PtyControl {
 
     /// Attaches the spawned terminal: applies a resize that came while it was being opened,
     /// and sends input queued before the spawn.
-    pub(super) fn attach(&self, master: Box<dyn MasterPty + Send>, spawned: TermSize, wake: Waker) {
+    pub(super) fn attach(&self, spawned: Spawned) {
         let mut side = self.lock();
-        if side.size != spawned {
-            let _ = master.resize(pty_size(side.size));
+        if side.size != spawned.size {
+            let _ = spawned.master.resize(pty_size(side.size));
         }
-        side.master = Some(master);
-        side.wake = Some(wake);
+        side.slave = spawned.master.tty_name();
+        side.master = Some(spawned.master);
+        side.wake = Some(spawned.wake);
+        side.child = Some(spawned.child);
+        side.reader = Some(spawned.reader);
         side.flush_input();
     }
 
@@ -153,7 +221,18 @@ impl PtyControl {
         side.pending.clear();
         side.master = None;
         side.wake = None;
+        side.reader = None;
     }
+}
+
+/// What [`PtyControl::attach`] takes over from the spawn.
+pub(super) struct Spawned {
+    pub master: Box<dyn MasterPty + Send>,
+    /// The size the terminal was opened with.
+    pub size: TermSize,
+    pub wake: Waker,
+    pub child: u32,
+    pub reader: MasterReader,
 }
 
 pub(super) fn pty_size(size: TermSize) -> PtySize {

@@ -22,7 +22,7 @@ use shellwright_proc::{
 use tokio::sync::oneshot;
 
 pub use control::PtyControl;
-use control::pty_size;
+use control::{Spawned, pty_size};
 pub use io_loop::ORPHAN_DRAIN;
 use io_loop::{Backstop, ChildExit, IoLoop};
 pub use reader::{MasterReader, PtyOutput, ReadDriver, ReadState, Reading};
@@ -95,7 +95,7 @@ pub fn spawn_reading(
         .slave
         .spawn_command(builder)
         .map_err(|err| PtyError::Spawn {
-            program: command.shell.clone(),
+            program: command.program_name(),
             reason: err.to_string(),
         })?;
     // Only the child may hold the slave side, so that its exit ends the read with EIO.
@@ -123,7 +123,13 @@ pub fn spawn_reading(
             )));
         }
     };
-    control.attach(master, size, waker);
+    control.attach(Spawned {
+        master,
+        size,
+        wake: waker,
+        child: pid,
+        reader: reader.clone(),
+    });
     // Handed over only now that input and resizes reach the terminal.
     let driver = match reading {
         Reading::IoThread => None,
@@ -154,7 +160,7 @@ pub fn spawn_reading(
             send_signal(child_id, libc::SIGKILL);
             control.close();
             return Err(PtyError::Spawn {
-                program: command.shell.clone(),
+                program: command.program_name(),
                 reason: format!("cannot start the I/O thread: {err}"),
             });
         }

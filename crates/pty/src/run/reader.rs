@@ -188,6 +188,13 @@ impl MasterReader {
         state
     }
 
+    /// Runs `look` while no chunk is between a read and the output: everything read so far has
+    /// been delivered (to the terminal model first).
+    pub(crate) fn quiescent<R>(&self, look: impl FnOnce() -> R) -> R {
+        let _side = self.lock();
+        look()
+    }
+
     pub(super) fn is_ended(&self) -> bool {
         self.lock().ended
     }
