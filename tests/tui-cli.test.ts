@@ -58,11 +58,20 @@ describe('shellwright tui', () => {
   })
 
   it('kills the program at the end', async () => {
-    const { out, code } = runTui(['--', 'echo $$; exec sleep 30'])
+    // cat waits for input at once, so the screen is printed and the program killed right away.
+    const { out, code } = runTui(['--', 'echo $$; exec cat'])
     expect(await code).toBe(0)
     const [pid] = pidsIn(out.stdout)
     expect(pid).toBeGreaterThan(0)
     await waitUntil(() => !isRunning(pid), 2000, 'program gone')
+  })
+
+  it('returns when a busy program still is not waiting for input at --timeout, screen printed', async () => {
+    const started = Date.now()
+    const { out, code } = runTui(['--timeout', '700', '--', 'echo busy; exec sleep 30'])
+    expect(await code).toBe(0)
+    expect(out.stdout).toBe('busy\n')
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700)
   })
 
   it('rejects bad arguments with exit 2', async () => {

@@ -1,7 +1,7 @@
 'use strict'
 // `shellwright tui [options] -- <command…>`: runs a TUI in a PtySession, sends keys, waits for text
-// or for quiet, prints the screen as text (or the ANSI snapshot with --ansi), then kills the program.
-// Steps run in the order given on the command line.
+// or until the program waits for input, prints the screen as text (or the ANSI snapshot with --ansi),
+// then kills the program. Steps run in the order given on the command line.
 const { parseArgs } = require('node:util')
 const { PtySession } = require('../../../index.js')
 const { parseKeys } = require('../../common/key-spec.js')
@@ -10,14 +10,16 @@ const { Watch } = require('../../common/screen-watch.js')
 const HELP = `usage: shellwright tui [--cols N] [--rows N] [--keys SPEC]... [--wait-for TEXT]...
                       [--quiet MS] [--timeout MS] [--ansi] -- <command…>
 
-Runs <command> (through sh -c) in an 80×24 pseudo-terminal, waits until it is quiet, then runs the
---keys and --wait-for steps in the order given, and prints the screen: one line per row, trailing
+Runs <command> (through sh -c) in an 80×24 pseudo-terminal, waits until it waits for input, then runs
+the --keys and --wait-for steps in the order given, and prints the screen: one line per row, trailing
 blank rows dropped (--ansi: a self-contained ANSI snapshot instead). The program is then killed.
+"Waits for input" is the kernel's word on Linux (the program is asleep reading its terminal);
+elsewhere it means no output for --quiet MS.
 
   --cols N, --rows N  terminal size (default 80 × 24; clamped to 20..400 × 5..200)
-  --keys SPEC         type SPEC, then wait until the program is quiet
+  --keys SPEC         type SPEC, then wait until the program waits for input again
   --wait-for TEXT     wait until TEXT appears on the screen
-  --quiet MS          quiet means no output for MS milliseconds (default 200)
+  --quiet MS          where the kernel cannot tell (not Linux): no output for MS ms (default 200)
   --timeout MS        limit for the whole run (default 10000)
   --ansi              print the ANSI snapshot instead of plain text
 
@@ -136,14 +138,18 @@ async function main(args) {
   )
 
   let code = 0
-  await watch.quiet(options.quietMs, deadline)
+  const settle = () => watch.settle(deadline, { quietMs: options.quietMs })
+  await settle()
   for (const step of steps) {
     if (step.keys !== undefined) {
       if (watch.ended) break
       // Arrow keys follow the program's cursor-key mode (DECCKM), as a real terminal's do.
       session.write(parseKeys(step.keys, session.screen().modes.applicationCursorKeys))
       watch.lastOutput = Date.now()
-      await watch.quiet(options.quietMs, deadline)
+      await settle()
+      // A trailing Escape: the program waits a moment, asleep in its read, for the rest of a key
+      // sequence (its own timer); only its output going quiet says it took the Escape alone.
+      if (/<esc>$/i.test(step.keys)) await watch.quiet(options.quietMs, deadline)
     } else if (!(await watch.text(step.waitFor, deadline))) {
       process.stderr.write(
         `shellwright tui: timed out after ${options.timeoutMs} ms waiting for ${JSON.stringify(step.waitFor)}\n`,

@@ -1,9 +1,10 @@
 'use strict'
-// The MCP server's TUI sessions: each a PtySession under an id ("t1", "t2", …), watched for quiet
-// periods, bounded in number, and all killed and reaped by `closeAll()` when the client goes away.
+// The MCP server's TUI sessions: each a PtySession under an id ("t1", "t2", …), watched for the
+// moments its program waits for input, bounded in number, and all killed and reaped by `closeAll()`
+// when the client goes away.
 const { PtySession } = require('../../../index.js')
 const { parseKeys } = require('../../common/key-spec.js')
-const { Watch } = require('../../common/screen-watch.js')
+const { Watch, describeWait } = require('../../common/screen-watch.js')
 const { describeExit, renderScreen } = require('./text.js')
 
 /** A tool error: the message is what the model reads. */
@@ -49,27 +50,32 @@ class TuiSession {
     return this.result === undefined
   }
 
+  /** "waiting for keys", "waiting for a line", "running" (busy), or how it ended. */
   status() {
-    if (this.running) return 'running'
+    if (this.running) return describeWait(this.pty.inputState()) ?? 'running'
     if (this.result.error) return `failed: ${this.result.error.message}`
     return describeExit(this.result)
   }
 
   /**
-   * Resolves once the program has been quiet (no output for `quietMs`) or has ended, within
-   * `limits.settleMs`. Before its first output a program counts as quiet only after
-   * `limits.silentStartMs`, so one that takes a moment to load is not caught before it draws.
+   * Resolves once the program waits for input (the kernel's word, see the screen watch) or has
+   * ended, within `limits.settleMs`. Where the kernel cannot tell, once it has been quiet (no
+   * output for `quietMs`; before its first output only after `limits.silentStartMs`, so one that
+   * takes a moment to load is not caught before it draws).
    */
   settle(quietMs) {
-    const threshold = () => (this.outputSeen ? quietMs : Math.max(quietMs, this.limits.silentStartMs))
-    const quiet = () => Date.now() - this.watch.lastOutput >= threshold()
-    return this.watch.until(() => this.watch.ended || quiet(), Date.now() + this.limits.settleMs, quietMs)
+    return this.watch.settle(Date.now() + this.limits.settleMs, {
+      quietMs,
+      silentStartMs: this.limits.silentStartMs,
+      outputSeen: this.outputSeen,
+    })
   }
 
   /**
-   * Types literal `text`, then the keys of `keys` (the CLI's `--keys` SPEC), and waits for quiet.
-   * Keys are sent in parts that end at each `<esc>`, each after the program went quiet: an Escape
-   * with more bytes right behind it reads as Alt+key (or a broken sequence) to a terminal program.
+   * Types literal `text`, then the keys of `keys` (the CLI's `--keys` SPEC), and waits until the
+   * program waits for input. Keys are sent in parts that end at each `<esc>`, each after the
+   * program took the part before: an Escape with more bytes right behind it reads as Alt+key (or a
+   * broken sequence) to a terminal program.
    */
   async send(text, keys, quietMs) {
     this.ensureRunning()
@@ -77,20 +83,48 @@ class TuiSession {
     // Parsed before anything is written, so an unknown key sends nothing.
     parts.forEach((part) => parseKeys(part))
     if (text) this.write(text)
-    for (const [i, part] of parts.entries()) {
-      if (i > 0) await this.settle(quietMs)
+    for (const part of parts) {
       // The program may have ended on the keys before (e.g. <esc> closing it): the rest go nowhere.
       if (!this.running) break
       // Arrow keys follow the cursor-key mode (DECCKM) the program asked for, as a real terminal's do.
       this.write(parseKeys(part, this.pty.screen().modes.applicationCursorKeys))
+      await this.settle(quietMs)
+      if (/<esc>$/i.test(part)) {
+        // After an Escape a program waits a moment for the rest of a key sequence (its own timer:
+        // ncurses' ESCDELAY, vim's ttimeoutlen), asleep in its read: only its output going quiet
+        // says it gave up waiting and took the Escape alone.
+        await this.watch.quiet(quietMs, Date.now() + this.limits.settleMs)
+      }
     }
-    await this.settle(quietMs)
+    if (parts.length === 0) await this.settle(quietMs)
   }
 
   write(bytes) {
     this.ensureRunning()
     this.pty.write(bytes)
     this.watch.lastOutput = Date.now()
+  }
+
+  /**
+   * Resolves `{ asks }` (what it waits for, in words) once a command typed into this interactive
+   * shell stops to ask for input: the terminal's reader is another process than the shell, or
+   * the shell itself reads a line (`read`) rather than keys at its prompt (readline). Looks every
+   * 20 ms until `signal` aborts; never rejects.
+   */
+  commandAsks(signal) {
+    const shell = this.pty.pid
+    return new Promise((resolve) => {
+      const look = () => {
+        if (signal.aborted || !this.running) return clearInterval(timer)
+        const state = this.pty.inputState()
+        if (state.waiting && (state.foreground?.pid !== shell || state.mode === 'line')) {
+          clearInterval(timer)
+          resolve({ asks: describeWait(state) + (state.prompt ? `: ${JSON.stringify(state.prompt.trimEnd())}` : '') })
+        }
+      }
+      const timer = setInterval(look, 20)
+      signal.addEventListener('abort', () => clearInterval(timer), { once: true })
+    })
   }
 
   ensureRunning() {

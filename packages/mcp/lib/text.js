@@ -1,10 +1,7 @@
 'use strict'
 // What the MCP tools hand back to a model: bounded text. A transcript longer than its budget loses
 // its beginning (the end of a command's output is where its result and errors are) and says so in a
-// header; a screen is its rows with a status line and a cursor marker.
-
-/** Marks the cursor in a screen's text, inserted before the cell the cursor is on. */
-const CURSOR_MARKER = '█'
+// header; a screen is its rows, exactly as shown, under a status line that says where the cursor is.
 
 /** The header put in front of a transcript whose beginning was dropped. */
 function truncationHeader(droppedBytes) {
@@ -68,23 +65,18 @@ function describeExit(result) {
 }
 
 /**
- * A screen as text: a status line, then the rows (trailing blank rows dropped), with
- * CURSOR_MARKER inserted where the cursor is when it is visible.
+ * A screen as text: a status line (the session, what its program does, the size, where the cursor
+ * is: 0-based row,col), then the rows as the terminal shows them (trailing blank rows dropped).
+ * Nothing is inserted into the rows: the text a model reads is the program's.
  */
 function renderScreen(id, status, screen) {
   const lines = [...screen.lines]
   const { row, col, visible } = screen.cursor
-  if (visible && row < lines.length) {
-    const chars = [...lines[row]]
-    while (chars.length < col) chars.push(' ')
-    chars.splice(col, 0, CURSOR_MARKER)
-    lines[row] = chars.join('')
-  }
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
-  const cursor = `cursor ${row},${col}${visible ? ` marked ${CURSOR_MARKER}` : ' hidden'}`
+  const cursor = `cursor ${row},${col}${visible ? '' : ' hidden'}`
   const title = screen.title ? ` · title ${JSON.stringify(screen.title)}` : ''
   const header = `[${id} · ${status} · ${screen.cols}x${screen.rows} · ${cursor}${title}]`
   return [header, ...lines].join('\n')
 }
 
-module.exports = { CURSOR_MARKER, OutputTail, tail, truncationHeader, describeExit, renderScreen }
+module.exports = { OutputTail, tail, truncationHeader, describeExit, renderScreen }

@@ -16,9 +16,9 @@ const LIMITS = Object.freeze({
   maxSnapshotBytes: 256 * 1024,
   /** Scrollback lines each TUI session keeps (they are part of its ANSI snapshot). */
   scrollbackLines: 1000,
-  /** The longest tui_start/tui_send/tui_resize wait for the program to go quiet. */
+  /** The longest tui_start/tui_send/tui_resize wait for the program to wait for input. */
   settleMs: 10_000,
-  /** How long a program that has printed nothing yet must stay silent to count as quiet. */
+  /** Where the kernel cannot tell: how long a program that has printed nothing yet must stay silent to count as quiet. */
   silentStartMs: 2_000,
 })
 
@@ -34,7 +34,10 @@ const quietMs = z
   .min(50)
   .max(5000)
   .optional()
-  .describe(`Quiet means no output for this many milliseconds (default ${DEFAULT_QUIET_MS}).`)
+  .describe(
+    `Only where the server cannot read input waits from the kernel (not Linux): the program counts as done for now ` +
+      `after this many milliseconds without output (default ${DEFAULT_QUIET_MS}).`,
+  )
 const timeoutMs = (fallback, max) =>
   z.number().int().min(1).max(max).optional().describe(`Milliseconds (default ${fallback}, at most ${max}).`)
 

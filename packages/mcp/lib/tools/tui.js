@@ -24,9 +24,12 @@ function registerTuiTools(mcp, sessions, watching) {
       description:
         'Starts a program in its own pseudo-terminal with a terminal emulator (a full-screen TUI such as htop, vim, ' +
         'less, a Textual or curses app, a REPL, or with interactive: true a bash shell for tui_exec) and returns a ' +
-        'session id and the first screen, once the program has been quiet for quiet_ms (one that prints nothing ' +
-        `yet gets ${LIMITS.silentStartMs / 1000} s; waiting at most ${LIMITS.settleMs / 1000} s in all). The ` +
-        'screen is plain text under a status line; the cursor is marked with █ when visible. The terminal answers the queries programs send (cursor position, device ' +
+        'session id and the first screen as soon as the program waits for input — the kernel reports it asleep ' +
+        'reading its terminal with everything it printed on the screen — or has exited (at most ' +
+        `${LIMITS.settleMs / 1000} s; a program still busy then is returned as "running"). The screen is plain text ` +
+        'under a status line that says what the program does ("waiting for keys": a TUI or a REPL reads key by ' +
+        'key; "waiting for a line": a prompt reads a line, "(typed text not shown)" at a password prompt; "running": ' +
+        'busy; or how it exited), the size and the cursor position (row,col from 0). The terminal answers the queries programs send (cursor position, device ' +
         'attributes) unless answer_queries is false. The program runs until it exits or tui_kill; at most ' +
         `${LIMITS.maxSessions} sessions run at once.`,
       inputSchema: {
@@ -75,7 +78,8 @@ function registerTuiTools(mcp, sessions, watching) {
     {
       title: 'Type into a terminal program',
       description:
-        'Sends input to a running session and returns its screen once the program has been quiet for quiet_ms. ' +
+        'Sends input to a running session and returns its screen as soon as the program waits for input again (or ' +
+        `exits; at most ${LIMITS.settleMs / 1000} s). ` +
         '`text` is typed literally; `keys` is text with key names in angle brackets, typed after `text`: <enter> ' +
         '<tab> <esc> <space> <backspace> <delete> <up> <down> <left> <right> <home> <end> <pageup> <pagedown> ' +
         '<f1>…<f12>, modifiers as <ctrl+c>, <alt+x>, <shift+tab>, and <lt> for a literal "<" (e.g. ' +
@@ -101,8 +105,8 @@ function registerTuiTools(mcp, sessions, watching) {
       title: 'Read a terminal screen',
       description:
         'Returns what a session’s terminal shows now, without sending anything: by default plain text under a ' +
-        'status line (session, running or how it exited, size, cursor position), with the cursor marked by █ when ' +
-        'visible; format "ansi" returns a self-contained ANSI snapshot (scrollback, colours, cursor) for a program ' +
+        'status line (session, whether the program waits for input, is running or how it exited, size, cursor ' +
+        'position); format "ansi" returns a self-contained ANSI snapshot (scrollback, colours, cursor) for a program ' +
         'that renders terminals. Ended sessions keep their last screen until tui_kill.',
       inputSchema: {
         id,
@@ -131,7 +135,7 @@ function registerTuiTools(mcp, sessions, watching) {
         'Waits until a session’s screen shows `text` (or matches `regex`, a JavaScript regular expression tested ' +
         'against the screen rows joined by newlines, with ^ and $ matching at each row) and returns the screen. Fails with the screen as it is when ' +
         `timeout_ms (default ${DEFAULT_WAIT_TIMEOUT_MS / 1000} s) passes or the program ends first. Use it after ` +
-        'tui_send when a program takes longer than the quiet period to respond.',
+        'tui_send for output a program prints while it stays busy (tui_send returns when it waits for input).',
       inputSchema: {
         id,
         text: z.string().min(1).optional().describe('Literal text to wait for.'),
@@ -173,7 +177,9 @@ function registerTuiTools(mcp, sessions, watching) {
         'Types a command into a session started with tui_start interactive: true (a bash with shell integration), ' +
         'waits for it to finish and returns its output as plain text and its exit code, read from the shell’s ' +
         'command-boundary marks rather than guessed from the screen. Use it when a command must run in a real ' +
-        'terminal, or in the same shell a person watches. On timeout_ms ' +
+        'terminal, or in the same shell a person watches. When the command stops to ask for input (a prompt, a ' +
+        'password, a pager) the call returns at once with the screen and says so: answer with tui_send, then call ' +
+        'tui_screen or tui_wait_for. On timeout_ms ' +
         `(default ${DEFAULT_EXEC_TIMEOUT_MS / 1000} s) the command gets Ctrl+C and the call fails. Output longer than ` +
         `${LIMITS.maxOutputBytes / 1024} KB keeps its end.`,
       inputSchema: {
@@ -189,12 +195,21 @@ function registerTuiTools(mcp, sessions, watching) {
       }
       session.ensureRunning()
       const limit = args.timeout_ms ?? DEFAULT_EXEC_TIMEOUT_MS
+      const stopAsking = new AbortController()
+      const execution = session.pty.exec(args.command, { timeoutMs: limit, signal: extra.signal })
       let record
       try {
-        record = await session.pty.exec(args.command, { timeoutMs: limit, signal: extra.signal })
+        const first = await Promise.race([execution, session.commandAsks(stopAsking.signal)])
+        if (first?.asks) {
+          execution.catch(() => {}) // it resolves once the command ends, after the agent's answers
+          return text(`the command is waiting for input (${first.asks}); answer with tui_send\n${session.render()}`)
+        }
+        record = first
       } catch (error) {
         const sent = error.code === 'ERR_EXEC_TIMEOUT' || error.code === 'ABORT_ERR' ? ' (Ctrl+C was sent)' : ''
         throw new ToolError(`${error.message}${sent}`)
+      } finally {
+        stopAsking.abort()
       }
       const ending = record.exitCode === undefined ? 'exit code unknown' : `exit code ${record.exitCode}`
       return text(transcript(tail(record.output, LIMITS.maxOutputBytes), ending))
@@ -207,7 +222,7 @@ function registerTuiTools(mcp, sessions, watching) {
       title: 'Resize a terminal',
       description:
         'Changes a running session’s terminal size (the program gets SIGWINCH and redraws) and returns the screen ' +
-        'once it is quiet.',
+        'once the program waits for input again.',
       inputSchema: {
         id,
         cols: z.number().int().min(20).max(400).describe('Columns, 20 to 400.'),
