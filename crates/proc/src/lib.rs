@@ -7,7 +7,8 @@
 //! started, by its tag, its tree, and the sessions and groups it created ([`RunScope`]); and
 //! [`Process`], one process pinned to its identity with the tree operations the JS `Process`
 //! class exposes (`kill_tree`, `terminate`, `wait_for_exit`); and what a process is blocked
-//! waiting for, from the kernel ([`waits`]).
+//! waiting for, from the kernel ([`waits`]); and the [`guardian`] that ends every process a run
+//! of this host started once the host is gone.
 //! It does not spawn processes (the shell and PTY crates do).
 //!
 //! Processes are identified by pid *and* start time ([`ProcessId`]), so a pid reused by an unrelated
@@ -16,6 +17,7 @@
 //! `sysinfo`.
 
 mod cancel;
+pub mod guardian;
 mod outcome;
 mod process;
 mod scope;
@@ -27,7 +29,9 @@ pub mod waits;
 pub use cancel::{CancelReason, CancelToken, TimeoutGuard};
 pub use outcome::Outcome;
 pub use process::{Cancelled, Process, ProcessStatus, TerminateOptions};
-pub use scope::{RUN_TAG_VARIABLE, RunRoots, RunScope, processless_run_tag};
+pub use scope::{
+    RUN_TAG_VARIABLE, RunRoots, RunScope, processless_run_tag, stop_tagged, tag_within,
+};
 pub use signal::{signal_group, signal_name};
 pub use stop::{StopTargets, stop};
 pub use tree::{

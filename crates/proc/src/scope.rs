@@ -52,11 +52,16 @@ fn live_tags() -> std::sync::MutexGuard<'static, HashSet<String>> {
 
 /// A fresh tag, `<host pid>-<n>`: each run's, unique within the host.
 fn next_tag() -> String {
-    static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
     // Asked once: glibc no longer caches it, and the system call was 1–2% of a run done in
     // place. The host never forks without exec, so its pid does not change under it.
     static HOST: LazyLock<u32> = LazyLock::new(std::process::id);
-    format!("{}-{}", *HOST, NEXT_RUN.fetch_add(1, Ordering::Relaxed))
+    format!("{}-{}", *HOST, next_number())
+}
+
+/// The next number of the host's series of tags.
+fn next_number() -> u64 {
+    static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+    NEXT_RUN.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The tag of a run that cannot start any process (a builtin-only run done in place): from the
@@ -134,9 +139,22 @@ impl Default for RunScope {
 }
 
 impl RunScope {
-    /// A new run with a fresh tag (`<host pid>-<n>`), beginning now.
+    /// A new run with a fresh tag (`<host pid>-<n>`), beginning now. The host's [`guardian`]
+    /// is started first, so that whatever the run starts is ended with the host.
+    ///
+    /// [`guardian`]: crate::guardian
     pub fn begin() -> Self {
-        let tag = next_tag();
+        Self::begin_tagged(next_tag())
+    }
+
+    /// A new run of the group of runs tagged `group` (a Shell's): its tag is `<group>.<n>`, so
+    /// that [`stop_tagged`] with the group's tag reaches what any of them left behind.
+    pub fn begin_within(group: &str) -> Self {
+        Self::begin_tagged(format!("{group}.{}", next_number()))
+    }
+
+    fn begin_tagged(tag: String) -> Self {
+        crate::guardian::ensure();
         live_tags().insert(tag.clone());
         let began = now_as_start_time();
         Self {
@@ -191,10 +209,12 @@ impl RunScope {
                 .or_insert_with(|| probe.environ(pid).and_then(|env| run_tag(&env)))
                 .clone()
         };
-        // Candidates: running, not the host, started since the run began.
+        // Candidates: running, not the host or its guardian, started since the run began.
+        let guardian = crate::guardian::pid();
         let candidates: Vec<&ProcessInfo> = table
             .iter()
-            .filter(|p| !p.zombie && p.pid() != host && !self.existed_before(p))
+            .filter(|p| !p.zombie && p.pid() != host && Some(p.pid()) != guardian)
+            .filter(|p| !self.existed_before(p))
             .collect();
         let mut theirs = HashSet::new();
         let mut found: HashMap<u32, &ProcessInfo> = HashMap::new();
@@ -229,10 +249,10 @@ impl RunScope {
                 RunRoots::Child(child) => p.id == child,
             };
             match tag {
-                Some(tag) if tag == self.tag => {
+                Some(tag) if tag_within(&tag, &self.tag) => {
                     found.insert(p.pid(), p);
                 }
-                Some(tag) if live.contains(&tag) => {
+                Some(tag) if live.iter().any(|live| tag_within(&tag, live)) => {
                     theirs.insert(p.pid());
                 }
                 _ if is_root => {
@@ -241,47 +261,111 @@ impl RunScope {
                 _ => {}
             }
         }
-        // Grow to a fixed point: descendants, and members of sessions and groups found
-        // processes lead.
-        loop {
-            let leads: HashSet<u32> = found
-                .values()
-                .filter(|p| p.pgid == Some(p.pid()) || p.session == Some(p.pid()))
-                .map(|p| p.pid())
-                .filter(|pid| Some(*pid) != host_group && Some(*pid) != host_session)
-                .collect();
-            let before = found.len();
-            for p in &candidates {
-                if found.contains_key(&p.pid()) || theirs.contains(&p.pid()) {
-                    continue;
-                }
-                let in_led = [p.pgid, p.session]
-                    .into_iter()
-                    .flatten()
-                    .any(|id| leads.contains(&id));
-                let child_of_found = p.ppid.is_some_and(|ppid| found.contains_key(&ppid));
-                if in_led || child_of_found {
-                    found.insert(p.pid(), p);
-                }
+        grow(found, &candidates, &theirs, host_group, host_session)
+    }
+}
+
+/// `found`, grown to a fixed point over `candidates` — descendants, and members of sessions and
+/// groups found processes lead (not the host's own, nor `theirs`) — as targets, children before
+/// parents.
+fn grow<'a>(
+    mut found: HashMap<u32, &'a ProcessInfo>,
+    candidates: &[&'a ProcessInfo],
+    theirs: &HashSet<u32>,
+    host_group: Option<u32>,
+    host_session: Option<u32>,
+) -> StopTargets {
+    loop {
+        let leads: HashSet<u32> = found
+            .values()
+            .filter(|p| p.pgid == Some(p.pid()) || p.session == Some(p.pid()))
+            .map(|p| p.pid())
+            .filter(|pid| Some(*pid) != host_group && Some(*pid) != host_session)
+            .collect();
+        let before = found.len();
+        for p in candidates {
+            if found.contains_key(&p.pid()) || theirs.contains(&p.pid()) {
+                continue;
             }
-            if found.len() == before {
-                break;
+            let in_led = [p.pgid, p.session]
+                .into_iter()
+                .flatten()
+                .any(|id| leads.contains(&id));
+            let child_of_found = p.ppid.is_some_and(|ppid| found.contains_key(&ppid));
+            if in_led || child_of_found {
+                found.insert(p.pid(), p);
             }
         }
-        let mut processes: Vec<&ProcessInfo> = found.into_values().collect();
-        // A child starts after its parent: newest first signals children before parents.
-        processes.sort_by_key(|p| std::cmp::Reverse((p.id.start_time, p.pid())));
-        let mut groups: Vec<u32> = processes
-            .iter()
-            .filter(|p| p.pgid == Some(p.pid()) && p.pgid != host_group)
-            .map(|p| p.pid())
-            .collect();
-        groups.sort_unstable();
-        StopTargets {
-            processes: processes.iter().map(|p| p.id).collect(),
-            groups,
+        if found.len() == before {
+            break;
         }
     }
+    let mut processes: Vec<&ProcessInfo> = found.into_values().collect();
+    // A child starts after its parent: newest first signals children before parents.
+    processes.sort_by_key(|p| std::cmp::Reverse((p.id.start_time, p.pid())));
+    let mut groups: Vec<u32> = processes
+        .iter()
+        .filter(|p| p.pgid == Some(p.pid()) && p.pgid != host_group)
+        .map(|p| p.pid())
+        .collect();
+    groups.sort_unstable();
+    StopTargets {
+        processes: processes.iter().map(|p| p.id).collect(),
+        groups,
+    }
+}
+
+/// Whether a process tagged `tag` belongs to the run tagged `run`: it carries the run's tag, or a
+/// tag the run handed one of its parts (a background job: `<run>.<n>`).
+pub fn tag_within(tag: &str, run: &str) -> bool {
+    tag.strip_prefix(run)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+/// Stops every process carrying one of `tags` (or a tag within one, see [`tag_within`]),
+/// whenever it started, with its descendants and the sessions and groups it leads; SIGTERM, then
+/// SIGKILL after `grace`, looking again while new ones appear. For what outlived its run: a
+/// Shell's background jobs when the Shell is closed.
+pub async fn stop_tagged(tags: &[String], grace: Duration) {
+    if tags.is_empty() {
+        return;
+    }
+    let never = CancelToken::new();
+    for _ in 0..STOP_ROUNDS {
+        let targets = tagged(&ProcessTable::snapshot(), tags, &mut PlatformProbe);
+        if targets.is_empty() {
+            return;
+        }
+        let _ = stop(&targets, Some(grace), KILL_WAIT, &never).await;
+    }
+}
+
+fn tagged(table: &ProcessTable, tags: &[String], probe: &mut dyn ProcessProbe) -> StopTargets {
+    let host = std::process::id();
+    let host_group = table.get(host).and_then(|p| p.pgid);
+    let host_session = table.get(host).and_then(|p| p.session);
+    let guardian = crate::guardian::pid();
+    let candidates: Vec<&ProcessInfo> = table
+        .iter()
+        .filter(|p| !p.zombie && p.pid() != host && Some(p.pid()) != guardian)
+        .collect();
+    let found = candidates
+        .iter()
+        .filter(|p| {
+            probe
+                .environ(p.pid())
+                .and_then(|env| run_tag(&env))
+                .is_some_and(|tag| tags.iter().any(|run| tag_within(&tag, run)))
+        })
+        .map(|p| (p.pid(), *p))
+        .collect();
+    grow(
+        found,
+        &candidates,
+        &HashSet::new(),
+        host_group,
+        host_session,
+    )
 }
 
 impl RunScope {
