@@ -141,6 +141,11 @@ export interface KittyKeyEvent {
   eventType?: KeyEventType
 }
 
+/** `await using shell = new Shell()` closes the shell (`close()`) when the scope ends. */
+export interface Shell {
+  [Symbol.asyncDispose](): Promise<void>
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -327,6 +332,13 @@ export declare class Shell {
   run(options: ShellRunOptions, onChunk?: (chunk: string) => void): Promise<ShellResult>
   /** Cancels the running command (resolves once it has ended; at once when idle). */
   abort(): Promise<void>
+  /**
+   * Ends the shell for good (also `await using shell = new Shell()`): stops the running
+   * command, ends the session and its jobs, and terminates every process its runs left
+   * running (`cmd &`, `nohup`, `setsid`). Later runs reject with `ERR_SHELL_CLOSED`; closing
+   * again does nothing.
+   */
+  close(): Promise<void>
 }
 
 /**
@@ -554,7 +566,7 @@ export interface ShellHistoryEntry {
   finishedAt?: number
 }
 
-/** How a run ended. */
+/** How a run ended, and where the session is now. */
 export interface ShellResult {
   /** Absent when cancelled or timed out. */
   exitCode?: number
@@ -562,6 +574,15 @@ export interface ShellResult {
   cancelled: boolean
   /** True after `timeoutMs`; false after an abort. */
   timedOut: boolean
+  /** The session's working directory after the run: where the next run starts. */
+  cwd: string
+  /** How long the run took, from its start to its last output. */
+  durationMs: number
+  /**
+   * Present (true) when the run ended the session (`exit`, `exec cmd`, a fatal error): the next
+   * run starts a fresh one.
+   */
+  sessionReset?: boolean
   /** Present only when the minimizer is enabled and a filter rewrote the output. */
   minimized?: MinimizedOutput
 }

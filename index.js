@@ -11,6 +11,13 @@ try {
   throw addonLoadError(cause)
 }
 
+// `await using shell = new Shell()` closes the shell when the scope ends.
+if (typeof Symbol.asyncDispose === 'symbol') {
+  module.exports.Shell.prototype[Symbol.asyncDispose] = function asyncDispose() {
+    return this.close()
+  }
+}
+
 function addonLoadError(cause) {
   const target = hostTarget()
   const { name, optionalDependencies = {} } = require('./package.json')

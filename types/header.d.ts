@@ -140,3 +140,8 @@ export interface KittyKeyEvent {
   /** Present when the sequence carried an event type. */
   eventType?: KeyEventType
 }
+
+/** `await using shell = new Shell()` closes the shell (`close()`) when the scope ends. */
+export interface Shell {
+  [Symbol.asyncDispose](): Promise<void>
+}

@@ -14,7 +14,7 @@ use napi::bindgen_prelude::{Env, Result};
 use napi::{check_status, sys};
 
 /// The names kept; a [`Name`] is an index into it.
-const NAMES: [&str; 9] = [
+const NAMES: [&str; 11] = [
     "cancelled",
     "timedOut",
     "exitCode",
@@ -24,11 +24,13 @@ const NAMES: [&str; 9] = [
     "env",
     "timeoutMs",
     "signal",
+    "durationMs",
+    "sessionReset",
 ];
 
-/// The source of [`Names::result_of_three`]'s function.
-const RESULT_OF_THREE: &str =
-    "(cancelled, timedOut, exitCode) => ({ cancelled, timedOut, exitCode })";
+/// The source of [`Names::common_result`]'s function.
+const COMMON_RESULT: &str = "(cancelled, timedOut, exitCode, cwd, durationMs) => \
+     ({ cancelled, timedOut, exitCode, cwd, durationMs })";
 
 /// The source of [`Names::run_options`]'s function: `Shell.run`'s fields, read in the order the
 /// readers read them, each once. The common case, a string `command` alone, comes back as that
@@ -39,7 +41,7 @@ const RUN_OPTIONS: &str = "(o) => { const c = o.command; if (typeof c !== 'strin
      return w == null && e == null && t == null && s == null ? c : [c, w, e, t, s] }";
 
 /// The functions kept after the names.
-const FUNCTIONS: [&str; 2] = [RESULT_OF_THREE, RUN_OPTIONS];
+const FUNCTIONS: [&str; 2] = [COMMON_RESULT, RUN_OPTIONS];
 
 /// The fields [`RUN_OPTIONS`] reads, in the order of its array.
 const RUN_OPTION_NAMES: [Name; 5] = [Name(4), Name(5), Name(6), Name(7), Name(8)];
@@ -69,6 +71,9 @@ impl Name {
     pub const TIMED_OUT: Name = Name(1);
     pub const EXIT_CODE: Name = Name(2);
     pub const MINIMIZED: Name = Name(3);
+    pub const CWD: Name = Name(5);
+    pub const DURATION_MS: Name = Name(9);
+    pub const SESSION_RESET: Name = Name(10);
 
     /// The kept name spelled `text`, if it is one (options are read by their field's name).
     pub fn find(text: &str) -> Option<Name> {
@@ -107,11 +112,10 @@ impl Names {
         Ok(Self { env, array })
     }
 
-    /// `(cancelled, timedOut, exitCode) => ({ cancelled, timedOut, exitCode })`, kept after the
-    /// names: an object literal gets its final shape at once, where defining the three
-    /// properties from here walks V8's shape transitions one by one, which cost more than the
-    /// call.
-    pub fn result_of_three(&self) -> Result<sys::napi_value> {
+    /// `(cancelled, timedOut, exitCode, cwd, durationMs) => ({ … })`, kept after the names: an
+    /// object literal gets its final shape at once, where defining the properties from here
+    /// walks V8's shape transitions one by one, which cost more than the call.
+    pub fn common_result(&self) -> Result<sys::napi_value> {
         self.element(NAMES.len())
     }
 

@@ -29,7 +29,7 @@ use crate::names::{Name, Names};
 use crate::options::OptionReader;
 use crate::settle::{CallScope, DonePromises, Unsettled, spawn_settled};
 
-/// How a run ended.
+/// How a run ended, and where the session is now.
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct ShellResult {
     /// Absent when cancelled or timed out.
@@ -38,6 +38,13 @@ pub struct ShellResult {
     pub cancelled: bool,
     /// True after `timeoutMs`; false after an abort.
     pub timed_out: bool,
+    /// The session's working directory after the run: where the next run starts.
+    pub cwd: String,
+    /// How long the run took, from its start to its last output.
+    pub duration_ms: f64,
+    /// Present (true) when the run ended the session (`exit`, `exec cmd`, a fatal error): the next
+    /// run starts a fresh one.
+    pub session_reset: Option<bool>,
     /// Present only when the minimizer is enabled and a filter rewrote the output.
     pub minimized: Option<MinimizedOutput>,
 }
@@ -48,30 +55,36 @@ impl From<RunResult> for ShellResult {
             exit_code: result.exit_code(),
             cancelled: result.cancelled(),
             timed_out: result.timed_out(),
+            cwd: result.cwd.to_string_lossy().into_owned(),
+            duration_ms: result.duration.as_secs_f64() * 1000.0,
+            session_reset: result.session_reset.then_some(true),
             minimized: result.minimized.map(MinimizedOutput::from),
         }
     }
 }
 
-/// A plain object, `{ cancelled, timedOut, exitCode?, minimized? }` in that order (as napi-rs
-/// would lay it out), named with the environment's kept [`Names`]: a builtin's run is over in
-/// microseconds, and naming four properties anew cost a tenth of it. The common shape, the three
-/// first, is made by the kept function [`Names::result_of_three`].
+/// A plain object, `{ cancelled, timedOut, exitCode?, cwd, durationMs, sessionReset?, minimized? }`
+/// in that order (as napi-rs would lay it out), named with the environment's kept [`Names`]: a
+/// builtin's run is over in microseconds, and naming the properties anew cost a tenth of it. The
+/// common shape, the five first, is made by the kept function [`Names::common_result`].
 impl ToNapiValue for ShellResult {
     unsafe fn to_napi_value(raw_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
         let names = Names::of(&Env::from_raw(raw_env))?;
-        if let (Some(code), None) = (value.exit_code, &value.minimized) {
+        if let (Some(code), None, None) = (value.exit_code, &value.session_reset, &value.minimized)
+        {
             // SAFETY: Node-API calls and conversions in the live environment of this call.
             return unsafe {
                 let args = [
                     bool::to_napi_value(raw_env, value.cancelled)?,
                     bool::to_napi_value(raw_env, value.timed_out)?,
                     i32::to_napi_value(raw_env, code)?,
+                    String::to_napi_value(raw_env, value.cwd)?,
+                    f64::to_napi_value(raw_env, value.duration_ms)?,
                 ];
-                call_plain(raw_env, names.result_of_three()?, &args)
+                call_plain(raw_env, names.common_result()?, &args)
             };
         }
-        let mut fields = [field(ptr::null_mut(), ptr::null_mut()); 4];
+        let mut fields = [field(ptr::null_mut(), ptr::null_mut()); 7];
         let mut count = 0;
         let mut add = |name: Name, value: sys::napi_value| -> Result<()> {
             fields[count] = field(names.get(name)?, value);
@@ -90,6 +103,14 @@ impl ToNapiValue for ShellResult {
             )?;
             if let Some(code) = value.exit_code {
                 add(Name::EXIT_CODE, i32::to_napi_value(raw_env, code)?)?;
+            }
+            add(Name::CWD, String::to_napi_value(raw_env, value.cwd)?)?;
+            add(
+                Name::DURATION_MS,
+                f64::to_napi_value(raw_env, value.duration_ms)?,
+            )?;
+            if let Some(reset) = value.session_reset {
+                add(Name::SESSION_RESET, bool::to_napi_value(raw_env, reset)?)?;
             }
             if let Some(minimized) = value.minimized {
                 add(
@@ -361,6 +382,16 @@ impl Shell {
         self.inner.abort().await;
         Ok(())
     }
+
+    /// Ends the shell for good (also `await using shell = new Shell()`): stops the running
+    /// command, ends the session and its jobs, and terminates every process its runs left
+    /// running (`cmd &`, `nohup`, `setsid`). Later runs reject with `ERR_SHELL_CLOSED`; closing
+    /// again does nothing.
+    #[napi(catch_unwind)]
+    pub async fn close(&self) -> Result<()> {
+        self.inner.close().await;
+        Ok(())
+    }
 }
 
 /// Runs one command in a fresh session. A throw from `onChunk` stops the run, and the promise
@@ -534,6 +565,7 @@ fn shell_failure(err: ShellError) -> JsFailure {
         ShellError::Cwd(_) => "ERR_SHELL_CWD",
         ShellError::Snapshot(_) => "ERR_SHELL_SNAPSHOT",
         ShellError::Execution(_) => "ERR_SHELL_EXEC",
+        ShellError::Closed => "ERR_SHELL_CLOSED",
     };
     JsFailure::operation(code, err.to_string())
 }

@@ -12,4 +12,7 @@ pub enum ShellError {
     Snapshot(String),
     #[error("Shell execution failed: {0}")]
     Execution(String),
+    /// The shell was closed: it runs nothing any more.
+    #[error("Shell is closed")]
+    Closed,
 }

@@ -1,23 +1,32 @@
 //! [`PersistentShell`]: one session kept alive between runs, runs serialised in call order, and
 //! [`execute_once`] for a fresh session per call.
 //!
-//! In-process background jobs (`cmd &`, `{ …; } &`) belong to their session: on a
-//! `PersistentShell` they keep running between runs, as an interactive shell's jobs do (a later
-//! run can `wait` for them), and stop when the session ends — `exit`, an error, a cancelled or
-//! timed-out run, or the last handle dropped. `execute_once` ends its session when the command
-//! ends, so the jobs it left behind are stopped before it returns. (`bash -c` would leave them
-//! running as processes; as tasks inside the host they must not outlive their session.) Processes
-//! such jobs started are ordinary processes and are left running, as bash leaves them; those of a
-//! cancelled run are terminated.
+//! A cancelled or timed-out run stops everything it started — its processes, its in-process
+//! background jobs, the functions and loops it was in — and leaves the session as it was at that
+//! moment: cwd, variables and functions set before the stop survive, as they do when you press
+//! Ctrl-C in an interactive shell. Only `exit`, an error, a run that would not stop within a grace
+//! period, or [`PersistentShell::close`] end the session.
+//!
+//! In-process background jobs (`cmd &`, `{ …; } &`) of a run that ended normally keep running
+//! between runs, as an interactive shell's jobs do (a later run can `wait` for them), and stop
+//! when the session ends. `execute_once` ends its session when the command ends, so the jobs it
+//! left behind are stopped before it returns. (`bash -c` would leave them running as processes;
+//! as tasks inside the host they must not outlive their session.) Processes such jobs started are
+//! ordinary processes and are left running, as bash leaves them, until the shell is closed or the
+//! host ends.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use shellwright_io::lock;
-use shellwright_proc::{CancelReason, CancelToken, Outcome};
+use shellwright_proc::{
+    CancelReason, CancelToken, Outcome, RunScope, processless_run_tag, stop_tagged,
+};
 use tokio::sync::{oneshot, watch};
 
 use crate::error::ShellError;
@@ -31,10 +40,14 @@ use crate::worker::{SessionThread, keeps_session};
 /// place: there a timer can stop it, while a run in place is over before any timer could fire.
 pub const INLINE_MIN_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How long what a closed shell left running gets between SIGTERM and SIGKILL.
+const CLOSE_GRACE: Duration = Duration::from_millis(150);
+
 /// A shell whose cwd, variables and functions survive between runs.
 ///
-/// The session is created lazily by the first run, and dropped — so the next run starts fresh —
-/// after `exit`, an error, a cancellation or a timeout. Every run that gets to start is recorded
+/// The session is created lazily by the first run, and dropped — so the next run starts fresh,
+/// and its result says `session_reset` — after `exit`, an error, or a cancelled run that would
+/// not stop; a cancelled or timed-out run that stopped keeps it. Every run that gets to start is recorded
 /// in the shell's [`History`]. Cloning gives another handle to the same shell.
 #[derive(Clone)]
 pub struct PersistentShell {
@@ -50,6 +63,13 @@ struct Inner {
     queue_tail: Mutex<Option<oneshot::Receiver<()>>>,
     active: Mutex<Option<ActiveRun>>,
     history: History,
+    /// The session's working directory as the last result reported it; `None` before any.
+    cwd: Mutex<Option<PathBuf>>,
+    /// The tag every run of this shell's is tagged within ([`RunScope::begin_within`]), so that
+    /// [`close`](PersistentShell::close) reaches whatever any of them left running.
+    tag: String,
+    /// Set by [`close`](PersistentShell::close): later runs fail with [`ShellError::Closed`].
+    closed: AtomicBool,
 }
 
 /// The run currently holding the session, for [`PersistentShell::abort`].
@@ -73,6 +93,9 @@ impl PersistentShell {
             queue_tail: Mutex::new(None),
             active: Mutex::new(None),
             history: History::new(history_limit),
+            cwd: Mutex::new(None),
+            tag: processless_run_tag(),
+            closed: AtomicBool::new(false),
         };
         Self {
             inner: Arc::new(inner),
@@ -97,12 +120,17 @@ impl PersistentShell {
         let previous = lock(&self.inner.queue_tail).replace(next_turn);
         let previous =
             previous.and_then(|mut previous| (!turn_is_over(&mut previous)).then_some(previous));
+        let closed = self.inner.is_closed();
         let started = match previous {
+            _ if closed => Err((request, on_chunk)),
             None if !request.cancel.is_cancelled() => self.start_now(request, on_chunk),
             _ => Err((request, on_chunk)),
         };
         let inner = Arc::clone(&self.inner);
         async move {
+            if closed {
+                return Err(ShellError::Closed);
+            }
             let outcome = match started {
                 Ok(started) => started.finish(&inner).await,
                 Err((request, on_chunk)) => {
@@ -114,12 +142,17 @@ impl PersistentShell {
                         let _ = previous.await;
                     }
                     let mut slot = inner.session.lock().await;
+                    if inner.is_closed() {
+                        return Err(ShellError::Closed);
+                    }
                     let finished = inner.enter_active(&request.cancel);
                     let (on_start, on_chunk) = recorded(&inner.history, &request.command, on_chunk);
+                    let scope = RunScope::begin_within(&inner.tag);
                     let outcome = run_in(
                         &mut slot,
                         &inner.options,
                         request,
+                        scope,
                         Some(on_start),
                         on_chunk,
                         false,
@@ -130,6 +163,7 @@ impl PersistentShell {
                 }
             };
             drop(my_turn_done);
+            let outcome = outcome.map(|result| inner.note_cwd(result));
             minimizing::finished(minimizing.as_ref(), outcome)
         }
     }
@@ -154,7 +188,8 @@ impl PersistentShell {
         };
         let finished = self.inner.enter_active(&request.cancel);
         let (on_start, on_chunk) = recorded(&self.inner.history, &request.command, on_chunk);
-        let answer = session.send(request, Some(on_start), on_chunk);
+        let scope = RunScope::begin_within(&self.inner.tag);
+        let answer = session.send(request, scope, Some(on_start), on_chunk);
         Ok(Started {
             slot,
             answer: Box::pin(async move {
@@ -185,7 +220,12 @@ impl PersistentShell {
     ) -> Result<Result<RunResult, ShellError>, RunRequest> {
         let in_a_runtime = tokio::runtime::Handle::try_current().is_ok();
         let short_timeout = request.timeout.is_some_and(|t| t < INLINE_MIN_TIMEOUT);
-        if in_a_runtime || short_timeout || request.cancel.is_cancelled() || !self.is_idle() {
+        if in_a_runtime
+            || short_timeout
+            || request.cancel.is_cancelled()
+            || self.inner.is_closed()
+            || !self.is_idle()
+        {
             return Err(request);
         }
         let Ok(mut slot) = self.inner.session.try_lock() else {
@@ -241,6 +281,22 @@ impl PersistentShell {
         Some(active.finished)
     }
 
+    /// Ends the shell for good: later runs fail with [`ShellError::Closed`] (so do runs queued
+    /// behind the running one), the running command is stopped, the session ends with its
+    /// in-process jobs, and every process a run of this shell left running — background jobs,
+    /// `nohup`, `setsid` — is terminated. Closing again does nothing more.
+    pub async fn close(&self) {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.abort().await;
+        let session = self.inner.session.lock().await.take();
+        if let Some(session) = session {
+            session.close().await;
+        }
+        stop_tagged(std::slice::from_ref(&self.inner.tag), CLOSE_GRACE).await;
+    }
+
     /// The shell's runs, oldest first, the running one last.
     pub fn history(&self) -> &History {
         &self.inner.history
@@ -272,6 +328,10 @@ impl Started {
 }
 
 impl Inner {
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     /// Makes the run with `cancel` the one [`PersistentShell::abort`] stops; the returned sender
     /// tells when it ended ([`leave_active`](Self::leave_active)).
     fn enter_active(&self, cancel: &CancelToken) -> watch::Sender<bool> {
@@ -284,6 +344,18 @@ impl Inner {
     }
 
     /// Records how the active run ended and says it has.
+    /// `result` with the session's directory: a run stopped before it reached the session did
+    /// not move it, so it is where the last run left it (or where a fresh session starts).
+    fn note_cwd(&self, mut result: RunResult) -> RunResult {
+        let mut cwd = lock(&self.cwd);
+        if result.cwd.as_os_str().is_empty() {
+            result.cwd = cwd.clone().unwrap_or_else(fresh_session_cwd);
+        } else {
+            *cwd = Some(result.cwd.clone());
+        }
+        result
+    }
+
     fn leave_active(&self, outcome: Option<Outcome>, finished: watch::Sender<bool>) {
         self.history.finish(outcome);
         *lock(&self.active) = None;
@@ -325,6 +397,7 @@ async fn run_in(
     slot: &mut Option<SessionThread>,
     options: &SessionOptions,
     request: RunRequest,
+    scope: RunScope,
     on_start: Option<StartHandler>,
     on_chunk: ChunkHandler,
     one_shot: bool,
@@ -340,7 +413,7 @@ async fn run_in(
             Err(reason) => return Ok(RunResult::stopped(reason)),
         },
     };
-    let outcome = session.run(request, on_start, on_chunk).await;
+    let outcome = session.run(request, scope, on_start, on_chunk).await;
     conclude(slot, outcome)
 }
 
@@ -350,10 +423,26 @@ fn conclude(
     slot: &mut Option<SessionThread>,
     outcome: Result<RunOutcome, ShellError>,
 ) -> Result<RunResult, ShellError> {
-    if !keeps_session(&outcome) {
+    let reset = !keeps_session(&outcome);
+    if reset {
         *slot = None;
     }
-    outcome.map(|o| o.result)
+    outcome.map(|outcome| reset_if(reset, outcome.result))
+}
+
+/// `result` of a run that ended its session when `reset`: the next run starts a fresh session, in
+/// the host's directory.
+fn reset_if(reset: bool, mut result: RunResult) -> RunResult {
+    if reset {
+        result.session_reset = true;
+        result.cwd = fresh_session_cwd();
+    }
+    result
+}
+
+/// Where a fresh session starts: the host's working directory.
+fn fresh_session_cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_default()
 }
 
 /// Runs `request` in a fresh session, which is ended — with every job it left running in-process
@@ -365,9 +454,24 @@ pub async fn execute_once(
 ) -> Result<RunResult, ShellError> {
     let (on_chunk, minimizing) = minimizing::capture(&request, on_chunk);
     let mut slot = None;
-    let result = run_in(&mut slot, &options, request, None, on_chunk, true).await;
+    let result = run_in(
+        &mut slot,
+        &options,
+        request,
+        RunScope::begin(),
+        None,
+        on_chunk,
+        true,
+    )
+    .await;
     if let Some(session) = slot {
         session.close().await;
     }
+    let result = result.map(|mut result| {
+        if result.cwd.as_os_str().is_empty() {
+            result.cwd = fresh_session_cwd();
+        }
+        result
+    });
     minimizing::finished(minimizing.as_ref(), result)
 }

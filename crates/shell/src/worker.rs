@@ -31,7 +31,7 @@ use shellwright_proc::{CancelReason, CancelToken, RunScope};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::brush;
+use crate::brush::{self, KILL_GRACE};
 use crate::error::ShellError;
 use crate::limits::STACK_SIZE;
 use crate::output::{ChunkHandler, StartHandler};
@@ -44,13 +44,12 @@ const WORKERS: usize = 2;
 /// How long shutting the runtime down may wait for blocking work (a pipeline builtin).
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(250);
 
-/// SIGKILL follows SIGTERM this long after a cancellation (within 200 ms, as promised).
-const KILL_GRACE: Duration = Duration::from_millis(150);
-
 type Reply = oneshot::Sender<Result<RunOutcome, ShellError>>;
 
 struct Job {
     request: RunRequest,
+    /// Finds what the run starts (its tag is handed to every process of it).
+    scope: RunScope,
     on_start: Option<StartHandler>,
     on_chunk: ChunkHandler,
     reply: Reply,
@@ -120,10 +119,11 @@ impl SessionThread {
     pub async fn run(
         &self,
         request: RunRequest,
+        scope: RunScope,
         on_start: Option<StartHandler>,
         on_chunk: ChunkHandler,
     ) -> Result<RunOutcome, ShellError> {
-        self.send(request, on_start, on_chunk)?.await
+        self.send(request, scope, on_start, on_chunk)?.await
     }
 
     /// Queues one command for the session's thread at once, from any thread (no runtime needed);
@@ -131,6 +131,7 @@ impl SessionThread {
     pub fn send(
         &self,
         request: RunRequest,
+        scope: RunScope,
         on_start: Option<StartHandler>,
         on_chunk: ChunkHandler,
     ) -> Result<impl Future<Output = Result<RunOutcome, ShellError>> + Send + use<>, ShellError>
@@ -139,6 +140,7 @@ impl SessionThread {
         self.jobs
             .send(Job {
                 request,
+                scope,
                 on_start,
                 on_chunk,
                 reply,
@@ -291,7 +293,11 @@ async fn serve_runs(
         // Released before the answer is sent: once the caller hears of the end, the session is
         // idle for a run in place.
         let outcome = match session.lock().await.as_mut() {
-            Some(session) => session.run(&job.request, job.on_start, job.on_chunk).await,
+            Some(session) => {
+                session
+                    .run(&job.request, job.scope, job.on_start, job.on_chunk)
+                    .await
+            }
             // Not reached while runs are served (the slot is emptied after this loop), but an
             // error is a safer answer than a panic on the session's thread.
             None => Err(ShellError::Execution("the session has ended".into())),

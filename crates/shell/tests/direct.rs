@@ -5,9 +5,9 @@
 use std::sync::{Arc, Mutex};
 
 use shellwright_proc::Outcome;
-use shellwright_shell::{PersistentShell, RunRequest, RunResult, SessionOptions, direct_spawns};
+use shellwright_shell::{PersistentShell, RunRequest, SessionOptions, direct_spawns};
 
-async fn run(shell: &PersistentShell, command: &str) -> (RunResult, String) {
+async fn run(shell: &PersistentShell, command: &str) -> (Outcome, String) {
     let out = Arc::new(Mutex::new(String::new()));
     let sink = Arc::clone(&out);
     let request = RunRequest {
@@ -20,7 +20,8 @@ async fn run(shell: &PersistentShell, command: &str) -> (RunResult, String) {
             Box::new(move |c| sink.lock().expect("lock").push_str(&c)),
         )
         .await
-        .expect("run");
+        .expect("run")
+        .outcome;
     let text = out.lock().expect("lock").clone();
     (result, text)
 }
@@ -30,14 +31,14 @@ async fn same_on_both(
     direct: &PersistentShell,
     brush: &PersistentShell,
     command: &str,
-) -> (RunResult, String) {
+) -> (Outcome, String) {
     let got = run(direct, command).await;
     assert_eq!(got, run(brush, command).await, "{command}");
     got
 }
 
-fn finished(code: i32) -> RunResult {
-    RunResult::from(Outcome::Exited(code))
+fn finished(code: i32) -> Outcome {
+    Outcome::Exited(code)
 }
 
 /// The environment a program printed, without the run tag (unique to each run).

@@ -120,6 +120,60 @@ async fn background_jobs_outlive_a_normal_run_but_not_their_session() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_a_shell_ends_what_its_runs_left_running_and_refuses_later_runs() {
+    let dir = scratch_dir("close");
+    let pids = dir.join("pids");
+    let shell = PersistentShell::new(SessionOptions::default());
+    // Each job writes its own pid, then becomes the sleep (`$!` is empty for brush's jobs).
+    let (result, _) = run_with(
+        &shell,
+        RunRequest {
+            cwd: Some(dir.clone()),
+            ..request(
+                "sh -c 'echo $$ >> pids; exec sleep 301' & \
+                 nohup setsid sh -c 'echo $$ >> pids; exec sleep 302' >/dev/null 2>&1 &",
+            )
+        },
+    )
+    .await;
+    assert_eq!(result, exited(0));
+    let pids = wait_for_lines(&pids, 2).await;
+    assert!(
+        pids.iter().all(|&pid| alive(pid)),
+        "the jobs run on after their run"
+    );
+    shell.close().await;
+    assert!(
+        pids.iter().all(|&pid| !alive(pid)),
+        "close() left {pids:?} running"
+    );
+    assert_eq!(run(&shell, "echo again").await.0, Err(ShellError::Closed));
+    shell.close().await;
+}
+
+/// The pids in `file` once it has `count` lines (bounded wait).
+async fn wait_for_lines(file: &Path, count: usize) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let pids: Vec<u32> = text.lines().filter_map(|line| line.parse().ok()).collect();
+        if pids.len() >= count || Instant::now() > deadline {
+            return pids;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Whether `pid` is a live process (not a zombie waiting to be reaped).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_one_shot_run_stops_its_jobs_when_it_returns() {
     let dir = scratch_dir("bg-once");
     let log = dir.join("log");

@@ -4,9 +4,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use shellwright_proc::{CancelToken, Outcome};
-use shellwright_shell::{PersistentShell, RunRequest, RunResult, SessionOptions, ShellError};
+use shellwright_shell::{PersistentShell, RunRequest, SessionOptions, ShellError};
 
-async fn run(shell: &PersistentShell, command: &str) -> (Result<RunResult, ShellError>, String) {
+async fn run(shell: &PersistentShell, command: &str) -> (Result<Outcome, ShellError>, String) {
     run_with(
         shell,
         RunRequest {
@@ -20,7 +20,7 @@ async fn run(shell: &PersistentShell, command: &str) -> (Result<RunResult, Shell
 async fn run_with(
     shell: &PersistentShell,
     request: RunRequest,
-) -> (Result<RunResult, ShellError>, String) {
+) -> (Result<Outcome, ShellError>, String) {
     let out = Arc::new(Mutex::new(String::new()));
     let sink = Arc::clone(&out);
     let result = shell
@@ -28,7 +28,8 @@ async fn run_with(
             request,
             Box::new(move |c| sink.lock().expect("lock").push_str(&c)),
         )
-        .await;
+        .await
+        .map(|r| r.outcome);
     let text = out.lock().expect("lock").clone();
     (result, text)
 }
@@ -45,7 +46,7 @@ async fn state_persists_and_env_is_scoped_to_one_run() {
         ..Default::default()
     };
     let (result, out) = run_with(&shell, request).await;
-    assert_eq!(result, Ok(RunResult::from(Outcome::Exited(0))));
+    assert_eq!(result, Ok(Outcome::Exited(0)));
     assert_eq!(out, "o s\n");
     let (_, out) = run(&shell, "f $v; echo \"[$ONCE]\"").await;
     assert_eq!(out, "f 1\n[]\n");
@@ -62,19 +63,50 @@ async fn shopt_shows_the_users_functrace_with_bash_padding() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_timeout_stops_a_builtin_loop_and_resets_the_session() {
+async fn a_timeout_stops_a_builtin_loop_and_keeps_the_session_without_its_frames() {
     let shell = PersistentShell::new(SessionOptions::default());
-    run(&shell, "kept=1").await.0.expect("runs");
+    run(&shell, "kept=1; cd /tmp").await.0.expect("runs");
     let started = Instant::now();
     let request = RunRequest {
-        command: "while :; do :; done".into(),
+        command: "spin() { local inside=1; while :; do :; done; }; changed=2; spin".into(),
         timeout: Some(Duration::from_millis(100)),
         ..Default::default()
     };
     let (result, _) = run_with(&shell, request).await;
-    assert_eq!(result, Ok(RunResult::from(Outcome::TimedOut)));
+    assert_eq!(result, Ok(Outcome::TimedOut));
     assert!(started.elapsed() < Duration::from_secs(2));
-    assert_eq!(run(&shell, "echo \"[$kept]\"").await.1, "[]\n");
+    // What the stopped run changed stays; its function frame and local scope are gone.
+    let (result, out) = run(
+        &shell,
+        "echo \"[$kept $changed ${inside-unset} ${#FUNCNAME[@]}]\"; pwd; local x 2>/dev/null || echo not-in-a-function",
+    )
+    .await;
+    assert_eq!(result, Ok(Outcome::Exited(0)));
+    assert_eq!(out, "[1 2 unset 0]\n/tmp\nnot-in-a-function\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_are_listed_as_written_and_a_stopped_runs_jobs_are_forgotten() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    let (result, out) = run(&shell, "sleep 30 & sleep 31 && true & jobs").await;
+    assert_eq!(result, Ok(Outcome::Exited(0)));
+    assert_eq!(
+        out,
+        "[1]-  Running\tsleep 30 &\n[2]+  Running\tsleep 31 && true &\n"
+    );
+    let request = RunRequest {
+        command: "sleep 30 & sleep 32 & sleep 5".into(),
+        timeout: Some(Duration::from_millis(200)),
+        ..Default::default()
+    };
+    assert_eq!(run_with(&shell, request).await.0, Ok(Outcome::TimedOut));
+    let (result, out) = run(&shell, "jobs").await;
+    assert_eq!(result, Ok(Outcome::Exited(0)));
+    assert_eq!(
+        out,
+        "[1]-  Running\tsleep 30 &\n[2]+  Running\tsleep 31 && true &\n"
+    );
+    shell.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -91,7 +123,7 @@ async fn an_already_cancelled_token_runs_nothing() {
         },
     )
     .await;
-    assert_eq!(result, Ok(RunResult::from(Outcome::Cancelled)));
+    assert_eq!(result, Ok(Outcome::Cancelled));
     assert_eq!(out, "");
 }
 
@@ -184,7 +216,7 @@ async fn runs_are_recorded_where_they_ran_and_mirrored_live() {
 }
 
 /// `try_run_inline` from a thread with the stack a run in place needs (a test thread has 2 MiB).
-fn run_inline(shell: &PersistentShell, command: &str) -> Option<(RunResult, String)> {
+fn run_inline(shell: &PersistentShell, command: &str) -> Option<(Outcome, String)> {
     let request = RunRequest {
         command: command.to_string(),
         ..Default::default()
@@ -192,7 +224,7 @@ fn run_inline(shell: &PersistentShell, command: &str) -> Option<(RunResult, Stri
     run_inline_with(shell, request)
 }
 
-fn run_inline_with(shell: &PersistentShell, request: RunRequest) -> Option<(RunResult, String)> {
+fn run_inline_with(shell: &PersistentShell, request: RunRequest) -> Option<(Outcome, String)> {
     let shell = shell.clone();
     std::thread::Builder::new()
         .stack_size(8 << 20)
@@ -204,7 +236,7 @@ fn run_inline_with(shell: &PersistentShell, request: RunRequest) -> Option<(RunR
             });
             let result = shell.try_run_inline(request, on_chunk).ok()?;
             let text = out.lock().expect("lock").clone();
-            Some((result.expect("run in place"), text))
+            Some((result.expect("run in place").outcome, text))
         })
         .expect("thread")
         .join()

@@ -22,10 +22,21 @@ pub(crate) const DEBUG_TRAP_BUILTIN: &str = "__shellwright_debug_trap";
 pub(crate) const STAGE_BUILTIN: &str = "__shellwright_stage";
 /// The builtin that prints `T` when the user turned functrace on (see `flags`).
 pub(crate) const FLAGS_BUILTIN: &str = "__shellwright_flags";
+/// The builtin a background job (`cmd &`) is replaced by (see `jobs`).
+pub(crate) const JOB_BUILTIN: &str = "__shellwright_job";
+/// The builtin a stopped run's diverted command runs (see `unwind`).
+pub(crate) const UNWIND_BUILTIN: &str = "__shellwright_unwind";
 
 /// Whether `name` is one of the builtins only our hooks call, which bash does not have.
 pub(crate) fn is_internal(name: &str) -> bool {
-    [DEBUG_TRAP_BUILTIN, STAGE_BUILTIN, FLAGS_BUILTIN].contains(&name)
+    [
+        DEBUG_TRAP_BUILTIN,
+        STAGE_BUILTIN,
+        JOB_BUILTIN,
+        FLAGS_BUILTIN,
+        UNWIND_BUILTIN,
+    ]
+    .contains(&name)
 }
 
 /// The id of the session `shell` belongs to: it is written in our DEBUG trap's command text,

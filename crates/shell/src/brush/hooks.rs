@@ -3,11 +3,13 @@
 //! brush-core 0.5 never yields inside a loop of builtins, so dropping its future cannot stop
 //! `while :; do :; done`. It does run the DEBUG trap before every simple command, loops included,
 //! and it accepts custom builtins. So every session's DEBUG trap is our builtin
-//! `__shellwright_debug_trap <session>`: it parks forever once the run is cancelled (the run's
-//! `select!` then drops the future) and yields to the runtime now and then so timers keep firing.
-//! Background jobs, substitutions and pipeline stages run clones of the session's shell that carry
-//! the same trap, so they park too — as soon as the run is cancelled or the session is stopping —
-//! and the session's runtime then drops them (see [`worker`](crate::worker)). The same hook
+//! `__shellwright_debug_trap <session>`, which yields to the runtime now and then so timers keep
+//! firing, and stops what must stop: once a run is stopped (its token fired, or it was stopped
+//! before and a job of it still runs), every shell carrying that run's tag — its foreground, its
+//! background jobs, substitutions and subshells — diverts its next command so that it unwinds
+//! through brush's own frames (see [`unwind`]) and the session lives on; a pipeline stage's thread
+//! unwinds up to its stage. Once the session is ending, every command of it, in any task, parks
+//! for good, and the session's runtime then drops them (see [`worker`](crate::worker)). The same hook
 //! checks the nesting [`limits`] and parks the run that passed one.
 //!
 //! The user's own DEBUG trap keeps working: the `trap` builtin is wrapped so that it reads and
@@ -26,14 +28,14 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::{TrapHandler, TrapSignal};
 use brush_core::{ExecutionContext, ExecutionResult, Shell, ShellState, ShellValue, ShellVariable};
 use futures_util::future::BoxFuture;
-use shellwright_proc::{CancelReason, CancelToken, RunRoots, RunScope};
+use shellwright_proc::{CancelReason, CancelToken, RUN_TAG_VARIABLE, RunRoots, RunScope};
 
 use super::common::{
-    BuiltinFn, DEBUG_TRAP_BUILTIN, FLAGS_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd,
-    session_of, session_of_traps, set_bash_command,
+    BuiltinFn, DEBUG_TRAP_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd, session_of, session_of_traps,
+    set_bash_command,
 };
-use super::state::with_session;
-use super::{builtins, stages};
+use super::state::{SessionRecord, with_session};
+use super::{builtins, stages, unwind};
 use crate::limits;
 
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
@@ -123,12 +125,11 @@ fn debug_trap(
         if traced && let Some(aside) = args.get(4..args.len().saturating_sub(1)) {
             restore_xtracefd(ctx.shell, aside);
         }
-        let Some((stop, user_trap, functrace, seen)) = id.and_then(|id| {
+        let Some((halt, user_trap, functrace, seen)) = id.and_then(|id| {
             with_session(id, |s| {
                 s.commands_seen += 1;
-                let cancelled = s.run_token.as_ref().is_some_and(CancelToken::is_cancelled);
                 (
-                    s.stopping || cancelled,
+                    Halt::of(s),
                     s.user_debug_trap.clone(),
                     s.user_functrace,
                     s.commands_seen,
@@ -138,10 +139,26 @@ fn debug_trap(
             // The session is gone; this is one of its tasks that has not been dropped yet.
             return park().await;
         };
-        if stop {
-            return park().await;
-        }
         let user_command = args.get(3).map(ToString::to_string).unwrap_or_default();
+        match halt {
+            Halt::Park => return park().await,
+            Halt::IfRunStopped => {
+                let tag = ctx.shell.env_str(RUN_TAG_VARIABLE);
+                let stopped = id
+                    .and_then(|id| with_session(id, |s| s.run_stopped(tag.as_deref())))
+                    .unwrap_or(false);
+                if stopped {
+                    if stages::in_stage() {
+                        stages::stop();
+                    }
+                    if let Some(id) = id {
+                        unwind::divert(ctx.shell, id, &user_command);
+                    }
+                    return Ok(ExecutionResult::success());
+                }
+            }
+            Halt::No => {}
+        }
         set_bash_command(ctx.shell, user_command.clone());
         if let Some(exceeded) = limits::check(ctx.shell) {
             let stderr = if traced {
@@ -169,8 +186,10 @@ fn debug_trap(
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
         if let Some(handler) = user_trap
             && (functrace || !nested)
-            && !user_command.starts_with(STAGE_BUILTIN)
-            && !user_command.starts_with(FLAGS_BUILTIN)
+            && !user_command
+                .split(' ')
+                .next()
+                .is_some_and(super::common::is_internal)
         {
             let command = if traced {
                 format!(
@@ -187,6 +206,32 @@ fn debug_trap(
         }
         Ok(ExecutionResult::success())
     })
+}
+
+/// What the DEBUG hook does with the command about to run, before anything else.
+enum Halt {
+    /// Nothing: run it.
+    No,
+    /// Park it for good: the session is ending, or its EXIT trap ran out of time.
+    Park,
+    /// Divert it if it belongs to a stopped run (see [`unwind`]).
+    IfRunStopped,
+}
+
+impl Halt {
+    fn of(session: &SessionRecord) -> Self {
+        let fired = session
+            .run_token
+            .as_ref()
+            .is_some_and(CancelToken::is_cancelled);
+        if session.stopping || (session.exiting && fired) {
+            Self::Park
+        } else if !session.exiting && session.any_run_stopped() {
+            Self::IfRunStopped
+        } else {
+            Self::No
+        }
+    }
 }
 
 /// Never returns. A pipeline stage's thread is unwound up to its stage (nothing else would ever

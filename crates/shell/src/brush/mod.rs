@@ -24,8 +24,11 @@ mod common;
 mod flags;
 mod hooks;
 mod isolation;
+mod job_table;
+mod jobs;
 mod stages;
 mod state;
+mod unwind;
 
 use std::collections::HashMap;
 
@@ -36,9 +39,13 @@ use shellwright_proc::CancelToken;
 
 use crate::limits::LimitExceeded;
 
+/// SIGKILL follows SIGTERM this long after a run is stopped (within 200 ms, as promised).
+pub(crate) const KILL_GRACE: std::time::Duration = std::time::Duration::from_millis(150);
+
 pub(crate) use common::set_bash_command;
 pub(crate) use hooks::terminate_run;
 pub(crate) use isolation::{adopt_session_thread, host_umask, keep_host_sigtstp, run_isolated};
+pub(crate) use job_table::{forget_jobs_since, job_marks};
 pub(crate) use stages::run_concurrently;
 pub(crate) use state::Ending;
 
@@ -50,7 +57,9 @@ pub(crate) fn builtins() -> HashMap<String, Registration<DefaultShellExtensions>
     builtins::install(&mut table);
     hooks::install_builtins(&mut table);
     stages::install_builtin(&mut table);
+    jobs::install_builtin(&mut table);
     flags::install_builtin(&mut table);
+    builtins::add_internal(&mut table, common::UNWIND_BUILTIN, unwind::run_unwind);
     table
 }
 
@@ -74,13 +83,42 @@ impl Integration {
         self.id
     }
 
-    /// Makes `token` the one the DEBUG trap obeys until [`end_run`](Self::end_run).
-    pub fn begin_run(&self, token: CancelToken) {
-        state::with_session(self.id, |s| s.run_token = Some(token));
+    /// Makes `token` the one the DEBUG trap obeys until [`end_run`](Self::end_run), for the
+    /// run whose shells and jobs carry `tag`.
+    pub fn begin_run(&self, token: CancelToken, tag: &str) {
+        state::with_session(self.id, |s| {
+            s.run_token = Some(token);
+            s.run_tag = Some(tag.to_string());
+        });
     }
 
+    /// Makes `token` the one the DEBUG trap obeys while the EXIT trap of a session being torn down
+    /// after a stop runs (nothing is diverted then: a fired token parks it), until
+    /// [`end_run`](Self::end_run).
+    pub fn begin_exit_trap(&self, token: CancelToken) {
+        state::with_session(self.id, |s| {
+            s.run_token = Some(token);
+            s.exiting = true;
+        });
+    }
+
+    /// Ends the run begun last; when its token fired, whatever of it still runs (a job) is
+    /// stopped at its next command from now on.
     pub fn end_run(&self) {
-        state::with_session(self.id, |s| s.run_token = None);
+        state::with_session(self.id, |s| {
+            s.exiting = false;
+            let stopped = s.run_token.take().is_some_and(|t| t.is_cancelled());
+            if let Some(tag) = s.run_tag.take()
+                && stopped
+            {
+                s.stopped_tags.insert(tag);
+            }
+        });
+    }
+
+    /// Puts back every command name diverted to unwind a stopped run in `shell` (see `unwind`).
+    pub fn restore_diversions(&self, shell: &mut Shell) {
+        unwind::restore_all(shell, self.id);
     }
 
     /// Whether the user has set a DEBUG trap of their own (our hook runs it before each command).

@@ -45,14 +45,14 @@ use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::openfiles::OpenFile;
 use brush_core::parser::ast;
-use brush_core::{ExecutionContext, ExecutionResult, Shell};
+use brush_core::{ExecutionContext, ExecutionParameters, ExecutionResult, Shell};
 use brush_parser::{Parser, ParserOptions};
 use futures_util::future::BoxFuture;
 use shellwright_io::lock;
 use shellwright_io::poll::{PollFd, poll};
 
-use super::common::{STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd};
-use super::{builtins, flags, isolation, state};
+use super::common::{JOB_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd};
+use super::{builtins, flags, isolation, job_table, state};
 
 /// The file descriptor that carries the stage's stderr past its own call's trace line.
 const SAVED_STDERR_FD: &str = "255";
@@ -83,27 +83,32 @@ fn stages() -> std::sync::MutexGuard<'static, HashMap<u64, SessionStages>> {
 /// Forgets a session's stages (when the session ends).
 pub(crate) fn forget(session: u64) {
     stages().remove(&session);
+    job_table::forget_written(session);
 }
 
-/// The call a stage is replaced by, and the brace group the stage runs in: parsed once from
-/// text, so they are exactly what the parser would build.
+/// The calls a stage and a background job are replaced by, and the brace group either runs in:
+/// parsed once from text, so they are exactly what the parser would build.
 struct Templates {
     call: ast::SimpleCommand,
+    job_call: ast::SimpleCommand,
     inner: ast::Command,
 }
 
 static TEMPLATES: LazyLock<Option<Templates>> = LazyLock::new(|| {
-    let call = first_command(&format!(
-        "{STAGE_BUILTIN} 0 0 {} {SAVED_STDERR_FD}>&2 2>/dev/null",
-        XTRACEFD_ASIDE
-    ))?;
+    let call = |builtin: &str| match first_command(&format!(
+        "{builtin} 0 0 {XTRACEFD_ASIDE} {SAVED_STDERR_FD}>&2 2>/dev/null"
+    ))? {
+        ast::Command::Simple(call) => Some(call),
+        _ => None,
+    };
     let inner = first_command(&format!(
         "{{ :; }} 2>&{SAVED_STDERR_FD} {SAVED_STDERR_FD}>&-"
     ))?;
-    match call {
-        ast::Command::Simple(call) => Some(Templates { call, inner }),
-        _ => None,
-    }
+    Some(Templates {
+        call: call(STAGE_BUILTIN)?,
+        job_call: call(JOB_BUILTIN)?,
+        inner,
+    })
 });
 
 fn first_command(text: &str) -> Option<ast::Command> {
@@ -140,12 +145,25 @@ struct Rewriter<'a> {
 
 impl Rewriter<'_> {
     fn list(&mut self, list: &mut ast::CompoundList) {
-        for ast::CompoundListItem(and_or, _) in &mut list.0 {
+        for ast::CompoundListItem(and_or, separator) in &mut list.0 {
+            let is_job = matches!(separator, ast::SeparatorOperator::Async);
+            let written = is_job.then(|| and_or.to_string());
             self.pipeline(&mut and_or.first);
             for next in &mut and_or.additional {
                 match next {
                     ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
                 }
+            }
+            if let Some(written) = written {
+                let call = self.job_call_for(and_or.clone(), written);
+                *and_or = ast::AndOrList {
+                    first: ast::Pipeline {
+                        timed: None,
+                        bang: false,
+                        seq: vec![ast::Command::Simple(call)],
+                    },
+                    additional: Vec::new(),
+                };
             }
         }
     }
@@ -162,27 +180,50 @@ impl Rewriter<'_> {
     }
 
     /// Registers `original` (its nested pipelines already rewritten) and returns the call that
-    /// runs it.
+    /// runs it as a stage.
     fn call_for(&mut self, original: ast::Command) -> ast::SimpleCommand {
+        let index = self.register(ast::AndOrList {
+            first: ast::Pipeline {
+                timed: None,
+                bang: false,
+                seq: vec![original],
+            },
+            additional: Vec::new(),
+        });
+        self.call(&self.templates.call, index)
+    }
+
+    /// Registers `original`, a list run with `&` (its pipelines already rewritten; `written`
+    /// before that), and returns the call that runs it as a background job (see `jobs`).
+    fn job_call_for(&mut self, original: ast::AndOrList, written: String) -> ast::SimpleCommand {
+        let index = self.register(original);
+        job_table::remember_written(self.session, index, written);
+        self.call(&self.templates.job_call, index)
+    }
+
+    /// Registers `original` in the brace group a stage or a job runs in, once per text.
+    fn register(&mut self, original: ast::AndOrList) -> usize {
         let text = original.to_string();
-        let index = match self.stages.by_text.get(&text) {
-            Some(&index) => index,
-            None => {
-                let mut inner = self.templates.inner.clone();
-                if let ast::Command::Compound(ast::CompoundCommand::BraceGroup(group), _) =
-                    &mut inner
-                    && let Some(item) = group.list.0.first_mut()
-                {
-                    item.0.first.seq = vec![original];
-                }
-                self.stages.commands.push(Arc::new(inner));
-                self.stages
-                    .by_text
-                    .insert(text, self.stages.commands.len() - 1);
-                self.stages.commands.len() - 1
-            }
-        };
-        let mut call = self.templates.call.clone();
+        if let Some(&index) = self.stages.by_text.get(&text) {
+            return index;
+        }
+        let mut inner = self.templates.inner.clone();
+        if let ast::Command::Compound(ast::CompoundCommand::BraceGroup(group), _) = &mut inner
+            && let Some(item) = group.list.0.first_mut()
+        {
+            item.0 = original;
+        }
+        self.stages.commands.push(Arc::new(inner));
+        self.stages
+            .by_text
+            .insert(text, self.stages.commands.len() - 1);
+        self.stages.commands.len() - 1
+    }
+
+    /// `template` (a stage's or a job's call) naming this session and the registered command
+    /// `index`.
+    fn call(&self, template: &ast::SimpleCommand, index: usize) -> ast::SimpleCommand {
+        let mut call = template.clone();
         let mut words = call
             .suffix
             .iter_mut()
@@ -358,60 +399,84 @@ fn run_stage(
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
-        let number = |i: usize| args.get(i).and_then(|a| a.to_string().parse::<u64>().ok());
-        let command = match (number(1), number(2)) {
-            (Some(session), Some(index)) => stages()
-                .get(&session)
-                .and_then(|s| s.commands.get(usize::try_from(index).ok()?).cloned()),
-            _ => None,
-        };
-        let Some(command) = command else {
+        let Some(command) = registered(&args) else {
             return Ok(ExecutionResult::new(2));
         };
         let ExecutionContext {
             shell, mut params, ..
         } = ctx;
-        if let Some(aside) = args.get(3..) {
-            restore_xtracefd(shell, aside);
-        }
+        enter_call(shell, &mut params, &args);
         // A simple command is a pipeline component, not a pipeline of its own: its failure fires
         // no ERR trap and no errexit inside the stage (the pipeline's status does, outside).
         params.suppress_errexit |= wraps_simple_command(&command);
-        // Errors the program reports at its own level go to the stage's stderr, not the call's.
-        if let Some(stderr) = params.try_fd(shell, SAVED_STDERR_FD_NUMBER) {
-            params.set_fd(brush_core::openfiles::OpenFiles::STDERR_FD, stderr);
-        }
         if let Some(umask) = state::session_umask(shell) {
             isolation::enter_stage_fs(umask);
         }
         let stdout = params.try_stdout(shell).and_then(|file| duplicate(&file));
         CURRENT.with(|c| c.borrow_mut().push(CurrentStage { stdout }));
-        let program = ast::Program {
-            complete_commands: vec![ast::CompoundList(vec![ast::CompoundListItem(
-                ast::AndOrList {
-                    first: ast::Pipeline {
-                        timed: None,
-                        bang: false,
-                        seq: vec![(*command).clone()],
-                    },
-                    additional: Vec::new(),
-                },
-                ast::SeparatorOperator::Sequence,
-            )])],
-        };
-        let ran = CatchStop(Box::pin(shell.run_program(program, &params))).await;
+        let ran = CatchStop(Box::pin(shell.run_program(program_of(&command), &params))).await;
         CURRENT.with(|c| c.borrow_mut().pop());
         // A stage is a subshell: its `exit`, `return` or `break` ends only the stage.
         let status = match ran {
-            Ok(Ok(result)) => u8::from(result.exit_code),
-            Ok(Err(error)) => {
-                let _ = shell.display_error(&mut params.stderr(shell), &error);
-                u8::from(error.into_result(shell).exit_code)
-            }
+            Ok(ran) => status_of(shell, &params, ran),
             Err(StageStopped(status)) => status,
         };
         Ok(ExecutionResult::new(status))
     })
+}
+
+/// The command registered for a stage's or a job's call (`<builtin> <session> <index> …`).
+pub(super) fn registered(args: &[CommandArg]) -> Option<Arc<ast::Command>> {
+    let number = |i: usize| args.get(i).and_then(|a| a.to_string().parse::<u64>().ok());
+    let (session, index) = (number(1)?, number(2)?);
+    stages()
+        .get(&session)
+        .and_then(|s| s.commands.get(usize::try_from(index).ok()?).cloned())
+}
+
+/// What a stage's or a job's call does before it runs its command: puts back the
+/// `BASH_XTRACEFD` it set aside, and sends errors the program reports at its own level to the
+/// command's stderr, not the call's.
+pub(super) fn enter_call(shell: &mut Shell, params: &mut ExecutionParameters, args: &[CommandArg]) {
+    if let Some(aside) = args.get(3..) {
+        restore_xtracefd(shell, aside);
+    }
+    if let Some(stderr) = params.try_fd(shell, SAVED_STDERR_FD_NUMBER) {
+        params.set_fd(brush_core::openfiles::OpenFiles::STDERR_FD, stderr);
+    }
+}
+
+/// A program of the registered `command` alone.
+pub(super) fn program_of(command: &ast::Command) -> ast::Program {
+    ast::Program {
+        complete_commands: vec![ast::CompoundList(vec![ast::CompoundListItem(
+            ast::AndOrList {
+                first: ast::Pipeline {
+                    timed: None,
+                    bang: false,
+                    seq: vec![command.clone()],
+                },
+                additional: Vec::new(),
+            },
+            ast::SeparatorOperator::Sequence,
+        )])],
+    }
+}
+
+/// The status a stage or a job ends with: its command's, or its error's (reported on its
+/// stderr, as brush reports a program's).
+pub(super) fn status_of(
+    shell: &mut Shell,
+    params: &ExecutionParameters,
+    ran: Result<ExecutionResult, brush_core::Error>,
+) -> u8 {
+    match ran {
+        Ok(result) => u8::from(result.exit_code),
+        Err(error) => {
+            let _ = shell.display_error(&mut params.stderr(shell), &error);
+            u8::from(error.into_result(shell).exit_code)
+        }
+    }
 }
 
 /// Whether a registered stage (a brace group around the original command) runs a simple command.

@@ -7,12 +7,13 @@
 //! trap's command text carries ([`common::session_of`]). Every clone of the shell (jobs,
 //! subshells, pipeline stages) finds the same record.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use brush_core::Shell;
+use brush_core::functions::Registration as FunctionRegistration;
 use brush_core::traps::TrapHandler;
 use shellwright_io::lock;
 use shellwright_proc::CancelToken;
@@ -29,16 +30,33 @@ pub(crate) enum Ending {
     Killed,
 }
 
+/// A command name our hooks diverted to unwind a stopped run (see `unwind`), and the function
+/// it meant before, if any.
+pub(crate) struct Diversion {
+    pub name: String,
+    pub original: Option<FunctionRegistration>,
+}
+
 /// One session's record.
 #[derive(Default)]
 pub(crate) struct SessionRecord {
     /// The running run's token, which the DEBUG trap obeys.
     pub run_token: Option<CancelToken>,
+    /// The running run's tag (`SHELLWRIGHT_RUN`), which its shells and jobs carry.
+    pub run_tag: Option<String>,
+    /// Tags of this session's runs that were stopped: whatever of them still runs (a job)
+    /// unwinds at its next command.
+    pub stopped_tags: HashSet<String>,
+    /// Names diverted to unwind a stopped run, by diversion number.
+    pub diversions: HashMap<u64, Diversion>,
+    pub next_diversion: u64,
     /// Cancelled when a command of the session passes a nesting limit (see [`crate::limits`]).
     pub limit_token: Option<CancelToken>,
     pub exceeded: Option<LimitExceeded>,
     /// Set once the session is ending: no command of it, in any task, may start any more.
     pub stopping: bool,
+    /// Set while the EXIT trap of a session torn down after a stop runs.
+    pub exiting: bool,
     pub user_debug_trap: Option<TrapHandler>,
     pub user_functrace: bool,
     pub commands_seen: u64,
@@ -90,4 +108,29 @@ pub(crate) fn user_functrace(shell: &Shell) -> bool {
             .options()
             .shell_functions_inherit_debug_and_return_traps
     })
+}
+
+impl SessionRecord {
+    /// Whether a shell of this session whose run tag is `tag` belongs to a stopped run: the
+    /// running one once its token fired, or an earlier one stopped before.
+    pub fn run_stopped(&self, tag: Option<&str>) -> bool {
+        let Some(tag) = tag else {
+            return false;
+        };
+        let current = self.run_tag.as_deref() == Some(tag)
+            && self
+                .run_token
+                .as_ref()
+                .is_some_and(CancelToken::is_cancelled);
+        current || self.stopped_tags.contains(tag)
+    }
+
+    /// Whether any run of this session is stopped (cheap: checked before reading a shell's tag).
+    pub fn any_run_stopped(&self) -> bool {
+        !self.stopped_tags.is_empty()
+            || self
+                .run_token
+                .as_ref()
+                .is_some_and(CancelToken::is_cancelled)
+    }
 }

@@ -45,7 +45,7 @@ use brush_core::openfiles::{OpenFile, OpenFiles};
 use brush_core::{ExecutionParameters, ExecutionResult, ShellFd, ShellValue, ShellVariable};
 use shellwright_proc::CancelToken;
 
-use super::{Ended, Session, is_alias_or_function, reported};
+use super::{Ended, Session, Stops, is_alias_or_function, reported};
 use crate::brush;
 
 /// The longest command considered (argv is bounded by the command's text).
@@ -202,8 +202,7 @@ impl Session {
         direct: DirectCommand,
         command: &str,
         params: &ExecutionParameters,
-        cancel: &CancelToken,
-        limit: &CancelToken,
+        stops: Stops<'_>,
     ) -> Ended {
         let last_word = direct.last_word().to_string();
         brush::set_bash_command(&mut self.shell, direct.command_line());
@@ -215,11 +214,11 @@ impl Session {
         });
         let process = direct.into_process(self.shell.working_dir(), exported);
         let Ok(child) = tokio::process::Command::from(process).spawn() else {
-            return self.execute(command, params, cancel, limit).await;
+            return self.execute(command, params, stops).await;
         };
         count_spawn();
         self.set_last_argument(&last_word);
-        self.wait_direct(child, params, cancel).await
+        self.wait_direct(child, params, stops.cancel).await
     }
 
     /// Waits for a program [`execute_direct`](Self::execute_direct) spawned, until it ends or

@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 use brush_core::traps::TrapSignal;
 use shellwright_io::Utf8Decoder;
@@ -67,13 +68,15 @@ impl Session {
         on_start: Option<StartHandler>,
         mut on_chunk: ChunkHandler,
     ) -> Result<RunOutcome, ShellError> {
+        let started = Instant::now();
         self.enter_cwd(request, on_start)?;
         // It starts no process, so it needs no scope to find them by: only its tag.
-        self.enter_command_scope(&request.env, &processless_run_tag())?;
+        let tag = processless_run_tag();
+        self.enter_command_scope(&request.env, &tag)?;
         let transcript = Transcript::default();
         let idle_stdio = self.lend_stdio(&transcript);
         let params = self.shell.default_exec_params();
-        self.brush.begin_run(request.cancel.clone());
+        self.brush.begin_run(request.cancel.clone(), &tag);
         // Our DEBUG trap parks a cancelled run, yields to timers and checks the nesting limits:
         // nothing a run in place can need (no user trap is set, or it would not be in place). It
         // costs brush a parse and an expansion of its command before every simple command, a
@@ -106,7 +109,7 @@ impl Session {
         if !text.is_empty() {
             on_chunk(text.into());
         }
-        outcome
+        outcome.map(|outcome| outcome.took(started.elapsed()))
     }
 }
 

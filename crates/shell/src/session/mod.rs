@@ -66,10 +66,18 @@ pub struct RunRequest {
     pub minimizer: Option<Arc<Minimizer>>,
 }
 
-/// How a run ended, and what the minimizer made of its output.
+/// How a run ended, where the session is now, and what the minimizer made of its output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunResult {
     pub outcome: Outcome,
+    /// The session's working directory after the run: where the next run starts (after a reset,
+    /// the host's, where a fresh session starts).
+    pub cwd: PathBuf,
+    /// From the run's start to its last output.
+    pub duration: Duration,
+    /// The run ended the session (`exit`, `exec cmd`, a fatal error): the next run starts a fresh
+    /// one, without the variables, functions and directory this one had.
+    pub session_reset: bool,
     /// Present when the request had a minimizer and one of its filters rewrote the output.
     pub minimized: Option<Minimized>,
 }
@@ -101,12 +109,25 @@ impl RunResult {
 }
 
 impl From<Outcome> for RunResult {
+    /// A result with no directory yet (the shell fills it in before the caller sees it).
     fn from(outcome: Outcome) -> Self {
         Self {
             outcome,
+            cwd: PathBuf::new(),
+            duration: Duration::ZERO,
+            session_reset: false,
             minimized: None,
         }
     }
+}
+
+/// What stops a queued run early — its cancel token, and the token the nesting limits cancel —
+/// and the scope its processes are found by when it is stopped.
+#[derive(Clone, Copy)]
+pub(super) struct Stops<'a> {
+    pub cancel: &'a CancelToken,
+    pub limit: &'a CancelToken,
+    pub scope: &'a RunScope,
 }
 
 /// What a run means for the session that ran it.
@@ -114,6 +135,14 @@ pub(crate) struct RunOutcome {
     pub result: RunResult,
     /// False after `exit`, a top-level `return`/`break`, an error or a cancellation.
     pub keep_session: bool,
+}
+
+impl RunOutcome {
+    /// The outcome of a run that took `duration`.
+    pub(super) fn took(mut self, duration: Duration) -> Self {
+        self.result.duration = duration;
+        self
+    }
 }
 
 /// How long an EXIT trap may run when the session is torn down after a cancellation.
@@ -157,7 +186,12 @@ enum Ended {
     Finished(Result<ExecutionResult, ShellError>),
     /// Refused before anything ran, with this exit status (the message is in the stream).
     Refused(i32),
+    /// Stopped, with the interpreter back at the top (unwound, or never entered): the session
+    /// can go on.
     Cancelled(CancelReason),
+    /// Stopped by dropping the interpreter mid-run (it could not unwind in time): its state is
+    /// not to be trusted any more.
+    Abandoned(CancelReason),
     /// A command passed a nesting limit (the message is in the stream).
     Limit,
     /// brush panicked, with this message: the shell's state is not to be trusted any more.
@@ -265,7 +299,7 @@ impl Session {
 
         let scope = RunScope::begin();
         self.enter_command_scope(&[], scope.tag())?;
-        self.brush.begin_run(cancel.clone());
+        self.brush.begin_run(cancel.clone(), scope.tag());
         let limit = self.brush.watch_limits();
         let ended = {
             let source = self
@@ -283,13 +317,18 @@ impl Session {
                 _ = limit.cancelled() => Ended::Limit,
             }
         };
+        // A stop unwinds the script (see `brush::unwind`), so sourcing can end normally after it.
+        let ended = match (ended, cancel.reason()) {
+            (Ended::Finished(_), Some(reason)) => Ended::Cancelled(reason),
+            (ended, _) => ended,
+        };
         self.brush.end_run();
         match ended {
             Ended::Finished(result) => {
                 self.leave_command_scope();
                 result.map(drop).map_err(CreateStopped::from)
             }
-            Ended::Cancelled(reason) => {
+            Ended::Cancelled(reason) | Ended::Abandoned(reason) => {
                 self.stop_run(scope);
                 Err(CreateStopped::Cancelled(reason))
             }
@@ -355,6 +394,10 @@ impl Session {
             },
             Ended::Cancelled(reason) => RunOutcome {
                 result: RunResult::stopped(reason),
+                keep_session: !self.one_shot,
+            },
+            Ended::Abandoned(reason) => RunOutcome {
+                result: RunResult::stopped(reason),
                 keep_session: false,
             },
             Ended::Limit => RunOutcome {
@@ -369,6 +412,8 @@ impl Session {
         if outcome.keep_session {
             self.leave_command_scope();
         }
+        let mut outcome = outcome;
+        outcome.result.cwd = self.shell.working_dir().to_path_buf();
         Ok(outcome)
     }
 }

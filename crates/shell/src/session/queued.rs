@@ -8,6 +8,7 @@
 use std::any::Any;
 use std::io::Write;
 use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
 
 use brush_core::parser::{ParseError, ast};
 use brush_core::{
@@ -19,10 +20,10 @@ use shellwright_proc::{CancelToken, RunScope};
 use brush_core::openfiles::OpenFile;
 
 use super::{
-    EXIT_TRAP_AFTER_CANCEL, Ended, RunOutcome, RunRequest, RunResult, Session, panic_message,
-    reported, too_deep,
+    EXIT_TRAP_AFTER_CANCEL, Ended, RunOutcome, RunRequest, RunResult, Session, Stops,
+    panic_message, reported, too_deep,
 };
-use crate::brush;
+use crate::brush::{self, KILL_GRACE};
 use crate::error::ShellError;
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::{ChunkHandler, StartHandler};
@@ -30,22 +31,26 @@ use crate::parse_cache::{MAX_CACHED_LEN, parse};
 
 impl Session {
     /// Runs one command, telling `on_start` where it starts and streaming its output to
-    /// `on_chunk`; returns once every chunk was passed to `on_chunk`. A command that is one plain
+    /// `on_chunk`, its processes found by `scope`; returns once every chunk was passed to
+    /// `on_chunk`. A command that is one plain
     /// external program is spawned by the session itself ([`direct`]), all else by brush.
     pub async fn run(
         &mut self,
         request: &RunRequest,
+        scope: RunScope,
         on_start: Option<StartHandler>,
         on_chunk: ChunkHandler,
     ) -> Result<RunOutcome, ShellError> {
+        let started = Instant::now();
         if let Some(reason) = request.cancel.reason() {
+            let mut result = RunResult::stopped(reason);
+            result.cwd = self.shell.working_dir().to_path_buf();
             return Ok(RunOutcome {
-                result: RunResult::stopped(reason),
+                result,
                 keep_session: true,
             });
         }
         self.enter_cwd(request, on_start)?;
-        let scope = RunScope::begin();
         self.enter_command_scope(&request.env, scope.tag())?;
         let (reader, writer) = self
             .output
@@ -55,19 +60,22 @@ impl Session {
         let params = self.shell.default_exec_params();
         let direct = self.direct_command(&request.command, &params);
 
-        self.brush.begin_run(request.cancel.clone());
+        self.brush.begin_run(request.cancel.clone(), scope.tag());
+        let jobs_before = brush::job_marks(&mut self.shell);
         let limit = self.brush.watch_limits();
         let umask = self.brush.umask();
         let ended = brush::run_isolated(umask, async {
+            let stops = Stops {
+                cancel: &request.cancel,
+                limit: &limit,
+                scope: &scope,
+            };
             match direct {
                 Some(direct) => {
-                    self.execute_direct(direct, &request.command, &params, &request.cancel, &limit)
+                    self.execute_direct(direct, &request.command, &params, stops)
                         .await
                 }
-                None => {
-                    self.execute(&request.command, &params, &request.cancel, &limit)
-                        .await
-                }
+                None => self.execute(&request.command, &params, stops).await,
             }
         })
         .await
@@ -76,16 +84,26 @@ impl Session {
 
         match ended {
             Ended::Cancelled(_) => {
+                // Whatever of the stopped run is left — its background jobs' processes — goes
+                // now; the session lives on.
+                brush::terminate_run(&scope, KILL_GRACE).await;
+                brush::forget_jobs_since(&mut self.shell, &jobs_before);
+                if self.one_shot {
+                    self.exit_trap_after_cancel().await;
+                }
+            }
+            Ended::Abandoned(_) => {
                 self.exit_trap_after_cancel().await;
                 self.stop_run(scope);
             }
             Ended::Limit | Ended::Panicked(_) => self.stop_run(scope),
             Ended::Finished(_) | Ended::Refused(_) => {}
         }
+        self.brush.restore_diversions(&mut self.shell);
         let outcome = self.conclude(ended);
         self.detach_stdio();
         reader.finish().await;
-        outcome
+        outcome.map(|outcome| outcome.took(started.elapsed()))
     }
 
     /// The session is being torn down after a cancellation: its EXIT trap gets a short while.
@@ -100,7 +118,7 @@ impl Session {
         }
         let token = CancelToken::new();
         let _deadline = token.cancel_after(EXIT_TRAP_AFTER_CANCEL);
-        self.brush.begin_run(token.clone());
+        self.brush.begin_exit_trap(token.clone());
         let shell = &mut self.shell;
         let _ = brush::run_isolated(self.brush.umask(), async {
             tokio::select! {
@@ -118,8 +136,7 @@ impl Session {
         &mut self,
         command: &str,
         params: &ExecutionParameters,
-        cancel: &CancelToken,
-        limit: &CancelToken,
+        stops: Stops<'_>,
     ) -> Ended {
         if nesting_depth(command, PARSER_NESTING_LIMIT) > PARSER_NESTING_LIMIT {
             let message = format!("bash: {}\n", too_deep());
@@ -138,7 +155,7 @@ impl Session {
             let parsing = tokio::task::spawn_blocking(move || parse(&text, &options));
             tokio::select! {
                 biased;
-                reason = cancel.cancelled() => return Ended::Cancelled(reason),
+                reason = stops.cancel.cancelled() => return Ended::Cancelled(reason),
                 joined = parsing => match joined {
                     Ok(parsed) => parsed,
                     Err(e) => {
@@ -148,8 +165,7 @@ impl Session {
                 },
             }
         };
-        self.execute_parsed(parsed, params, Some(Stops { cancel, limit }))
-            .await
+        self.execute_parsed(parsed, params, Some(stops)).await
     }
 
     /// Runs a parsed command (see [`execute`](Self::execute)).
@@ -180,7 +196,16 @@ impl Session {
                     tokio::pin!(run);
                     tokio::select! {
                         biased;
-                        reason = stops.cancel.cancelled() => Ended::Cancelled(reason),
+                        reason = stops.cancel.cancelled() => {
+                            // Unwound from inside (see `brush::unwind`) while the run's processes
+                            // are stopped, so that whatever waits on them returns.
+                            let unwind = tokio::time::timeout(UNWIND_GRACE, &mut run);
+                            let terminate = brush::terminate_run(stops.scope, KILL_GRACE);
+                            match tokio::join!(unwind, terminate).0 {
+                                Ok(_) => Ended::Cancelled(reason),
+                                Err(_) => Ended::Abandoned(reason),
+                            }
+                        }
                         _ = stops.limit.cancelled() => Ended::Limit,
                         result = &mut run => ended(result),
                     }
@@ -217,12 +242,9 @@ impl Session {
     }
 }
 
-/// What stops a queued run early: its cancel token, and the token the nesting limits cancel.
-#[derive(Clone, Copy)]
-pub(super) struct Stops<'a> {
-    cancel: &'a CancelToken,
-    limit: &'a CancelToken,
-}
+/// How long a stopped run may take to unwind (its processes stopped, its next command diverted)
+/// before its interpreter is dropped mid-run and the session with it.
+const UNWIND_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs a parsed command the way brush's `run_string` does: a parse error is fatal (the session
 /// ends, as after a syntax error in `bash -c`), other errors are reported and become a status.

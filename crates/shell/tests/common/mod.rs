@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use shellwright_shell::{
-    PersistentShell, RunRequest, RunResult, SessionOptions, ShellError, execute_once,
-};
+use shellwright_proc::Outcome;
+use shellwright_shell::{PersistentShell, RunRequest, SessionOptions, ShellError, execute_once};
 
-pub type Outcome = (Result<RunResult, ShellError>, String);
+/// How a run ended (its result without where the session is and how long it took), and its
+/// transcript.
+pub type Ran = (Result<Outcome, ShellError>, String);
 
 pub fn collector() -> (Arc<Mutex<String>>, shellwright_shell::output::ChunkHandler) {
     let out = Arc::new(Mutex::new(String::new()));
@@ -21,20 +22,22 @@ pub fn collector() -> (Arc<Mutex<String>>, shellwright_shell::output::ChunkHandl
     )
 }
 
-pub async fn run_with(shell: &PersistentShell, request: RunRequest) -> Outcome {
+pub async fn run_with(shell: &PersistentShell, request: RunRequest) -> Ran {
     let (out, sink) = collector();
-    let result = shell.run(request, sink).await;
+    let result = shell.run(request, sink).await.map(|r| r.outcome);
     let text = out.lock().expect("lock").clone();
     (result, text)
 }
 
-pub async fn run(shell: &PersistentShell, command: &str) -> Outcome {
+pub async fn run(shell: &PersistentShell, command: &str) -> Ran {
     run_with(shell, request(command)).await
 }
 
-pub async fn once(request: RunRequest, options: SessionOptions) -> Outcome {
+pub async fn once(request: RunRequest, options: SessionOptions) -> Ran {
     let (out, sink) = collector();
-    let result = execute_once(options, request, sink).await;
+    let result = execute_once(options, request, sink)
+        .await
+        .map(|r| r.outcome);
     let text = out.lock().expect("lock").clone();
     (result, text)
 }
@@ -55,12 +58,12 @@ pub fn timed(command: &str, dir: &Path, ms: u64) -> RunRequest {
     }
 }
 
-pub fn exited(code: i32) -> Result<RunResult, ShellError> {
-    Ok(RunResult::from(shellwright_proc::Outcome::Exited(code)))
+pub fn exited(code: i32) -> Result<Outcome, ShellError> {
+    Ok(Outcome::Exited(code))
 }
 
-pub fn timed_out() -> Result<RunResult, ShellError> {
-    Ok(RunResult::from(shellwright_proc::Outcome::TimedOut))
+pub fn timed_out() -> Result<Outcome, ShellError> {
+    Ok(Outcome::TimedOut)
 }
 
 pub fn scratch_dir(name: &str) -> PathBuf {

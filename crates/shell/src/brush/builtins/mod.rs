@@ -1,7 +1,8 @@
 //! Builtins of our own, where the stock ones would reach the host process: `exec` (which would
 //! `execve` the host), `kill` (whose `$$` is the host's pid), `umask` (process-wide), `suspend`
 //! (which would stop the host) and `printf` (whose formatting library writes to the host's
-//! stderr); `wait`, where the stock one loses the job's status ([`wait`]); `echo`, which skips the
+//! stderr); `wait`, where the stock one loses the job's status ([`wait`]); `jobs`, which lists
+//! each job as the command the user wrote ([`jobs`]); `echo`, which skips the
 //! stock one's costly option parser when there are no options ([`echo`]); and stock builtins
 //! whose output we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`).
 //!
@@ -12,6 +13,7 @@
 mod corrected;
 mod echo;
 mod exec;
+mod jobs;
 mod kill;
 mod printf;
 mod suspend;
@@ -30,7 +32,7 @@ use futures_util::future::BoxFuture;
 use super::common::BuiltinFn;
 
 /// Our builtins, each replacing the stock one of its name.
-const OURS: [(&str, BuiltinFn); 12] = [
+const OURS: [(&str, BuiltinFn); 13] = [
     ("echo", echo::run),
     ("exec", exec::run),
     ("kill", kill::run),
@@ -43,6 +45,7 @@ const OURS: [(&str, BuiltinFn); 12] = [
     ("hash", corrected::hash),
     ("help", corrected::help),
     ("wait", wait::run),
+    ("jobs", jobs::run),
 ];
 
 /// Swaps in our `echo`, `exec`, `kill`, `umask`, `suspend`, `printf`, `wait` and the corrected
