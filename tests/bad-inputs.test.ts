@@ -62,7 +62,7 @@ const cases: Case[] = [
   // Shell: durations, types, construction, signals, throwing callbacks.
   ...['Number.MAX_VALUE', '1e300', 'Infinity', '5000.5'].map((ms) => ({
     id: `Shell.run timeoutMs ${ms}`,
-    source: `return new sw.Shell().run({ command: 'exit 4', timeoutMs: ${ms} })`,
+    source: `return outcome(await new sw.Shell().run({ command: 'exit 4', timeoutMs: ${ms} }))`,
     want: value(exited(4)),
   })),
   ...['NaN', '-1', '-Infinity'].map((ms) => ({
@@ -121,14 +121,14 @@ const cases: Case[] = [
   },
   {
     id: 'Shell.run signal whose removeEventListener throws',
-    source: `return new sw.Shell().run({ command: 'exit 2',
-      signal: ${signal(`removeEventListener() { throw new Error('remove boom') }`)} })`,
+    source: `return outcome(await new sw.Shell().run({ command: 'exit 2',
+      signal: ${signal(`removeEventListener() { throw new Error('remove boom') }`)} }))`,
     want: value(exited(2)),
   },
   {
     id: 'Shell.run signal with truthy aborted',
-    source: `return new sw.Shell().run({ command: 'echo ran > /dev/stderr',
-      signal: ${signal(`aborted: 1`)} })`,
+    source: `return outcome(await new sw.Shell().run({ command: 'echo ran > /dev/stderr',
+      signal: ${signal(`aborted: 1`)} }))`,
     want: value({ cancelled: true, timedOut: false }),
   },
   {
@@ -148,13 +148,13 @@ const cases: Case[] = [
     id: 'Shell.run after an onChunk throw keeps the session usable',
     source: `const shell = new sw.Shell(); let calls = 0;
       await shell.run({ command: 'echo a; sleep 0.2; echo b' }, () => { calls++; throw 1 }).catch(() => {});
-      return [calls, await shell.run({ command: 'exit 6' })]`,
+      return [calls, outcome(await shell.run({ command: 'exit 6' }))]`,
     want: value([1, exited(6)]),
   },
   // executeShell
   {
     id: 'executeShell timeoutMs Number.MAX_VALUE',
-    source: `return sw.executeShell({ command: 'exit 3', timeoutMs: Number.MAX_VALUE })`,
+    source: `return outcome(await sw.executeShell({ command: 'exit 3', timeoutMs: Number.MAX_VALUE }))`,
     want: value(exited(3)),
   },
   {

@@ -201,10 +201,22 @@ describe('persistent Shell', () => {
     expect(fresh.text).toBe('x=\n')
   })
 
-  it('runs the EXIT trap when the session is torn down after a timeout', async () => {
+  it('keeps the EXIT trap for the end of the session when a run times out, as Ctrl-C does', async () => {
     const shell = new Shell()
     const out = collector()
     const result = await shell.run({ command: `trap 'echo torn down' EXIT; while :; do :; done`, timeoutMs: 200 }, out.push)
+    expect(result.timedOut).toBe(true)
+    expect(result.sessionReset).toBeUndefined()
+    expect(out.text).toBe('')
+    const last = await shell.run({ command: 'exit 0' }, out.push)
+    expect(last.sessionReset).toBe(true)
+    expect(out.text).toBe('torn down\n')
+  })
+
+  it('runs the EXIT trap of a one-shot run that times out', async () => {
+    const out = collector()
+    const command = `trap 'echo torn down' EXIT; while :; do :; done`
+    const result = await executeShell({ command, timeoutMs: 200 }, out.push)
     expect(result.timedOut).toBe(true)
     expect(out.text).toBe('torn down\n')
   })

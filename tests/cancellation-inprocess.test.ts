@@ -2,14 +2,14 @@
 // spawned: background jobs, subshells, pipeline stages and command substitutions that run as
 // tasks of the session, and the sourcing of a snapshot at session creation. Each scenario runs
 // with a timeout and with an AbortSignal; afterwards the file it wrote must not grow any more and
-// the next run on the same Shell must work in a fresh session. Also: the nesting limits and a
+// the next run on the same Shell must work in the same session, without the stopped run's jobs. Also: the nesting limits and a
 // huge command line under a timeout.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Shell, type ShellResult } from '../index.js'
-import { collector, expectFileStopsGrowing, fileSize, waitUntil } from './helpers.js'
+import { collector, expectFileStopsGrowing, fileSize, waitUntil, outcomeOf } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-inproc-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -131,12 +131,14 @@ async function runAndCancel(
   return run
 }
 
-/** The next run on `shell` works, in a fresh session: no job and no variable of the last one. */
-async function expectFreshRun(shell: Shell): Promise<void> {
+/** The next run on `shell` works in the same session (a variable set before the stopped run is
+ * still there), and no job of the stopped run is left in the job table. */
+async function expectKeptSession(shell: Shell): Promise<void> {
   const out = collector()
   const result = await shell.run({ command: 'echo "next [$before]"; jobs; echo end', timeoutMs: 10_000 }, out.push)
-  expect(result).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
-  expect(out.text).toBe('next []\nend\n')
+  expect(outcomeOf(result)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+  expect(result.sessionReset).toBeUndefined()
+  expect(out.text).toBe('next [set]\nend\n')
 }
 
 const cases = scenarios.flatMap((scenario) => cancels.map((cancel) => ({ scenario, cancel })))
@@ -145,7 +147,7 @@ describe('a cancelled run stops its in-process work', () => {
   const check = async ({ scenario, cancel }: (typeof cases)[number]) => {
     const shell = new Shell()
     const file = freshFile()
-    expect(await shell.run({ command: 'before=set' })).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await shell.run({ command: 'before=set' }))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     const result = await runAndCancel(
       shell,
       cancel,
@@ -153,10 +155,10 @@ describe('a cancelled run stops its in-process work', () => {
       () => scenario.started(file),
       scenario.timeoutMs,
     )
-    expect(result).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
+    expect(outcomeOf(result)).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
     await expectFileStopsGrowing(file)
     scenario.after?.(file)
-    await expectFreshRun(shell)
+    await expectKeptSession(shell)
   }
   it.each(cases)('$scenario.name ($cancel)', check)
 })
@@ -170,7 +172,7 @@ describe('pipeline stages run at the same time', () => {
     const out = collector()
     const command = `${producer} | while read -r l; do n=$((n+1)); done; echo "\${PIPESTATUS[*]}"`
     const result = await new Shell().run({ command, timeoutMs: 120_000 }, out.push)
-    expect(result).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(result)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe('0 0\n')
   })
 
@@ -183,7 +185,7 @@ describe('pipeline stages run at the same time', () => {
       signal: cancel === 'abort' ? controller.signal : undefined,
     })
     if (cancel === 'abort') setTimeout(() => controller.abort(), 300)
-    expect(await run).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
+    expect(outcomeOf(await run)).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
     expect(Date.now() - started).toBeLessThan(5000)
   })
 
@@ -193,7 +195,7 @@ describe('pipeline stages run at the same time', () => {
       { command: 'while :; do echo y; done | head -n 2; echo "${PIPESTATUS[*]}"', timeoutMs: 30_000 },
       out.push,
     )
-    expect(result).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(result)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe('y\ny\n141 0\n')
   })
 })
@@ -218,13 +220,13 @@ describe('session creation obeys the token', () => {
     })
     if (cancel === 'abort') setTimeout(() => controller.abort(), 300)
     const out = collector()
-    expect(await run).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
+    expect(outcomeOf(await run)).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
     // Settles promptly after the 300 ms cancel, not after the snapshot's 30 s (or never).
     expect(Date.now() - started).toBeLessThan(5000)
     // The failed creation left no session: the next run sources the (now harmless) snapshot anew.
     writeFileSync(path, 'from_snapshot=yes\n')
     const next = await shell.run({ command: 'echo "$from_snapshot"', timeoutMs: 10_000 }, out.push)
-    expect(next).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(next)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe('yes\n')
   })
 })
@@ -234,7 +236,7 @@ describe('nesting limits and big inputs', () => {
     const out = collector()
     const command = 'f() { if [ "$1" -gt 1 ]; then f $(( $1 - 1 )); else echo bottom; fi; }; f 1000; echo "exit $?"'
     const result = await new Shell().run({ command, timeoutMs: 30_000 }, out.push)
-    expect(result).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(result)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe('bottom\nexit 0\n')
   })
 
@@ -242,14 +244,10 @@ describe('nesting limits and big inputs', () => {
     const shell = new Shell()
     const out = collector()
     const result = await shell.run({ command: 'f() { f; }; f', timeoutMs: 30_000 }, out.push)
-    expect(result).toEqual({ exitCode: 1, cancelled: false, timedOut: false })
+    expect(outcomeOf(result)).toEqual({ exitCode: 1, cancelled: false, timedOut: false })
     expect(out.text).toBe('bash: f: maximum function nesting level exceeded (1000)\n')
     const next = collector()
-    expect(await shell.run({ command: 'echo still here' }, next.push)).toEqual({
-      exitCode: 0,
-      cancelled: false,
-      timedOut: false,
-    })
+    expect(outcomeOf(await shell.run({ command: 'echo still here' }, next.push))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(next.text).toBe('still here\n')
   })
 
@@ -257,7 +255,7 @@ describe('nesting limits and big inputs', () => {
     const out = collector()
     const command = `${'{ '.repeat(2000)}echo x; ${'}; '.repeat(2000)}`
     const result = await new Shell().run({ command, timeoutMs: 30_000 }, out.push)
-    expect(result).toEqual({ exitCode: 2, cancelled: false, timedOut: false })
+    expect(outcomeOf(result)).toEqual({ exitCode: 2, cancelled: false, timedOut: false })
     expect(out.text).toBe('bash: syntax error: nesting deeper than 1000 levels\n')
   })
 
@@ -265,14 +263,11 @@ describe('nesting limits and big inputs', () => {
     const shell = new Shell()
     const command = `x=${'a'.repeat(3 * 1024 * 1024)}; while :; do :; done`
     const started = Date.now()
-    expect(await shell.run({ command, timeoutMs: 200 })).toEqual({ cancelled: false, timedOut: true })
+    expect(outcomeOf(await shell.run({ command, timeoutMs: 200 }))).toEqual({ cancelled: false, timedOut: true })
     expect(Date.now() - started).toBeLessThan(5000)
     const out = collector()
-    expect(await shell.run({ command: 'echo "${#x}"' }, out.push)).toEqual({
-      exitCode: 0,
-      cancelled: false,
-      timedOut: false,
-    })
-    expect(out.text).toBe('0\n')
+    expect(outcomeOf(await shell.run({ command: 'echo "${#x}"' }, out.push))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    // The assignment ran before the loop was stopped, and the session keeps it.
+    expect(out.text).toBe('3145728\n')
   })
 })

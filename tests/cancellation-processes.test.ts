@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { PtySession, Shell } from '../index.js'
-import { expectFileStopsGrowing, fileSize, isRunning, waitUntil } from './helpers.js'
+import { expectFileStopsGrowing, fileSize, isRunning, waitUntil, outcomeOf } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-cancel-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -107,7 +107,7 @@ describe('a cancelled run leaves nothing running', () => {
     const command = scenario.command(marker, file)
     const started = () => sleepers(marker).length > 0 && (!scenario.writes || fileSize(file) > 0)
     const result = await runAndCancel(runtime, cancel, command, started)
-    expect(result).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
+    expect(outcomeOf(result)).toEqual({ cancelled: cancel === 'abort', timedOut: cancel === 'timeout' })
     await waitUntil(() => sleepers(marker).length === 0, 3000, `no survivor of sleep ${marker}`)
     if (scenario.writes) {
       // The loop writes every 50 ms: four periods without growth mean no copy is left.

@@ -77,3 +77,21 @@ function expectThrown(fn: () => unknown, kind: ErrorConstructor, code: string, m
   expect((thrown as Error).message).toBe(message)
   expect((thrown as { code?: string }).code).toBe(code)
 }
+
+/** How a Shell run ended — its result without where the session is and how long it took — to compare exactly. */
+export function outcomeOf(result: { exitCode?: number; cancelled: boolean; timedOut: boolean }) {
+  const { exitCode, cancelled, timedOut } = result
+  return exitCode === undefined ? { cancelled, timedOut } : { exitCode, cancelled, timedOut }
+}
+
+/**
+ * Whether `pid` is the host's guardian: the one process a host keeps for its whole life, which ends
+ * what its runs left once the host is gone. Leak checks skip it.
+ */
+export function isGuardian(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('shellwright-guardian')
+  } catch {
+    return false
+  }
+}

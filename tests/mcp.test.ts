@@ -155,11 +155,18 @@ describe('shellwright mcp: shell_run', () => {
       command: "sh -c 'sleep 31 & echo $!; echo $$; exec sleep 32'",
       timeout_ms: 500,
     })
-    expect(text).toMatch(/^\d+\n\d+\n\[timed out after 500 ms: the command and everything it started were stopped\]$/)
+    expect(text).toMatch(/^\d+\n\d+\n\[timed out after 500 ms: the command and everything it started were stopped; the shell is still in \/.*\]$/)
     const pids = pidsIn(text)
     expect(pids).toHaveLength(2)
     await waitUntil(() => pids.every((pid) => !isRunning(pid)), 5000, 'the timed-out processes to be gone')
     expect(await ok(server, 'shell_run', { command: 'echo still here' })).toBe('still here\n[exit code 0]')
+  })
+
+  it('says when exit ended the shell, and the next call gets a fresh one', async () => {
+    await ok(server, 'shell_run', { command: 'GONE=1' })
+    const text = await ok(server, 'shell_run', { command: 'exit 4' })
+    expect(text).toMatch(/^\(no output\)\n\[exit code 4; the shell ended, the next command starts a fresh one in \/.* \(variables and functions are gone\)\]$/)
+    expect(await ok(server, 'shell_run', { command: 'echo "[$GONE]"' })).toBe('[]\n[exit code 0]')
   })
 
   it('a request the client cancels stops its command', async () => {
@@ -366,8 +373,9 @@ describe('shellwright mcp: limits', () => {
 })
 
 describe('shellwright mcp: cleanup', () => {
-  it('killing the client leaves no process behind', async () => {
-    const client = spawn(process.execPath, [join(root, 'tests', 'fixtures', 'mcp-client.mjs'), 'htop', "sh -c 'echo ready; exec cat'"], {
+  it('killing the client leaves no process behind, background jobs and nohup included', async () => {
+    const jobs = 'shell:sleep 777 & nohup sleep 778 >/dev/null 2>&1 &'
+    const client = spawn(process.execPath, [join(root, 'tests', 'fixtures', 'mcp-client.mjs'), 'htop', "sh -c 'echo ready; exec cat'", jobs], {
       env,
       cwd: scratch,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -378,8 +386,10 @@ describe('shellwright mcp: cleanup', () => {
     })
     const serverPid: number = JSON.parse(line).server
     const children = descendants(serverPid)
-    // htop, and sh running cat (or cat itself): at least the two programs.
-    expect(children.length).toBeGreaterThanOrEqual(2)
+    // htop, and sh running cat (or cat itself), and the two sleeps: at least four programs.
+    expect(children.length).toBeGreaterThanOrEqual(4)
+    const sleeps = children.filter((pid) => /^sleep 77[78]$/.test(commandLine(pid)))
+    expect(sleeps).toHaveLength(2)
     client.kill('SIGKILL')
     await waitUntil(() => [serverPid, ...children].every((pid) => !isRunning(pid)), 10_000, 'the server and its sessions to exit')
   })
@@ -460,3 +470,12 @@ describe('shellwright mcp --serve', () => {
     expect(await httpGet(shellUrl)).toBe('ECONNREFUSED')
   })
 })
+
+/** The command line of `pid`, its arguments joined by spaces ('' once it is gone). */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ')
+  } catch {
+    return ''
+  }
+}

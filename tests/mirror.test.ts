@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import * as sw from '../index.js'
 import type { CommandRecord, ShellHistoryEntry } from '../index.js'
 import { createShellPseudoterminal } from '../packages/vscode/index.js'
-import { expectRangeError, expectTypeError, waitUntil } from './helpers.js'
+import { expectRangeError, expectTypeError, waitUntil, outcomeOf } from './helpers.js'
 import { xterm, xtermLines, xtermWrite } from './xterm.js'
 
 /** What a view shows once the last run ended: the next prompt. */
@@ -137,9 +137,8 @@ describe('ShellMirror', () => {
     const cancelled = shell.run({ command: 'echo waiting; sleep 30' })
     await waitUntil(() => live.text.includes('waiting\r\n'), 5000, 'the run to print')
     expect(live.mirror.handleInput('\x03')).toBe(true)
-    expect(await cancelled).toEqual({ exitCode: undefined, cancelled: true, timedOut: false })
-    expect(await shell.run({ command: 'echo slow; sleep 30', timeoutMs: 300 })).toEqual({
-      exitCode: undefined,
+    expect(outcomeOf(await cancelled)).toEqual({ cancelled: true, timedOut: false })
+    expect(outcomeOf(await shell.run({ command: 'echo slow; sleep 30', timeoutMs: 300 }))).toEqual({
       cancelled: false,
       timedOut: true,
     })
@@ -260,7 +259,7 @@ describe('ShellMirror', () => {
     out.mirror.close()
     out.mirror.close()
     expect(out.mirror.handleInput('\x03')).toBe(false)
-    expect(await run).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await run)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(shell.history()[0].output).toBe('begun\nfinished\n')
   })
 

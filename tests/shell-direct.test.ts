@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Shell } from '../index.js'
-import { collector, waitUntil } from './helpers.js'
+import { collector, waitUntil, outcomeOf } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-direct-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -24,7 +24,7 @@ async function pair(setup: string): Promise<[Shell, Shell]> {
 async function run(shell: Shell, command: string, extra: object = {}) {
   const out = collector()
   const result = await shell.run({ command, ...extra }, out.push)
-  return { output: out.text, result }
+  return { output: out.text, result: outcomeOf(result) }
 }
 
 /** The pids of this process's children whose command line is `argv`. */
@@ -104,7 +104,7 @@ describe('a run of one plain external program', () => {
     const running = shell.run({ command: 'sleep 30', timeoutMs: 5000 })
     await waitUntil(() => childrenRunning(['sleep', '30']).length === 1, 4500, 'sleep 30 started')
     const [pid] = childrenRunning(['sleep', '30'])
-    expect(await running).toEqual({ cancelled: false, timedOut: true })
+    expect(outcomeOf(await running)).toEqual({ cancelled: false, timedOut: true })
     await waitUntil(() => !existsSync(`/proc/${pid}`), 2000, 'sleep 30 reaped')
     expect((await run(shell, '/bin/echo again')).output).toBe('again\n')
   })
@@ -116,7 +116,7 @@ describe('a run of one plain external program', () => {
     const [pid] = childrenRunning(['sleep', '30'])
     const started = Date.now()
     controller.abort()
-    expect(await running).toEqual({ cancelled: true, timedOut: false })
+    expect(outcomeOf(await running)).toEqual({ cancelled: true, timedOut: false })
     expect(Date.now() - started).toBeLessThan(1500)
     await waitUntil(() => !existsSync(`/proc/${pid}`), 2000, 'sleep 30 reaped')
   })

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Shell } from '../index.js'
-import { collector } from './helpers.js'
+import { collector, outcomeOf } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-inline-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -37,7 +37,7 @@ async function transcript(commands: string[], extra: object) {
     await Promise.resolve()
     early.push(out.text !== '')
     const result = await running
-    runs.push({ output: out.text, result })
+    runs.push({ output: out.text, result: outcomeOf(result) })
   }
   const history = shell.history().map(({ id, command, cwd, output, truncatedBytes, exitCode, cancelled, timedOut }) => ({
     id,
@@ -63,7 +63,7 @@ describe('Shell.run in place', () => {
     expect(chunks).toEqual([])
     await Promise.resolve()
     expect(chunks).toEqual(['hi\n'])
-    expect(await running).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await running)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
   })
 
   it('is not taken with a timeout under a second: output then arrives from the session thread', async () => {
@@ -72,7 +72,7 @@ describe('Shell.run in place', () => {
     const running = shell.run({ command: 'echo hi', ...QUEUED }, (chunk) => chunks.push(chunk))
     await Promise.resolve()
     expect(chunks).toEqual([])
-    expect(await running).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await running)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(chunks).toEqual(['hi\n'])
   })
 
@@ -124,7 +124,7 @@ describe('Shell.run in place', () => {
       await Promise.resolve()
       // Output of a queued run comes from the session thread, never within the call's microtasks.
       expect(chunks).toEqual([])
-      expect(await running).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+      expect(outcomeOf(await running)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
       outputs.push(chunks.join(''))
     }
     expect(outputs).toEqual(['cd\n', `${scratch}\n`, 'test\n', 'bracket\n', 'cwd\n'])
@@ -137,7 +137,7 @@ describe('Shell.run in place', () => {
       const result = await shell.run({ command: 'echo "$PWD $INLINE_E"', cwd: scratch, env: { INLINE_E: 'e' }, ...extra }, out.push)
       const after = collector()
       await shell.run({ command: 'echo "$PWD ${INLINE_E-none}"' }, after.push)
-      return [out.text, result, after.text]
+      return [out.text, outcomeOf(result), after.text]
     }
     const inPlace = await run({})
     expect(inPlace).toEqual(await run(QUEUED))
@@ -178,19 +178,19 @@ describe('Shell.run in place', () => {
   it('runs commands outside the allow-list, and times out and aborts queued runs, between runs in place', async () => {
     const shell = await warmShell()
     const out = collector()
-    expect(await shell.run({ command: 'echo one' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
-    expect(await shell.run({ command: 'echo two | tr a-z A-Z' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await shell.run({ command: 'echo one' }, out.push))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await shell.run({ command: 'echo two | tr a-z A-Z' }, out.push))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe('one\nTWO\n')
-    expect(await shell.run({ command: 'sleep 5', timeoutMs: 200 })).toEqual({ cancelled: false, timedOut: true })
+    expect(outcomeOf(await shell.run({ command: 'sleep 5', timeoutMs: 200 }))).toEqual({ cancelled: false, timedOut: true })
     const controller = new AbortController()
     const aborted = shell.run({ command: 'sleep 5', signal: controller.signal })
     controller.abort()
-    expect(await aborted).toEqual({ cancelled: true, timedOut: false })
-    expect(await shell.run({ command: 'echo three' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await aborted)).toEqual({ cancelled: true, timedOut: false })
+    expect(outcomeOf(await shell.run({ command: 'echo three' }, out.push))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe('one\nTWO\nthree\n')
     // An already-aborted signal still settles as an abort, without running anything.
     const never = shell.run({ command: 'echo never', signal: AbortSignal.abort() }, out.push)
-    expect(await never).toEqual({ cancelled: true, timedOut: false })
+    expect(outcomeOf(await never)).toEqual({ cancelled: true, timedOut: false })
     expect(out.text).toBe('one\nTWO\nthree\n')
   })
 
@@ -304,7 +304,7 @@ describe('Shell.run in place', () => {
       const running = shell.run({ command }, out.push)
       await Promise.resolve()
       const inPlace = out.text !== ''
-      expect(await running).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+      expect(outcomeOf(await running)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
       const bash = execFileSync('bash', ['-c', `${setup}; ${command}`], { cwd: dir, encoding: 'utf8' })
       return { output: out.text, inPlace, bash }
     }
@@ -332,7 +332,7 @@ describe('Shell.run in place', () => {
       }),
     ).rejects.toBe(thrown)
     const out = collector()
-    expect(await shell.run({ command: 'echo after' }, out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await shell.run({ command: 'echo after' }, out.push))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe('after\n')
   })
 
@@ -354,14 +354,14 @@ describe('Shell.run in place', () => {
     }
     const fields = { command: 'echo read', cwd: undefined, env: undefined, timeoutMs: undefined, signal: undefined }
     const out = collector()
-    expect(await shell.run(options(fields), out.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await shell.run(options(fields), out.push))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(out.text).toBe('read\n')
     expect(reads).toEqual(['command', 'cwd', 'env', 'timeoutMs', 'signal'])
 
     reads.length = 0
     const queued = collector()
     const withTimeout = { ...fields, command: 'echo queued', timeoutMs: 900 }
-    expect(await shell.run(options(withTimeout), queued.push)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(outcomeOf(await shell.run(options(withTimeout), queued.push))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(queued.text).toBe('queued\n')
     expect(reads).toEqual(['command', 'cwd', 'env', 'timeoutMs', 'signal'])
 
