@@ -15,8 +15,9 @@ const { version } = require('../../package.json')
 
 /**
  * The server, its shell (`shell()` makes it on first use) and its sessions. `close()` closes the
- * transport, aborts the shell's running command and kills and reaps every TUI session; the same
- * cleanup runs when the client closes the connection.
+ * transport, closes the shell (its running command, its background jobs and every process its
+ * runs left) and kills and reaps every TUI session; the same cleanup runs when the client closes
+ * the connection.
  */
 function buildServer(options = {}) {
   if (options === null || typeof options !== 'object') {
@@ -36,7 +37,7 @@ function buildServer(options = {}) {
 
   let cleanup
   const release = () =>
-    (cleanup ??= Promise.all([sessions.closeAll(), shellSession?.abort(), watchServers?.close()]).then(() => {}))
+    (cleanup ??= Promise.all([sessions.closeAll(), shellSession?.close(), watchServers?.close()]).then(() => {}))
   mcp.server.onclose = () => void release()
   const closeTransport = mcp.close.bind(mcp)
   mcp.close = async () => {

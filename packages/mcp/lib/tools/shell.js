@@ -11,8 +11,9 @@ function registerShellTools(mcp, shell, options) {
       title: 'Run a shell command',
       description:
         'Runs a command in one persistent bash-compatible shell and returns its combined stdout and stderr, then a ' +
-        'line with its exit code. The shell is shared by every call: `cd`, `export`, variables and functions ' +
-        `persist. Use it for non-interactive commands (builds, tests, git, file edits). Output longer than ` +
+        'line with its exit code. The shell is shared by every call: `cd`, `export`, variables, functions and ' +
+        'background jobs persist, also across a timeout; only `exit` (or `exec`) ends the shell, which the result ' +
+        `says, and the next call starts a fresh one. Use it for non-interactive commands (builds, tests, git, file edits). Output longer than ` +
         `${LIMITS.maxOutputBytes / 1024} KB keeps its end and starts with a "[Terminal output truncated: ~N KB ` +
         `dropped from beginning]" line. A command still running after timeout_ms (default ${DEFAULT_RUN_TIMEOUT_MS / 1000} s) ` +
         'is stopped with everything it started and reported as timed out. Programs that need a terminal or keyboard ' +
@@ -34,10 +35,14 @@ function registerShellTools(mcp, shell, options) {
       // With the minimizer on, a filter's rewrite (errors and summaries kept) replaces the transcript.
       const output = result.minimized ? tail(result.minimized.text, LIMITS.maxOutputBytes) : out.text()
       if (result.timedOut) {
-        return text(transcript(output, `timed out after ${run.timeoutMs} ms: the command and everything it started were stopped`))
+        const stopped = `timed out after ${run.timeoutMs} ms: the command and everything it started were stopped`
+        return text(transcript(output, `${stopped}; the shell is still in ${result.cwd}`))
       }
       if (result.cancelled) return text(transcript(output, 'cancelled'))
-      return text(transcript(output, `exit code ${result.exitCode}`))
+      const ended = result.sessionReset
+        ? `; the shell ended, the next command starts a fresh one in ${result.cwd} (variables and functions are gone)`
+        : ''
+      return text(transcript(output, `exit code ${result.exitCode}${ended}`))
     },
   )
 }
