@@ -12,6 +12,8 @@
 //! - [`builtins`](mod@builtins): our own builtins where the stock ones would reach the host
 //!   process, and stock ones whose output we correct;
 //! - [`isolation`]: the run thread with its own umask, and the host's SIGTSTP kept;
+//! - [`spawn_policy`]: every process a session's thread forks gets a session of its own, without
+//!   the host's controlling terminal, and the limits its shell set with `ulimit`;
 //! - [`state`]: the per-session record all of them share, found by the session id our DEBUG trap
 //!   carries; [`common`]: the names and helpers they share, a leaf.
 //!
@@ -24,6 +26,7 @@ mod common;
 mod flags;
 mod hooks;
 mod isolation;
+mod spawn_policy;
 mod stages;
 mod state;
 
@@ -39,8 +42,14 @@ use crate::limits::LimitExceeded;
 pub(crate) use common::set_bash_command;
 pub(crate) use hooks::terminate_run;
 pub(crate) use isolation::{adopt_session_thread, host_umask, keep_host_sigtstp, run_isolated};
+pub(crate) use spawn_policy::adopt_thread as adopt_spawn_policy;
 pub(crate) use stages::run_concurrently;
 pub(crate) use state::Ending;
+
+/// Whether `shell` sets no resource limits of its own (`ulimit`): its processes get the host's.
+pub(crate) fn has_host_limits(shell: &Shell) -> bool {
+    common::run_limits(shell).is_host()
+}
 
 /// A session's builtin table: brush's bash-mode builtins, ours in place of the stock ones we
 /// replace, the wrapped `trap`, `set` and `shopt`, and our internal builtins.
