@@ -1,8 +1,8 @@
 //! What a run starts is cut off from the host: every process leads a session and a process group
 //! of its own, without the host's controlling terminal, whichever way it was started (spawned
 //! directly, forked by brush in the foreground, in a pipeline stage, a job, a substitution); the
-//! limits `ulimit` sets reach those processes and never the host. In a binary of its own: it
-//! reads the process's own limits.
+//! limits `ulimit` sets reach those processes and never the host; a redirection the shell itself
+//! opens refuses the terminal. In a binary of its own: it reads the process's own limits.
 #![cfg(target_os = "linux")]
 
 mod common;
@@ -102,4 +102,32 @@ async fn ulimit_limits_the_runs_processes_and_never_the_host() {
     let (_, out) = run(&fresh, limits).await;
     assert_eq!(open_files_line(&out), host);
     assert_eq!(own_open_files_limit(), host);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirections_naming_the_terminal_fail_as_without_one() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    for command in [
+        "read -r x < /dev/tty",
+        "exec 3</dev/tty",
+        "echo hi > '/dev/tty'",
+        "cat < \"/dev/tty\"",
+        "echo hi &> /dev/tty",
+        "f() { echo hi >&/dev/tty; }; f",
+    ] {
+        let (result, out) = run(&shell, &format!("{command}; echo \"status $?\"")).await;
+        assert_eq!(result, exited(0), "{command}");
+        let proc_fd = format!("/proc/{}/fd/", std::process::id());
+        assert!(
+            out.starts_with(&format!("error: failed to redirect to {proc_fd}"))
+                && out.ends_with(": No such device or address (os error 6)\nstatus 1\n"),
+            "{command}: {out}"
+        );
+    }
+    // A program opening the terminal itself has none to open.
+    let (_, out) = run(&shell, "sh -c 'exec 3</dev/tty'; echo \"status $?\"").await;
+    assert_eq!(
+        out,
+        "sh: 1: cannot open /dev/tty: No such device or address\nstatus 2\n"
+    );
 }

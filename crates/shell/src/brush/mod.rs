@@ -8,6 +8,8 @@
 //!   DEBUG trap and functrace;
 //! - [`stages`]: every stage but the last of a pipeline rewritten into a hidden builtin that runs
 //!   it on a thread of its own, so stages run at once as bash's do;
+//! - [`tty`]: redirections naming the host's terminal refused in the same walk, since the shell
+//!   opens them inside the host;
 //! - [`flags`]: `$-` as the user set the options;
 //! - [`builtins`](mod@builtins): our own builtins where the stock ones would reach the host
 //!   process, and stock ones whose output we correct;
@@ -29,6 +31,7 @@ mod isolation;
 mod spawn_policy;
 mod stages;
 mod state;
+mod tty;
 
 use std::collections::HashMap;
 
