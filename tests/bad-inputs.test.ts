@@ -444,6 +444,35 @@ const cases: Case[] = [
     want: value(false),
   },
   { id: 'parseKey a lone surrogate', source: `return sw.parseKey('\\ud800', false)`, want: value(null) },
+  {
+    id: 'executeShell ulimit -n 64 leaves the host able to open files',
+    source: `const fs = require('node:fs');
+      const limit = () => fs.readFileSync('/proc/self/limits', 'utf8').split('\\n').find((l) => l.startsWith('Max open files'));
+      const before = limit();
+      let text = '';
+      const result = await sw.executeShell({ command: 'ulimit -n 64; ulimit -Hn 64; echo set', timeoutMs: 5000 }, (c) => (text += c));
+      const fds = Array.from({ length: 100 }, () => fs.openSync('/dev/null', 'r'));
+      fds.forEach((fd) => fs.closeSync(fd));
+      return { text, exitCode: result.exitCode, hostLimitUnchanged: limit() === before };`,
+    want: value({ text: 'set\n', exitCode: 0, hostLimitUnchanged: true }),
+  },
+  {
+    id: 'executeShell ulimit -n 0 before a program',
+    source: `let text = '';
+      const result = await sw.executeShell({ command: 'ulimit -n 0; /bin/true; echo "rc=$?"', timeoutMs: 5000 }, (c) => (text += c));
+      return { text, exitCode: result.exitCode };`,
+    want: value({
+      text: "error: failed to execute command '/bin/true': Bad file descriptor (os error 9)\nrc=126\n",
+      exitCode: 0,
+    }),
+  },
+  {
+    id: 'executeShell ulimit with a number past rlim_t',
+    source: `let text = '';
+      const result = await sw.executeShell({ command: 'ulimit -c 99999999999999999999999; echo "rc=$?"', timeoutMs: 5000 }, (c) => (text += c));
+      return { text, exitCode: result.exitCode };`,
+    want: value({ text: 'bash: line 1: ulimit: 99999999999999999999999: limit out of range\nrc=1\n', exitCode: 0 }),
+  },
 ]
 
 /** Runs `batch` in one child; returns the outcome of every case it reached. */

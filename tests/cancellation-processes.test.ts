@@ -44,6 +44,8 @@ const scenarios: Scenario[] = [
   { name: 'env -i', command: (m) => `env -i sleep ${m}` },
   { name: 'process substitution', command: (m) => `cat <(sleep ${m})` },
   { name: 'command substitution', command: (m) => `x=$(sleep ${m}); echo "$x"` },
+  // Every process of a Shell run leads a session of its own; with limits of its own too.
+  { name: 'ulimit', command: (m) => `ulimit -n 64; sleep ${m} | cat` },
 ]
 
 type Runtime = 'Shell' | 'PtySession'
@@ -137,5 +139,21 @@ describe('a cancelled run stops only what it started', () => {
       expect((await otherRun).cancelled).toBe(true)
     }
     await waitUntil(() => sleepers(otherMarker).length === 0, 3000, 'the other run to be stopped')
+  })
+
+  it('leaves the host its own limits when the run had set others for its processes', async () => {
+    const limits = (pid: number | 'self') => readFileSync(`/proc/${pid}/limits`, 'utf8')
+    const openFiles = (text: string) => text.split('\n').find((line) => line.startsWith('Max open files'))
+    const host = limits('self')
+    const mine = uniqueMarker()
+    const controller = new AbortController()
+    const run = new Shell().run({ command: `ulimit -n 64; ulimit -Sc 0; sleep ${mine}`, signal: controller.signal })
+    await waitUntil(() => sleepers(mine).length > 0, 5000, 'the sleep to start')
+    const [sleeper] = sleepers(mine)
+    expect(openFiles(limits(sleeper))).toBe('Max open files            64                   64                   files     ')
+    controller.abort()
+    expect((await run).cancelled).toBe(true)
+    await waitUntil(() => sleepers(mine).length === 0, 3000, 'the run to be stopped')
+    expect(limits('self')).toBe(host)
   })
 })

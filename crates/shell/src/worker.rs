@@ -198,6 +198,8 @@ fn serve(
         .worker_threads(WORKERS)
         .thread_name("shellwright-session-worker")
         .thread_stack_size(STACK_SIZE)
+        // Workers and the blocking pool run brush code too: what they fork gets the policy.
+        .on_thread_start(brush::adopt_spawn_policy)
         .enable_all()
         .build()
     {

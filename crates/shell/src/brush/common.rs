@@ -1,9 +1,10 @@
 //! What every part of the brush integration shares, and nothing of it depends on: the names of
-//! our internal builtins, how a shell finds the session it belongs to, and the pieces of text and
-//! state that our hidden calls use to stay out of `set -x` traces and `BASH_COMMAND`.
+//! our internal builtins, how a shell finds the session it belongs to and the limits it sets for
+//! its processes (both in our DEBUG trap's text), and the pieces of text and state that our
+//! hidden calls use to stay out of `set -x` traces and `BASH_COMMAND`.
 //!
-//! A leaf: it uses brush-core alone, so that the hooks, the pipeline stages, the `$-` rewrite and
-//! the builtins can all use it without using each other.
+//! A leaf: it uses brush-core and the spawn policy (itself a leaf) alone, so that the hooks, the
+//! pipeline stages, the `$-` rewrite and the builtins can all use it without using each other.
 
 use brush_core::Shell;
 use brush_core::builtins::CommandExecuteFunc;
@@ -12,6 +13,8 @@ use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::{TrapHandlerConfig, TrapSignal};
 use brush_core::variables::ShellValueLiteral;
+
+use super::spawn_policy::{self, RunLimits};
 
 /// A builtin's function, as brush registers it.
 pub(crate) type BuiltinFn = CommandExecuteFunc<DefaultShellExtensions>;
@@ -47,14 +50,73 @@ pub(crate) fn session_of(shell: &Shell) -> Option<u64> {
 
 /// [`session_of`], from a shell's trap table.
 pub(crate) fn session_of_traps(traps: &TrapHandlerConfig) -> Option<u64> {
+    parse_trap_key(trap_key_of(traps)?).map(|(session, _)| session)
+}
+
+/// The first word of our DEBUG trap's command, which says what a shell is: the session it belongs
+/// to and the resource limits it sets for the processes it starts (`ulimit`), `<session>` or
+/// `<session>,<limits>` ([`RunLimits::encode`]). It lives in the trap so that every clone of a
+/// shell carries its own, as a subshell's `ulimit` must not change its parent's.
+pub(crate) fn trap_key(session: u64, limits: &RunLimits) -> String {
+    if limits.is_host() {
+        session.to_string()
+    } else {
+        format!("{session},{}", limits.encode())
+    }
+}
+
+/// Reads a [`trap_key`].
+pub(crate) fn parse_trap_key(key: &str) -> Option<(u64, RunLimits)> {
+    let (session, limits) = key.split_once(',').unwrap_or((key, ""));
+    Some((session.parse().ok()?, RunLimits::decode(limits)?))
+}
+
+/// The [`trap_key`] in a shell's trap table.
+pub(crate) fn trap_key_of(traps: &TrapHandlerConfig) -> Option<&str> {
     let handler = traps.get_handler(TrapSignal::Debug)?;
     handler
         .command
         .strip_prefix(DEBUG_TRAP_BUILTIN)?
         .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+        .next()
+}
+
+/// The limits `shell` sets for the processes it starts (the host's when it sets none).
+pub(crate) fn run_limits(shell: &Shell) -> RunLimits {
+    trap_key_of(shell.traps())
+        .and_then(parse_trap_key)
+        .map_or(RunLimits::HOST, |(_, limits)| limits)
+}
+
+/// Gives the current thread the limits of `shell` for what it forks next (see [`spawn_policy`]):
+/// for the builtins that start a program without our DEBUG hook before it.
+pub(crate) fn adopt_run_limits(shell: &Shell) {
+    spawn_policy::set_thread_limits(run_limits(shell));
+}
+
+/// Makes `limits` the ones `shell` (and the clones made of it from now on) sets for the
+/// processes it starts, and the current thread's for the next fork. Does nothing to a shell that
+/// is no session's.
+pub(crate) fn set_run_limits(shell: &mut Shell, limits: RunLimits) {
+    let Some(handler) = shell.traps().get_handler(TrapSignal::Debug).cloned() else {
+        return;
+    };
+    let Some(session) = session_of_traps(shell.traps()) else {
+        return;
+    };
+    let Some(rest) = handler
+        .command
+        .strip_prefix(DEBUG_TRAP_BUILTIN)
+        .map(str::trim_start)
+        .and_then(|text| text.split_once(' ').map(|(_, rest)| rest))
+    else {
+        return;
+    };
+    let command = format!("{DEBUG_TRAP_BUILTIN} {} {rest}", trap_key(session, &limits));
+    shell
+        .traps_mut()
+        .register_handler(TrapSignal::Debug, command, handler.source_info);
+    spawn_policy::set_thread_limits(limits);
 }
 
 /// Words that, expanded as arguments of a call of ours, keep that call's own `set -x` trace line

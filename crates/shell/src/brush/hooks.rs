@@ -31,9 +31,10 @@ use futures_util::future::BoxFuture;
 use shellwright_proc::{CancelReason, CancelToken, RUN_TAG_VARIABLE, RunRoots, RunScope};
 
 use super::common::{
-    BuiltinFn, DEBUG_TRAP_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd, session_of, session_of_traps,
-    set_bash_command,
+    BuiltinFn, DEBUG_TRAP_BUILTIN, XTRACEFD_ASIDE, parse_trap_key, restore_xtracefd,
+    session_of_traps, set_bash_command, trap_key, trap_key_of,
 };
+use super::spawn_policy::{self, RunLimits};
 use super::state::{SessionRecord, with_session};
 use super::{builtins, stages, unwind};
 use crate::limits;
@@ -45,7 +46,7 @@ const YIELD_EVERY: u64 = 64;
 /// Installs the DEBUG trap and forces functrace in a new shell of session `id`, and makes
 /// `$SHELLOPTS` show the user's functrace.
 pub(crate) fn install(shell: &mut Shell, id: u64) {
-    install_trap(shell, id);
+    install_trap(shell, &trap_key(id, &RunLimits::HOST));
     shell
         .options_mut()
         .shell_functions_inherit_debug_and_return_traps = true;
@@ -75,7 +76,8 @@ pub(crate) fn install_builtins(table: &mut HashMap<String, Registration<DefaultS
     builtins::add_internal(table, DEBUG_TRAP_BUILTIN, debug_trap);
 }
 
-/// Installs our DEBUG trap for session `id`, worded for the shell's current `set -x` state.
+/// Installs our DEBUG trap with `key` (the session and the shell's limits, see [`trap_key`]),
+/// worded for the shell's current `set -x` state.
 ///
 /// brush sets `$BASH_COMMAND` for every simple command, the trap's own included, and traces it
 /// under `set -x`; the command hides both. `"$BASH_COMMAND"` is expanded before brush replaces it,
@@ -84,13 +86,13 @@ pub(crate) fn install_builtins(table: &mut HashMap<String, Registration<DefaultS
 /// `set -x` the trap's own trace line goes to `/dev/null` (`255>&2 2>/dev/null`, marked `x`); the
 /// builtin writes and runs the user's trap with the saved stderr. A trace that `BASH_XTRACEFD`
 /// sends elsewhere is sent to stderr too, by [`XTRACEFD_ASIDE`].
-fn install_trap(shell: &mut Shell, id: u64) {
+fn install_trap(shell: &mut Shell, key: &str) {
     let command = if shell.options().print_commands_and_arguments {
         format!(
-            "{DEBUG_TRAP_BUILTIN} {id} {TRACED} \"$BASH_COMMAND\" {XTRACEFD_ASIDE} \"$_\" {SAVED_STDERR}>&2 2>/dev/null"
+            "{DEBUG_TRAP_BUILTIN} {key} {TRACED} \"$BASH_COMMAND\" {XTRACEFD_ASIDE} \"$_\" {SAVED_STDERR}>&2 2>/dev/null"
         )
     } else {
-        format!("{DEBUG_TRAP_BUILTIN} {id} - \"$BASH_COMMAND\" \"$_\"")
+        format!("{DEBUG_TRAP_BUILTIN} {key} - \"$BASH_COMMAND\" \"$_\"")
     };
     shell
         .traps_mut()
@@ -120,7 +122,8 @@ fn debug_trap(
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
-        let id = args.get(1).and_then(|a| a.to_string().parse::<u64>().ok());
+        let key = args.get(1).and_then(|a| parse_trap_key(&a.to_string()));
+        let id = key.map(|(id, _)| id);
         let traced = args.get(2).is_some_and(|a| a.to_string() == TRACED);
         if traced && let Some(aside) = args.get(4..args.len().saturating_sub(1)) {
             restore_xtracefd(ctx.shell, aside);
@@ -183,6 +186,9 @@ fn debug_trap(
         if seen % YIELD_EVERY == 0 {
             tokio::task::yield_now().await;
         }
+        // What the command about to run forks gets this shell's limits (see `spawn_policy`).
+        let limits = key.map_or(RunLimits::HOST, |(_, limits)| limits);
+        spawn_policy::set_thread_limits(limits);
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
         if let Some(handler) = user_trap
             && (functrace || !nested)
@@ -199,10 +205,14 @@ fn debug_trap(
             } else {
                 handler.command
             };
-            return ctx
+            let result = ctx
                 .shell
                 .run_string(command, &handler.source_info, &ctx.params)
                 .await;
+            // The user's trap may have run other shells' commands on this thread (or moved on
+            // to another thread while it waited).
+            spawn_policy::set_thread_limits(limits);
+            return result;
         }
         Ok(ExecutionResult::success())
     })
@@ -257,7 +267,11 @@ async fn with_user_view(
         command_name,
         params,
     } = ctx;
-    let Some(id) = session_of(shell) else {
+    let ours = trap_key_of(shell.traps()).and_then(|key| {
+        let (id, _) = parse_trap_key(key)?;
+        Some((key.to_string(), id))
+    });
+    let Some((key, id)) = ours else {
         return builtins::run_or_fail(
             original,
             ExecutionContext {
@@ -295,7 +309,7 @@ async fn with_user_view(
         s.user_debug_trap = user_trap;
         s.user_functrace = user_functrace;
     });
-    install_trap(shell, id);
+    install_trap(shell, &key);
     shell
         .options_mut()
         .shell_functions_inherit_debug_and_return_traps = true;

@@ -23,6 +23,8 @@ use std::future::Future;
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 
+use super::spawn_policy;
+
 thread_local! {
     /// True on a run thread whose filesystem context is private (its umask is the session's).
     static PRIVATE_UMASK: Cell<bool> = const { Cell::new(false) };
@@ -34,8 +36,10 @@ thread_local! {
 
 /// Makes the current thread — a session's own, which drives its runtime with `block_on` and so is
 /// no worker — the thread its runs execute on: its filesystem context is detached from the
-/// host's once, here, instead of on a new thread per run. Returns whether it could be.
+/// host's once, here, instead of on a new thread per run, and what it forks gets the session's
+/// spawn policy ([`spawn_policy`]). Returns whether the filesystem context could be detached.
 pub(crate) fn adopt_session_thread() -> bool {
+    spawn_policy::adopt_thread();
     let private = unshare_fs();
     SESSION_THREAD.with(|flag| flag.set(private));
     private
@@ -102,6 +106,7 @@ where
                 .name("shellwright-run".into())
                 .stack_size(crate::limits::STACK_SIZE)
                 .spawn_scoped(scope, || {
+                    spawn_policy::adopt_thread();
                     enter_private_fs(umask);
                     handle.block_on(future)
                 });

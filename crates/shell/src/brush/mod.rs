@@ -8,10 +8,14 @@
 //!   DEBUG trap and functrace;
 //! - [`stages`]: every stage but the last of a pipeline rewritten into a hidden builtin that runs
 //!   it on a thread of its own, so stages run at once as bash's do;
+//! - [`tty`]: redirections naming the host's terminal refused in the same walk, since the shell
+//!   opens them inside the host;
 //! - [`flags`]: `$-` as the user set the options;
 //! - [`builtins`](mod@builtins): our own builtins where the stock ones would reach the host
 //!   process, and stock ones whose output we correct;
 //! - [`isolation`]: the run thread with its own umask, and the host's SIGTSTP kept;
+//! - [`spawn_policy`]: every process a session's thread forks gets a session of its own, without
+//!   the host's controlling terminal, and the limits its shell set with `ulimit`;
 //! - [`state`]: the per-session record all of them share, found by the session id our DEBUG trap
 //!   carries; [`common`]: the names and helpers they share, a leaf.
 //!
@@ -26,8 +30,10 @@ mod hooks;
 mod isolation;
 mod job_table;
 mod jobs;
+mod spawn_policy;
 mod stages;
 mod state;
+mod tty;
 mod unwind;
 
 use std::collections::HashMap;
@@ -46,8 +52,14 @@ pub(crate) use common::set_bash_command;
 pub(crate) use hooks::terminate_run;
 pub(crate) use isolation::{adopt_session_thread, host_umask, keep_host_sigtstp, run_isolated};
 pub(crate) use job_table::{forget_jobs_since, job_marks};
+pub(crate) use spawn_policy::adopt_thread as adopt_spawn_policy;
 pub(crate) use stages::run_concurrently;
 pub(crate) use state::Ending;
+
+/// Whether `shell` sets no resource limits of its own (`ulimit`): its processes get the host's.
+pub(crate) fn has_host_limits(shell: &Shell) -> bool {
+    common::run_limits(shell).is_host()
+}
 
 /// A session's builtin table: brush's bash-mode builtins, ours in place of the stock ones we
 /// replace, the wrapped `trap`, `set` and `shopt`, and our internal builtins.

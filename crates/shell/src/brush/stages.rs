@@ -15,7 +15,8 @@
 //! shell, and returns its status. The original commands are kept per session, looked up by their
 //! text so a command run again reuses its entry. Code brush parses itself (`eval` strings,
 //! sourced files, command substitutions, traps) keeps brush's behaviour. The same walk makes
-//! the run's `$-` show the user's flags (see [`flags`]).
+//! the run's `$-` show the user's flags (see [`flags`]) and refuses redirections to the host's
+//! terminal (see [`tty`]).
 //!
 //! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
 //! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null`
@@ -52,7 +53,7 @@ use shellwright_io::lock;
 use shellwright_io::poll::{PollFd, poll};
 
 use super::common::{JOB_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd};
-use super::{builtins, flags, isolation, job_table, state};
+use super::{builtins, flags, isolation, job_table, state, tty};
 
 /// The file descriptor that carries the stage's stderr past its own call's trace line.
 const SAVED_STDERR_FD: &str = "255";
@@ -323,6 +324,7 @@ impl Rewriter<'_> {
 
     fn redirects(&mut self, redirects: &mut [ast::IoRedirect]) {
         for redirect in redirects {
+            tty::refuse_terminal(redirect);
             if let ast::IoRedirect::File(
                 _,
                 _,

@@ -5,16 +5,17 @@
 //! closure (the fd mappings of `command-fds` register one even when there is nothing to map), and
 //! a closure forces std to `fork()` the whole host — the page tables of Node's heap included —
 //! where it would otherwise use `posix_spawn` (on glibc a `clone(CLONE_VM | CLONE_VFORK)` that
-//! copies nothing). Spawned here with no closure, the same command costs a fraction of that.
+//! copies nothing). Spawned here with `posix_spawn` ([`spawn`](super::spawn)), the same command
+//! costs a fraction of that.
 //!
 //! The run stays the queued run it was ([`queued`](super::queued)): same session thread, umask, output pipe,
 //! run tag and [`RunScope`](shellwright_proc::RunScope), same timeout and abort, same drain rule
 //! and result. The child gets what brush would give it: argv as typed (argv\[0\] the name as typed),
 //! the session's exported variables (set ones only) plus `_` set to the program's path, the
-//! session's working directory, the run's stdin/stdout/stderr, brush's process-group policy for a
-//! session without job control (none of its own), and std's signal set-up (the one brush's spawn
-//! gets). Afterwards the session reads as after brush: `$?`, `PIPESTATUS`, `$_` and
-//! `BASH_COMMAND` (see `Session::execute_direct`).
+//! session's working directory, the run's stdin/stdout/stderr, a session and process group of its
+//! own without a controlling terminal (what the spawn policy gives brush's), and std's signal
+//! set-up (the one brush's spawn gets). Afterwards the session reads as after brush: `$?`,
+//! `PIPESTATUS`, `$_` and `BASH_COMMAND` (see `Session::execute_direct`).
 //!
 //! What qualifies is decided twice. Here, from the text alone ([`plain_words`]): words of
 //! letters, digits and `_ . / , : @ % + - =` separated by blanks, the first without `=` (that
@@ -23,7 +24,9 @@
 //! function or builtin (enabled or not); it resolves — a name with a `/` as it is, any other
 //! through brush's own PATH lookup and hash table; no fd beyond 0–2 is open in the session (brush
 //! would pass it on); no function is exported (brush would pass it as `BASH_FUNC_…`); the session
-//! is no `executeShell` one (its EXIT trap ends the run); and nothing would run or print in the
+//! is no `executeShell` one (its EXIT trap ends the run); the session set no resource limits
+//! with `ulimit` (only brush's fork applies them); the libc can start a process in a session of
+//! its own ([`spawn::supported`](super::spawn::supported)); and nothing would run or print in the
 //! command's stead or around it — no user DEBUG or ERR trap, no `set -e`, `-x`, `-v` or `-m` —
 //! and no `set -n`, under which nothing runs.
 //! A program that does not resolve is left to brush, which reports it (127, with its
@@ -35,16 +38,15 @@
 //! -STOP` from outside) keeps the run waiting until it continues, ends or the run is stopped,
 //! where brush would end the run with status 148 and keep the program as a stopped job.
 
-use std::ffi::OsStr;
-use std::os::unix::process::CommandExt as _;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use brush_core::openfiles::{OpenFile, OpenFiles};
 use brush_core::{ExecutionParameters, ExecutionResult, ShellFd, ShellValue, ShellVariable};
 use shellwright_proc::CancelToken;
 
+use super::spawn::{self, Child, Spawn};
 use super::{Ended, Session, Stops, is_alias_or_function, reported};
 use crate::brush;
 
@@ -63,7 +65,7 @@ pub(crate) struct DirectCommand {
     pub program: PathBuf,
     pub words: Vec<String>,
     /// fds 0, 1 and 2 of the run (see [`stdio`]).
-    pub stdio: [Stdio; 3],
+    pub stdio: [Option<OwnedFd>; 3],
 }
 
 impl DirectCommand {
@@ -77,31 +79,28 @@ impl DirectCommand {
         self.words.last().map_or("", String::as_str)
     }
 
-    /// The process brush would start for it: in `cwd`, with `exported` (the session's exported
-    /// variables that have a value) as its whole environment plus `_` set to the program's path.
-    /// It has no `pre_exec` closure, so std spawns it with `posix_spawn`.
-    pub fn into_process<K, V>(
+    /// Starts the process brush would start for it: in `cwd`, with `exported` (the session's
+    /// exported variables that have a value) as its whole environment plus `_` set to the
+    /// program's path. Its descriptors are closed on the way out, as std closes a spawned
+    /// command's. An error means nothing ran.
+    pub fn start(
         self,
         cwd: &Path,
-        exported: impl IntoIterator<Item = (K, V)>,
-    ) -> std::process::Command
-    where
-        K: AsRef<OsStr>,
-        V: AsRef<OsStr>,
-    {
-        let [stdin, stdout, stderr] = self.stdio;
-        let mut process = std::process::Command::new(&self.program);
-        process
-            .arg0(&self.words[0])
-            .args(&self.words[1..])
-            .current_dir(cwd)
-            .env_clear()
-            .envs(exported)
-            .env("_", &self.program)
-            .stdin(stdin)
-            .stdout(stdout)
-            .stderr(stderr);
-        process
+        exported: impl Iterator<Item = (String, String)>,
+    ) -> std::io::Result<Child> {
+        let program = self.program.to_string_lossy().into_owned();
+        let env = exported
+            .filter(|(name, _)| name != "_")
+            .chain(std::iter::once(("_".to_string(), program)))
+            .collect();
+        Spawn {
+            program: &self.program,
+            argv: &self.words,
+            env,
+            cwd,
+            stdio: &self.stdio,
+        }
+        .start()
     }
 }
 
@@ -142,10 +141,13 @@ fn plain(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || b"_./,:@%+-=".contains(&byte)
 }
 
-/// The stdio of the spawned program — fds 0, 1 and 2 of the run as brush would pass them — or
-/// `None` when another fd is open, which brush would pass on too.
-pub(crate) fn stdio(files: impl Iterator<Item = (ShellFd, OpenFile)>) -> Option<[Stdio; 3]> {
-    let mut stdio = [Stdio::inherit(), Stdio::inherit(), Stdio::inherit()];
+/// The stdio of the spawned program — fds 0, 1 and 2 of the run as brush would pass them, `None`
+/// for the host's own — or `None` when another fd is open, which brush would pass on too, or one
+/// is an in-memory stream.
+pub(crate) fn stdio(
+    files: impl Iterator<Item = (ShellFd, OpenFile)>,
+) -> Option<[Option<OwnedFd>; 3]> {
+    let mut stdio = [None, None, None];
     for (fd, file) in files {
         let slot = match fd {
             OpenFiles::STDIN_FD => 0,
@@ -153,7 +155,13 @@ pub(crate) fn stdio(files: impl Iterator<Item = (ShellFd, OpenFile)>) -> Option<
             OpenFiles::STDERR_FD => 2,
             _ => return None,
         };
-        stdio[slot] = Stdio::from(file);
+        stdio[slot] = match file {
+            OpenFile::Stdin(_) | OpenFile::Stdout(_) | OpenFile::Stderr(_) => None,
+            OpenFile::File(file) => Some(file.into()),
+            OpenFile::PipeReader(pipe) => Some(pipe.into()),
+            OpenFile::PipeWriter(pipe) => Some(pipe.into()),
+            OpenFile::Stream(_) => return None,
+        };
     }
     Some(stdio)
 }
@@ -173,6 +181,8 @@ impl Session {
             || options.enable_job_control
             || options.interactive
             || self.shell.funcs().iter().any(|(_, f)| f.is_exported())
+            || !brush::has_host_limits(&self.shell)
+            || !spawn::supported()
         {
             return None;
         }
@@ -210,10 +220,9 @@ impl Session {
             let value = var.value();
             value
                 .is_set()
-                .then(|| (name, value.to_cow_str(&self.shell).into_owned()))
+                .then(|| (name.clone(), value.to_cow_str(&self.shell).into_owned()))
         });
-        let process = direct.into_process(self.shell.working_dir(), exported);
-        let Ok(child) = tokio::process::Command::from(process).spawn() else {
+        let Ok(child) = direct.start(self.shell.working_dir(), exported) else {
             return self.execute(command, params, stops).await;
         };
         count_spawn();
@@ -225,7 +234,7 @@ impl Session {
     /// `cancel` fires, and sets `$?` and `PIPESTATUS` from its status.
     pub(super) async fn wait_direct(
         &mut self,
-        mut child: tokio::process::Child,
+        mut child: Child,
         params: &ExecutionParameters,
         cancel: &CancelToken,
     ) -> Ended {

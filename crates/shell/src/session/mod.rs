@@ -4,7 +4,8 @@
 //!
 //! - [`queued`]: on the session's thread, output on a pipe, cancellable at every simple command;
 //! - [`inline`]: done in place on the caller's thread, for the builtins [`qualify`] admits;
-//! - [`direct`]: inside a queued run, one plain external program spawned without brush.
+//! - [`direct`]: inside a queued run, one plain external program spawned without brush (by
+//!   [`spawn`]).
 //!
 //! A new execution path is a file here, chosen in [`queued`]'s `run` or by the caller (as the
 //! in-place path is, by `PersistentShell::try_run_inline`).
@@ -14,6 +15,7 @@ mod inline;
 pub(crate) mod qualify;
 mod queued;
 mod scope;
+mod spawn;
 mod stdio;
 
 use std::panic::AssertUnwindSafe;
@@ -25,8 +27,8 @@ use brush_core::openfiles::{self, OpenFile, OpenFiles};
 use brush_core::traps::TrapSignal;
 use brush_core::variables::ShellValueUnsetType;
 use brush_core::{
-    ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProfileLoadBehavior,
-    RcLoadBehavior, Shell, ShellValue, ShellVariable,
+    ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProcessGroupPolicy,
+    ProfileLoadBehavior, RcLoadBehavior, Shell, ShellValue, ShellVariable,
 };
 use futures_util::FutureExt as _;
 use shellwright_io::lock;
@@ -292,7 +294,7 @@ impl Session {
             return Err(fail(&too_deep()).into());
         }
         let null = || openfiles::null().map_err(|e| fail(&e));
-        let mut params = self.shell.default_exec_params();
+        let mut params = self.exec_params();
         params.set_fd(OpenFiles::STDIN_FD, null()?);
         params.set_fd(OpenFiles::STDOUT_FD, null()?);
         params.set_fd(OpenFiles::STDERR_FD, null()?);
@@ -343,6 +345,15 @@ impl Session {
                 Err(fail(&message.trim_end()).into())
             }
         }
+    }
+
+    /// The parameters a run's commands start with: brush's, but never in a process group of
+    /// brush's making (`set -m`), since every process the session starts leads a session and a
+    /// group of its own (brush's spawn policy), where joining or making another group fails.
+    fn exec_params(&self) -> ExecutionParameters {
+        let mut params = self.shell.default_exec_params();
+        params.process_group_policy = ProcessGroupPolicy::SameProcessGroup;
+        params
     }
 
     /// Parks every command of the session for good (see [`Integration::stop`]).

@@ -57,7 +57,7 @@ impl Session {
             .begin(on_chunk)
             .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
         self.attach_stdio(OpenFile::PipeWriter(writer))?;
-        let params = self.shell.default_exec_params();
+        let params = self.exec_params();
         let direct = self.direct_command(&request.command, &params);
 
         self.brush.begin_run(request.cancel.clone(), scope.tag());

@@ -14,6 +14,7 @@ use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
 use super::{error_prefix, exit_with, operands, stock};
+use crate::brush::common::adopt_run_limits;
 use crate::brush::state::{Ending, with_shell};
 
 /// What `exec` was asked to do.
@@ -96,6 +97,8 @@ async fn run_command(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
     request: &ExecRequest,
 ) -> Result<u8, brush_core::Error> {
+    // The command starts here, maybe on another thread than our DEBUG hook's.
+    adopt_run_limits(ctx.shell);
     let plain = request.argv0.is_none() && !request.clear_env && !request.login;
     if plain && let Some(command) = stock("command") {
         // `command` finds builtins and executables but not functions, as exec does.

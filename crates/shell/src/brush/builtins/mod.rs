@@ -1,15 +1,17 @@
 //! Builtins of our own, where the stock ones would reach the host process: `exec` (which would
-//! `execve` the host), `kill` (whose `$$` is the host's pid), `umask` (process-wide), `suspend`
-//! (which would stop the host) and `printf` (whose formatting library writes to the host's
-//! stderr); `wait`, where the stock one loses the job's status ([`wait`]); `jobs`, which lists
-//! each job as the command the user wrote ([`jobs`]); `echo`, which skips the
-//! stock one's costly option parser when there are no options ([`echo`]); and stock builtins
-//! whose output we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`).
+//! `execve` the host), `kill` (whose `$$` is the host's pid), `umask` and `ulimit` (process-wide),
+//! `suspend` (which would stop the host) and `printf` (whose formatting library writes to the
+//! host's stderr); `command`, which gives its thread its shell's limits before it starts a
+//! program ([`command`]); `wait`, where the stock one loses the job's status ([`wait`]); `jobs`,
+//! which lists each job as the command the user wrote ([`jobs`]); `echo`, which skips the stock
+//! one's costly option parser when there are no options ([`echo`]); and stock builtins whose
+//! output we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`).
 //!
 //! Each keeps the stock registration (help text, special-builtin flag) and swaps its function.
 //! What they need to remember between the builtin and the end of the run lives in the session's
 //! record ([`state`](super::state)).
 
+mod command;
 mod corrected;
 mod echo;
 mod exec;
@@ -17,6 +19,7 @@ mod jobs;
 mod kill;
 mod printf;
 mod suspend;
+mod ulimit;
 mod umask;
 mod wait;
 
@@ -32,11 +35,13 @@ use futures_util::future::BoxFuture;
 use super::common::BuiltinFn;
 
 /// Our builtins, each replacing the stock one of its name.
-const OURS: [(&str, BuiltinFn); 13] = [
+const OURS: [(&str, BuiltinFn); 15] = [
     ("echo", echo::run),
     ("exec", exec::run),
     ("kill", kill::run),
     ("umask", umask::run),
+    ("ulimit", ulimit::run),
+    ("command", command::run),
     ("suspend", suspend::run),
     ("printf", printf::run),
     ("enable", corrected::enable),
@@ -48,10 +53,10 @@ const OURS: [(&str, BuiltinFn); 13] = [
     ("jobs", jobs::run),
 ];
 
-/// Swaps in our `echo`, `exec`, `kill`, `umask`, `suspend`, `printf`, `wait` and the corrected
-/// `enable`, `compgen`, `help`, `shopt` and `hash`. Must run before anything wraps builtins
-/// ([`hooks::install_builtins`](super::hooks::install_builtins)): it replaces whatever the
-/// registrations of those names run.
+/// Swaps in our `echo`, `exec`, `kill`, `umask`, `ulimit`, `command`, `suspend`, `printf`, `wait`,
+/// `jobs` and the corrected `enable`, `compgen`, `help`, `shopt` and `hash`. Must run before
+/// anything wraps builtins ([`hooks::install_builtins`](super::hooks::install_builtins)): it
+/// replaces whatever the registrations of those names run.
 pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
     for (name, func) in OURS {
         if let Some(reg) = builtins.get_mut(name) {
