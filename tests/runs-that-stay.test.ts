@@ -143,12 +143,14 @@ describe('nothing a run started outlives the host', () => {
     let stdout = ''
     host.stdout.on('data', (chunk) => (stdout += chunk))
     const ended = new Promise((resolve) => host.on('exit', resolve))
-    await waitUntil(() => stdout.includes('ready'), 15_000, 'the host to start its runs')
-    expect(taggedBy(host.pid!).length).toBeGreaterThanOrEqual(5)
+    await waitUntil(() => stdout.includes('\n'), 15_000, 'the host to start its runs')
+    // sleep 301–304 and the PTY's program, tagged by the host's runs, as the host saw them.
+    const pids: number[] = JSON.parse(stdout)
+    expect(pids.length).toBeGreaterThanOrEqual(5)
     if (mode === 'kill') host.kill('SIGKILL')
     await ended
     const gone = Date.now()
-    await waitUntil(() => taggedBy(host.pid!).length === 0, 1500, `the runs of a host ended by ${mode} to be gone`)
+    await waitUntil(() => pids.every((pid) => !isRunning(pid)) && taggedBy(host.pid!).length === 0, 1500, `the runs of a host ended by ${mode} to be gone`)
     expect(Date.now() - gone).toBeLessThan(1500)
   })
 })
