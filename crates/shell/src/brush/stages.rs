@@ -25,10 +25,11 @@
 //! A stage ends early, as a bash subshell would be killed, in two cases, both found by the DEBUG
 //! hook before a command of the stage starts: when the run is cancelled or the session is ending
 //! (nothing else could stop a thread of the blocking pool; one that parked forever would be
-//! leaked), and when a command failed after the stage's reader went away (bash's stage dies of
-//! `SIGPIPE` on its write; ours gets `EPIPE`, so `while :; do echo x; done | head -1` would loop
-//! forever). The hook then unwinds the stage's thread up to the builtin with [`StageStopped`],
-//! which drops everything the stage held — its pipe ends first, so its neighbours see end of file.
+//! leaked), and when a command failed with status 141 after the stage's reader went away (bash's
+//! stage dies of `SIGPIPE` on its write; ours gets `EPIPE`, which brush makes 141, so
+//! `while :; do echo x; done | head -1` would loop forever). The hook then unwinds the stage's
+//! thread up to the builtin with [`StageStopped`], which drops everything the stage held — its
+//! pipe ends first, so its neighbours see end of file.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -331,9 +332,11 @@ pub(crate) fn stop() -> ! {
 }
 
 /// Ends the stage running on this thread if its last command failed because the stage's reader
-/// went away, as `SIGPIPE` ends a bash stage.
+/// went away, as `SIGPIPE` ends a bash stage. Only a write to that pipe fails so (a builtin's
+/// `EPIPE` becomes 141, as does an external program killed by `SIGPIPE`): a command that failed
+/// otherwise after the reader left goes on, as bash's stage does until it writes.
 pub(crate) fn stop_if_reader_gone(shell: &Shell) {
-    if shell.last_exit_status() == 0 {
+    if shell.last_exit_status() != BROKEN_PIPE_STATUS {
         return;
     }
     let gone = CURRENT.with(|c| {
