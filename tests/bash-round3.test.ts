@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { executeShell } from '../index.js'
-import { collector } from './helpers.js'
+import { collector, expectFileStopsGrowing } from './helpers.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'shellwright-round3-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -37,5 +37,41 @@ describe('a pipeline stage reports 141 only after writing to a pipe whose reader
 
   it('a stage that writes to a reader that left still stops with 141', async () => {
     await expectRun('while :; do echo x; done | head -1; echo "${PIPESTATUS[@]}"', 'x\n141 0\n')
+  })
+})
+
+describe('printf applies its format as bash does', () => {
+  it('a format that consumes no argument is applied once', async () => {
+    await expectRun('printf "\\n" 4.4 BSD | od -c; printf "x\\n" a b; printf "%%\\n" a', '0000000  \\n\n0000001\nx\n%\n')
+  })
+
+  it('\\c in a %b argument ends all output; in the format it is printed as it stands', async () => {
+    await expectRun(`printf '%b|' 'a\\cb' c; echo; printf '%s|%b\\n' a 'x\\cy' b c; echo; printf '%s\\c|' x y; echo`, 'a\na|x\nx\\c|y\\c|\n')
+  })
+
+  it('-v assigns one pass of a format that consumes nothing', async () => {
+    await expectRun(`printf -v v 'hi' a b; echo "$v"`, 'hi\n')
+  })
+
+  it('formats many arguments a few passes at a time, as one call would', async () => {
+    // bash: `printf '%s %d\n' {1..30001} | cksum`; the last pass lacks its number (0).
+    await expectRun(`printf '%s %d\\n' {1..30001} | cksum; printf '%s %d\\n' {1..30001} | tail -1`, '2737243175 168902\n30001 0\n')
+  })
+})
+
+describe('printf reaches a cancellation point', () => {
+  it('a timeout stops one formatting thousands of arguments', async () => {
+    const started = Date.now()
+    const result = await run(`printf '%60000s' {1..2000} > /dev/null; echo never`, 1000)
+    expect(result).toEqual({ text: '', exitCode: null, timedOut: true })
+    // The whole command formats for a minute in a debug build.
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+
+  it('and in a pipeline stage, which nothing else would stop', async () => {
+    const file = join(scratch, 'stage-printf.txt')
+    const result = await run(`{ printf '%60000s' {1..2000} > ${file}; echo never; } | cat`, 1000)
+    expect(result).toEqual({ text: '', exitCode: null, timedOut: true })
+    await expectFileStopsGrowing(file)
   })
 })

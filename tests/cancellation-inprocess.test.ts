@@ -84,6 +84,13 @@ const scenarios: Scenario[] = [
     command: (f) => `( ${spin(f)} ) & sleep 30`,
     started: wrote,
   },
+  // One builtin that works for a minute (in a debug build) reaches no hook before a command.
+  { name: 'printf formatting thousands of arguments', command: (f) => `printf '%60000s' {1..2000} > ${f}`, started: wrote },
+  {
+    name: 'printf formatting thousands of arguments in a pipeline stage',
+    command: (f) => `{ printf '%60000s' {1..2000} > ${f}; } | cat`,
+    started: wrote,
+  },
 ]
 
 let nextFile = 0

@@ -26,7 +26,7 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::{TrapHandler, TrapSignal};
 use brush_core::{ExecutionContext, ExecutionResult, Shell, ShellState, ShellValue, ShellVariable};
 use futures_util::future::BoxFuture;
-use shellwright_proc::{CancelReason, CancelToken, RunRoots, RunScope};
+use shellwright_proc::{CancelReason, RunRoots, RunScope};
 
 use super::common::{
     BuiltinFn, DEBUG_TRAP_BUILTIN, FLAGS_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd,
@@ -126,9 +126,8 @@ fn debug_trap(
         let Some((stop, user_trap, functrace, seen)) = id.and_then(|id| {
             with_session(id, |s| {
                 s.commands_seen += 1;
-                let cancelled = s.run_token.as_ref().is_some_and(CancelToken::is_cancelled);
                 (
-                    s.stopping || cancelled,
+                    s.must_stop(),
                     s.user_debug_trap.clone(),
                     s.user_functrace,
                     s.commands_seen,

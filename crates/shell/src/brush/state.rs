@@ -47,6 +47,18 @@ pub(crate) struct SessionRecord {
     pub ending: Option<Ending>,
 }
 
+impl SessionRecord {
+    /// Whether no command of the session may start any more: it is ending, or its run was
+    /// cancelled.
+    pub fn must_stop(&self) -> bool {
+        self.stopping
+            || self
+                .run_token
+                .as_ref()
+                .is_some_and(CancelToken::is_cancelled)
+    }
+}
+
 static SESSIONS: LazyLock<Mutex<HashMap<u64, SessionRecord>>> = LazyLock::new(Mutex::default);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 

@@ -27,7 +27,8 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 
-use super::common::BuiltinFn;
+use super::common::{BuiltinFn, session_of};
+use super::state::with_session;
 
 /// Our builtins, each replacing the stock one of its name.
 const OURS: [(&str, BuiltinFn); 12] = [
@@ -96,6 +97,20 @@ pub(crate) fn add_internal(
 /// A builtin's arguments after its name, as text.
 fn operands(args: &[CommandArg]) -> Vec<String> {
     args.iter().skip(1).map(ToString::to_string).collect()
+}
+
+/// The status a builtin returns when it stops because its run was cancelled (bash: 128 +
+/// SIGTERM); the run reports the cancellation, not this.
+const STOPPED_STATUS: u8 = 143;
+
+/// A cancellation point for a builtin that works for long: yields to the runtime, so the run's
+/// timer fires and, once the run is cancelled, its `select!` drops the builtin there; then says
+/// whether the run must stop, for a builtin that nothing drops (on a pipeline stage's thread),
+/// which then returns at once — the stage ends at its next command's hook.
+async fn cancellation_point(shell: &Shell) -> bool {
+    tokio::task::yield_now().await;
+    // A shell that is not a session's (a test's) is never stopped; a session that is gone is.
+    session_of(shell).is_some_and(|id| with_session(id, |s| s.must_stop()).unwrap_or(true))
 }
 
 /// A result that ends the session with `code`.
