@@ -75,3 +75,37 @@ describe('printf reaches a cancellation point', () => {
     await expectFileStopsGrowing(file)
   })
 })
+
+describe('FUNCNEST refuses the call, abandons the line and the run goes on', () => {
+  // bash 5.2 words the message `environment: line 1: f: …`; ours starts as bash's other errors do.
+  const refused = (limit: number) => `bash: line 1: f: maximum function nesting level exceeded (${limit})\n`
+
+  it('at top level: the rest of the line is abandoned, $? is 1, the next line runs', async () => {
+    await expectRun(
+      'FUNCNEST=5; f() { (( n++ )); f; }; n=0; f; echo "same line"\necho "status $? n=$n"; echo still running',
+      `${refused(5)}status 1 n=5\nstill running\n`,
+    )
+  })
+
+  it('in a subshell or a command substitution, which ends with 1', async () => {
+    await expectRun(
+      'FUNCNEST=5; f() { (( n++ )); f; }; n=0; ( f ); echo "status $? n=$n"; x=$(f); echo "status $? n=$n"; echo still running',
+      `${refused(5)}status 1 n=0\n${refused(5)}status 1 n=0\nstill running\n`,
+    )
+  })
+
+  it('on the last line: the run ends with 1', async () => {
+    await expectRun('FUNCNEST=3; f(){ echo $1; f $(($1+1)); }; f 1; echo never', `1\n2\n3\n${refused(3)}`, 1)
+  })
+
+  it('inside a compound command and a pipeline stage', async () => {
+    await expectRun(
+      'FUNCNEST=2; f(){ f; }; if true; then f; echo never; fi\nf | cat; echo "${PIPESTATUS[@]}"',
+      `${refused(2)}${refused(2)}1 0\n`,
+    )
+  })
+
+  it('eval ends its text with 1 and the line goes on', async () => {
+    await expectRun('FUNCNEST=2; f(){ f; }; eval f; echo "after eval $?"', `${refused(2)}after eval 1\n`)
+  })
+})

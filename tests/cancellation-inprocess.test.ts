@@ -250,7 +250,7 @@ describe('nesting limits and big inputs', () => {
     const out = collector()
     const result = await shell.run({ command: 'f() { f; }; f', timeoutMs: 30_000 }, out.push)
     expect(result).toEqual({ exitCode: 1, cancelled: false, timedOut: false })
-    expect(out.text).toBe('bash: f: maximum function nesting level exceeded (1000)\n')
+    expect(out.text).toBe('bash: line 1: f: maximum function nesting level exceeded (1000)\n')
     const next = collector()
     expect(await shell.run({ command: 'echo still here' }, next.push)).toEqual({
       exitCode: 0,

@@ -22,10 +22,18 @@ pub(crate) const DEBUG_TRAP_BUILTIN: &str = "__shellwright_debug_trap";
 pub(crate) const STAGE_BUILTIN: &str = "__shellwright_stage";
 /// The builtin that prints `T` when the user turned functrace on (see `flags`).
 pub(crate) const FLAGS_BUILTIN: &str = "__shellwright_flags";
+/// The builtin a function call refused by `FUNCNEST` runs instead (see `funcnest`).
+pub(crate) const REFUSED_BUILTIN: &str = "__shellwright_refused";
 
 /// Whether `name` is one of the builtins only our hooks call, which bash does not have.
 pub(crate) fn is_internal(name: &str) -> bool {
-    [DEBUG_TRAP_BUILTIN, STAGE_BUILTIN, FLAGS_BUILTIN].contains(&name)
+    [
+        DEBUG_TRAP_BUILTIN,
+        STAGE_BUILTIN,
+        FLAGS_BUILTIN,
+        REFUSED_BUILTIN,
+    ]
+    .contains(&name)
 }
 
 /// The id of the session `shell` belongs to: it is written in our DEBUG trap's command text,

@@ -8,7 +8,8 @@
 //! Background jobs, substitutions and pipeline stages run clones of the session's shell that carry
 //! the same trap, so they park too — as soon as the run is cancelled or the session is stopping —
 //! and the session's runtime then drops them (see [`worker`](crate::worker)). The same hook
-//! checks the nesting [`limits`] and parks the run that passed one.
+//! refuses a function call nested past `FUNCNEST` ([`funcnest`]), and checks the stack and
+//! descriptor [`limits`] and parks the run that passed one.
 //!
 //! The user's own DEBUG trap keeps working: the `trap` builtin is wrapped so that it reads and
 //! writes the user's handler (kept in the session's record, see [`state`](super::state)), and our builtin runs that handler where bash would —
@@ -29,11 +30,11 @@ use futures_util::future::BoxFuture;
 use shellwright_proc::{CancelReason, RunRoots, RunScope};
 
 use super::common::{
-    BuiltinFn, DEBUG_TRAP_BUILTIN, FLAGS_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd,
-    session_of, session_of_traps, set_bash_command,
+    BuiltinFn, DEBUG_TRAP_BUILTIN, FLAGS_BUILTIN, REFUSED_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE,
+    restore_xtracefd, session_of, session_of_traps, set_bash_command,
 };
 use super::state::with_session;
-use super::{builtins, stages};
+use super::{builtins, funcnest, stages};
 use crate::limits;
 
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
@@ -142,13 +143,19 @@ fn debug_trap(
         }
         let user_command = args.get(3).map(ToString::to_string).unwrap_or_default();
         set_bash_command(ctx.shell, user_command.clone());
-        if let Some(exceeded) = limits::check(ctx.shell) {
-            let stderr = if traced {
+        let stderr = |ctx: &ExecutionContext<'_, DefaultShellExtensions>| {
+            if traced {
                 ctx.params.try_fd(ctx.shell, SAVED_STDERR)
             } else {
                 ctx.params.try_stderr(ctx.shell)
-            };
-            if let Some(mut stderr) = stderr {
+            }
+        };
+        if let Some(id) = id {
+            let stderr = stderr(&ctx);
+            funcnest::refuse_too_deep_call(ctx.shell, id, &user_command, stderr);
+        }
+        if let Some(exceeded) = limits::check() {
+            if let Some(mut stderr) = stderr(&ctx) {
                 let _ = stderr.write_all(exceeded.message().as_bytes());
             }
             if let Some(id) = id {
@@ -168,8 +175,9 @@ fn debug_trap(
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
         if let Some(handler) = user_trap
             && (functrace || !nested)
-            && !user_command.starts_with(STAGE_BUILTIN)
-            && !user_command.starts_with(FLAGS_BUILTIN)
+            && ![STAGE_BUILTIN, FLAGS_BUILTIN, REFUSED_BUILTIN]
+                .iter()
+                .any(|internal| user_command.starts_with(internal))
         {
             let command = if traced {
                 format!(

@@ -4,11 +4,12 @@
 //! ([`builtins`] for its builtin table, [`Integration::install`] on the shell):
 //!
 //! - [`hooks`]: our DEBUG trap, the cancellation point before every simple command (and the
-//!   nesting-limit check), with `trap`, `set` and `shopt` wrapped so the user still sees their own
+//!   nesting-limit checks), with `trap`, `set` and `shopt` wrapped so the user still sees their own
 //!   DEBUG trap and functrace;
 //! - [`stages`]: every stage but the last of a pipeline rewritten into a hidden builtin that runs
 //!   it on a thread of its own, so stages run at once as bash's do;
 //! - [`flags`]: `$-` as the user set the options;
+//! - [`funcnest`]: a function call nested past `FUNCNEST` refused as bash refuses it;
 //! - [`builtins`](mod@builtins): our own builtins where the stock ones would reach the host
 //!   process, and stock ones whose output we correct;
 //! - [`isolation`]: the run thread with its own umask, and the host's SIGTSTP kept;
@@ -22,6 +23,7 @@
 mod builtins;
 mod common;
 mod flags;
+mod funcnest;
 mod hooks;
 mod isolation;
 mod stages;
@@ -51,6 +53,7 @@ pub(crate) fn builtins() -> HashMap<String, Registration<DefaultShellExtensions>
     hooks::install_builtins(&mut table);
     stages::install_builtin(&mut table);
     flags::install_builtin(&mut table);
+    funcnest::install_builtin(&mut table);
     table
 }
 
@@ -76,7 +79,10 @@ impl Integration {
 
     /// Makes `token` the one the DEBUG trap obeys until [`end_run`](Self::end_run).
     pub fn begin_run(&self, token: CancelToken) {
-        state::with_session(self.id, |s| s.run_token = Some(token));
+        state::with_session(self.id, |s| {
+            s.run_token = Some(token);
+            s.line_abandoned = false;
+        });
     }
 
     pub fn end_run(&self) {
@@ -114,6 +120,12 @@ impl Integration {
     /// The session's umask (what its processes and files are created with).
     pub fn umask(&self) -> u32 {
         state::with_session(self.id, |s| s.umask).unwrap_or(0o022)
+    }
+
+    /// Whether a function call refused by `FUNCNEST` abandoned the command line that just ended
+    /// (the run then goes on with the next line); cleared by reading.
+    pub fn take_abandoned_line(&self) -> bool {
+        funcnest::take_abandoned_line(self.id)
     }
 
     /// How our builtins ended the session, if they did; cleared by reading.

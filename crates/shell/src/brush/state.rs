@@ -12,8 +12,8 @@ use std::sync::LazyLock;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use brush_core::Shell;
 use brush_core::traps::TrapHandler;
+use brush_core::{Shell, functions};
 use shellwright_io::lock;
 use shellwright_proc::CancelToken;
 
@@ -45,6 +45,21 @@ pub(crate) struct SessionRecord {
     /// What the session's processes and files are created with (see `isolation`).
     pub umask: u32,
     pub ending: Option<Ending>,
+    /// Function calls refused by `FUNCNEST` whose stand-in has not run yet, by key (see
+    /// `funcnest`); the last key given out.
+    pub refusals: HashMap<u64, RefusedCall>,
+    pub refusals_made: u64,
+    /// Set when a refused call abandoned the session's current command line.
+    pub line_abandoned: bool,
+}
+
+/// A function call refused by `FUNCNEST`, until its stand-in runs.
+pub(crate) struct RefusedCall {
+    pub function: String,
+    /// The function the stand-in replaced, put back by it.
+    pub original: functions::Registration,
+    /// `BASH_COMMAND` as the refused call set it.
+    pub command_line: String,
 }
 
 impl SessionRecord {
