@@ -109,3 +109,26 @@ describe('FUNCNEST refuses the call, abandons the line and the run goes on', () 
     await expectRun('FUNCNEST=2; f(){ f; }; eval f; echo "after eval $?"', `${refused(2)}after eval 1\n`)
   })
 })
+
+describe('internals stay out of sight', () => {
+  it('$LINENO in a DEBUG trap is the line of the command about to run', async () => {
+    await expectRun(
+      `trap 'echo "debug at $LINENO: $BASH_COMMAND"' DEBUG\necho a\n\necho b`,
+      'debug at 2: echo a\na\ndebug at 4: echo b\nb\n',
+    )
+  })
+
+  it('type, declare -f and set show the function as written', async () => {
+    await expectRun(
+      `f(){ echo "$-"; }; type f; f; declare -f f | grep -c '__[s]hellwright'; set | grep -c '__[s]hellwright'`,
+      'f is a function\nf () \n{ \n    echo "$-"\n}\nhBc\n0\n0\n',
+      1,
+    )
+    // brush prints a pipeline as `a |b` where bash prints `a | b`.
+    await expectRun(`f(){ echo a|cat -; }; type f`, 'f is a function\nf () \n{ \n    echo a |cat -\n}\n')
+  })
+
+  it('an exported function runs in a child bash', async () => {
+    await expectRun('f(){ echo a|cat -; }; export -f f; bash -c f', 'a\n')
+  })
+})

@@ -76,6 +76,16 @@ pub(crate) fn restore_xtracefd(shell: &mut Shell, words: &[CommandArg]) {
     }
 }
 
+/// The line of the user's code about to run, seen from our DEBUG hook: that of the innermost
+/// frame that is not a trap handler's (the hook runs in one).
+pub(crate) fn user_line(shell: &Shell) -> Option<usize> {
+    shell
+        .call_stack()
+        .iter()
+        .find(|frame| !frame.frame_type.is_trap_handler())
+        .and_then(|frame| frame.current_line())
+}
+
 /// Sets `BASH_COMMAND`, as brush does before each simple command, to `command_line`.
 pub(crate) fn set_bash_command(shell: &mut Shell, command_line: String) {
     let _ = shell.env_mut().update_or_add(

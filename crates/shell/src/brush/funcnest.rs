@@ -20,7 +20,6 @@
 //! line of their text, where ours end.
 
 use std::collections::HashMap;
-use std::io::Write;
 
 use brush_core::builtins::Registration;
 use brush_core::commands::CommandArg;
@@ -29,7 +28,9 @@ use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult, Shell}
 use futures_util::future::BoxFuture;
 
 use super::builtins;
-use super::common::{REFUSED_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd, set_bash_command};
+use super::common::{
+    REFUSED_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd, set_bash_command, user_line,
+};
 use super::state::{RefusedCall, with_session, with_shell};
 use crate::limits::function_nesting_limit;
 
@@ -74,25 +75,20 @@ fn stop_abandoned_line(
 }
 
 /// Called by the hook of session `session` before `command_line` runs: when it calls a function
-/// one level deeper than the limit allows, reports it on `stderr` as bash does and replaces the
-/// function by the stand-in for this call. Returns whether it did.
+/// one level deeper than the limit allows, replaces the function by the stand-in for this call
+/// and returns bash's message for the hook to write.
 pub(crate) fn refuse_too_deep_call(
     shell: &mut Shell,
     session: u64,
     command_line: &str,
-    stderr: Option<impl Write>,
-) -> bool {
-    let Some(function) = command_line.split(' ').next() else {
-        return false;
-    };
+) -> Option<String> {
+    let function = command_line.split(' ').next()?;
     let limit = function_nesting_limit(shell);
     if shell.call_stack().function_call_depth() < limit || !calls_function(shell, function) {
-        return false;
+        return None;
     }
-    let Some(original) = shell.funcs().get(function).cloned() else {
-        return false;
-    };
-    let Some(key) = with_session(session, |s| {
+    let original = shell.funcs().get(function).cloned()?;
+    let key = with_session(session, |s| {
         s.refusals_made += 1;
         s.refusals.insert(
             s.refusals_made,
@@ -103,23 +99,17 @@ pub(crate) fn refuse_too_deep_call(
             },
         );
         s.refusals_made
-    }) else {
-        return false;
-    };
+    })?;
     // Its own trace line (`set -x`) goes to /dev/null with its stderr; `"$_"` last keeps `$_`.
     let body = format!("() {{ {REFUSED_BUILTIN} {key} {XTRACEFD_ASIDE} \"$_\" 2>/dev/null; }}");
     if shell.define_func_from_str(function, &body).is_err() {
         with_session(session, |s| s.refusals.remove(&key));
-        return false;
+        return None;
     }
-    if let Some(mut stderr) = stderr {
-        let line = user_line(shell).map_or_else(String::new, |n| format!("line {n}: "));
-        let _ = writeln!(
-            stderr,
-            "bash: {line}{function}: maximum function nesting level exceeded ({limit})"
-        );
-    }
-    true
+    let line = user_line(shell).map_or_else(String::new, |n| format!("line {n}: "));
+    Some(format!(
+        "bash: {line}{function}: maximum function nesting level exceeded ({limit})\n"
+    ))
 }
 
 /// Whether `name`, run as a command, calls the function of that name (a POSIX special builtin
@@ -131,16 +121,6 @@ fn calls_function(shell: &Shell, name: &str) -> bool {
             .get(name)
             .is_some_and(|b| !b.disabled && b.special_builtin);
     !special && shell.funcs().get(name).is_some()
-}
-
-/// The line of the user's code being run: the innermost frame that is not a trap handler's (the
-/// hook runs in one).
-pub(crate) fn user_line(shell: &Shell) -> Option<usize> {
-    shell
-        .call_stack()
-        .iter()
-        .find(|frame| !frame.frame_type.is_trap_handler())
-        .and_then(|frame| frame.current_line())
 }
 
 /// Whether the last command line of session `session` was abandoned by a refused call; clears

@@ -25,16 +25,19 @@ use brush_core::builtins::Registration;
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::{TrapHandler, TrapSignal};
-use brush_core::{ExecutionContext, ExecutionResult, Shell, ShellState, ShellValue, ShellVariable};
+use brush_core::{
+    ExecutionContext, ExecutionParameters, ExecutionResult, Shell, ShellState, ShellValue,
+    ShellVariable,
+};
 use futures_util::future::BoxFuture;
 use shellwright_proc::{CancelReason, RunRoots, RunScope};
 
 use super::common::{
     BuiltinFn, DEBUG_TRAP_BUILTIN, FLAGS_BUILTIN, REFUSED_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE,
-    restore_xtracefd, session_of, session_of_traps, set_bash_command,
+    restore_xtracefd, session_of, session_of_traps, set_bash_command, user_line,
 };
 use super::state::with_session;
-use super::{builtins, funcnest, stages};
+use super::{bodies, builtins, funcnest, stages};
 use crate::limits;
 
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
@@ -138,9 +141,10 @@ fn debug_trap(
             // The session is gone; this is one of its tasks that has not been dropped yet.
             return park().await;
         };
-        if stop {
+        let (Some(id), false) = (id, stop) else {
             return park().await;
-        }
+        };
+        bodies::restore(ctx.shell, id);
         let user_command = args.get(3).map(ToString::to_string).unwrap_or_default();
         set_bash_command(ctx.shell, user_command.clone());
         let stderr = |ctx: &ExecutionContext<'_, DefaultShellExtensions>| {
@@ -150,22 +154,22 @@ fn debug_trap(
                 ctx.params.try_stderr(ctx.shell)
             }
         };
-        if let Some(id) = id {
-            let stderr = stderr(&ctx);
-            funcnest::refuse_too_deep_call(ctx.shell, id, &user_command, stderr);
+        let refusal = funcnest::refuse_too_deep_call(ctx.shell, id, &user_command);
+        if let Some(message) = &refusal
+            && let Some(mut stderr) = stderr(&ctx)
+        {
+            let _ = stderr.write_all(message.as_bytes());
         }
         if let Some(exceeded) = limits::check() {
             if let Some(mut stderr) = stderr(&ctx) {
                 let _ = stderr.write_all(exceeded.message().as_bytes());
             }
-            if let Some(id) = id {
-                with_session(id, |s| {
-                    if let Some(token) = &s.limit_token {
-                        token.cancel(CancelReason::Aborted);
-                    }
-                    s.exceeded.get_or_insert(exceeded);
-                });
-            }
+            with_session(id, |s| {
+                if let Some(token) = &s.limit_token {
+                    token.cancel(CancelReason::Aborted);
+                }
+                s.exceeded.get_or_insert(exceeded);
+            });
             return park().await;
         }
         stages::stop_if_reader_gone(ctx.shell);
@@ -173,27 +177,48 @@ fn debug_trap(
             tokio::task::yield_now().await;
         }
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
-        if let Some(handler) = user_trap
-            && (functrace || !nested)
-            && ![STAGE_BUILTIN, FLAGS_BUILTIN, REFUSED_BUILTIN]
-                .iter()
-                .any(|internal| user_command.starts_with(internal))
-        {
-            let command = if traced {
-                format!(
-                    "{{ {}\n}} 2>&{SAVED_STDERR} {SAVED_STDERR}>&-",
-                    handler.command
-                )
-            } else {
-                handler.command
-            };
-            return ctx
-                .shell
-                .run_string(command, &handler.source_info, &ctx.params)
-                .await;
+        let result = match user_trap {
+            Some(handler)
+                if (functrace || !nested)
+                    && ![STAGE_BUILTIN, FLAGS_BUILTIN, REFUSED_BUILTIN]
+                        .iter()
+                        .any(|internal| user_command.starts_with(internal)) =>
+            {
+                run_user_trap(ctx.shell, &ctx.params, handler, traced).await
+            }
+            _ => Ok(ExecutionResult::success()),
+        };
+        // Last, so that the user's trap sees the user's functions too.
+        if refusal.is_none() {
+            bodies::swap_in_for_call(ctx.shell, id, &user_command);
         }
-        Ok(ExecutionResult::success())
+        result
     })
+}
+
+/// Runs the user's DEBUG trap `handler` (with the stderr set aside under `set -x` when `traced`).
+async fn run_user_trap(
+    shell: &mut Shell,
+    params: &ExecutionParameters,
+    handler: TrapHandler,
+    traced: bool,
+) -> Result<ExecutionResult, brush_core::Error> {
+    let command = if traced {
+        format!(
+            "{{ {}\n}} 2>&{SAVED_STDERR} {SAVED_STDERR}>&-",
+            handler.command
+        )
+    } else {
+        handler.command
+    };
+    // The handler runs in the trap's own frame, whose lines count from 1: `$LINENO` is the line
+    // of the command about to run, as in bash.
+    if let Some(line) = user_line(shell) {
+        shell.increment_interactive_line_offset(line.saturating_sub(1));
+    }
+    shell
+        .run_string(command, &handler.source_info, params)
+        .await
 }
 
 /// Never returns. A pipeline stage's thread is unwound up to its stage (nothing else would ever

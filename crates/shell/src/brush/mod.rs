@@ -20,6 +20,7 @@
 //! a new hook on every command goes into `hooks`; anything two parts need is a constant or helper
 //! in `common` (so no part depends on another in a circle).
 
+mod bodies;
 mod builtins;
 mod common;
 mod flags;

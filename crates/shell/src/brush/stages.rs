@@ -15,7 +15,9 @@
 //! shell, and returns its status. The original commands are kept per session, looked up by their
 //! text so a command run again reuses its entry. Code brush parses itself (`eval` strings,
 //! sourced files, command substitutions, traps) keeps brush's behaviour. The same walk makes
-//! the run's `$-` show the user's flags (see [`flags`]).
+//! the run's `$-` show the user's flags (see [`flags`]). A function definition is rewritten in a
+//! copy, kept by the text of the user's: brush defines the user's (which `type`, `declare -f` and
+//! an exported function show), and each call runs the copy (see [`bodies`](super::bodies)).
 //!
 //! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
 //! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null`
@@ -68,11 +70,14 @@ const STOPPED_STATUS: u8 = 143;
 /// The unwind payload that ends a stage's thread (see the module docs).
 pub(crate) struct StageStopped(u8);
 
-/// The original commands of a session's stages.
+/// The original commands of a session's stages, and its functions whose bodies have stages.
 #[derive(Default)]
 struct SessionStages {
     by_text: HashMap<String, usize>,
     commands: Vec<Arc<ast::Command>>,
+    /// Each rewritten function definition, by the text of the user's: the user's is the one
+    /// defined (and shown, exported), the rewritten one runs (see `bodies`).
+    functions: HashMap<String, Arc<ast::FunctionDefinition>>,
 }
 
 static STAGES: LazyLock<Mutex<HashMap<u64, SessionStages>>> = LazyLock::new(Mutex::default);
@@ -84,6 +89,14 @@ fn stages() -> std::sync::MutexGuard<'static, HashMap<u64, SessionStages>> {
 /// Forgets a session's stages (when the session ends).
 pub(crate) fn forget(session: u64) {
     stages().remove(&session);
+}
+
+/// The rewritten form of the function definition whose text is `definition`, if it has one.
+pub(crate) fn rewritten_function(
+    session: u64,
+    definition: &str,
+) -> Option<Arc<ast::FunctionDefinition>> {
+    stages().get(&session)?.functions.get(definition).cloned()
 }
 
 /// The call a stage is replaced by, and the brace group the stage runs in: parsed once from
@@ -209,9 +222,15 @@ impl Rewriter<'_> {
                 }
             }
             ast::Command::Function(function) => {
-                self.compound(&mut function.body.0);
-                if let Some(redirects) = &mut function.body.1 {
+                // The user's definition stays in the program; the rewritten one is kept aside.
+                let mut rewritten = function.clone();
+                self.compound(&mut rewritten.body.0);
+                if let Some(redirects) = &mut rewritten.body.1 {
                     self.redirects(&mut redirects.0);
+                }
+                let original = function.to_string();
+                if rewritten.to_string() != original {
+                    self.stages.functions.insert(original, Arc::new(rewritten));
                 }
             }
             ast::Command::ExtendedTest(..) => {}

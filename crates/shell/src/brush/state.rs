@@ -51,6 +51,19 @@ pub(crate) struct SessionRecord {
     pub refusals_made: u64,
     /// Set when a refused call abandoned the session's current command line.
     pub line_abandoned: bool,
+    /// For each function called so far, the user's definition last seen and the rewritten
+    /// registration that runs it, if our rewrite changed it (see `bodies`).
+    pub rewritten_functions:
+        HashMap<String, (functions::Registration, Option<functions::Registration>)>,
+    /// The functions whose rewritten registration a call put in a function table, to be put back.
+    pub swapped_functions: HashMap<String, SwappedFunction>,
+}
+
+/// A function whose rewritten registration is in a function table for one call (see `bodies`).
+#[derive(Clone)]
+pub(crate) struct SwappedFunction {
+    pub rewritten: functions::Registration,
+    pub original: functions::Registration,
 }
 
 /// A function call refused by `FUNCNEST`, until its stand-in runs.
