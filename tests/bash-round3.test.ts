@@ -128,6 +128,34 @@ describe('internals stay out of sight', () => {
     await expectRun(`f(){ echo a|cat -; }; type f`, 'f is a function\nf () \n{ \n    echo a |cat -\n}\n')
   })
 
+  it('the run tag is no variable of the shell', async () => {
+    await expectRun(
+      `declare -p | grep -c '^declare -x SHELL[W]RIGHT'; export -p | grep -c 'SHELL[W]RIGHT'; compgen -v | grep -c '^SHELL[W]RIGHT'; set | grep -c '^SHELL[W]RIGHT'; declare | grep -c '^SHELL[W]RIGHT'`,
+      '0\n0\n0\n0\n0\n',
+      1,
+    )
+  })
+
+  it('but child processes keep it in their environment, unset or not', async () => {
+    // It is how the processes of a run are found (see docs/bash-compatibility.md).
+    await expectRun(`unset SHELLWRIGHT_RUN; env | grep -c '^SHELLWRIGHT_RUN='`, '1\n')
+  })
+
+  it('/dev/stdout, /dev/stderr and /dev/fd/N name the run\'s descriptors, never the host\'s', async () => {
+    // bash says `bash: line 1: /dev/fd/7: No such file or directory`; the status is the same.
+    await expectRun(
+      `echo to-stderr > /dev/stderr; echo to-stdout > /dev/stdout; { echo group; } 2>/dev/null >/dev/stderr; { echo group; } >/dev/stderr; exec 7>&-; cat < /dev/fd/7; echo "rc=$?"`,
+      'to-stderr\nto-stdout\ngroup\nerror: bad file descriptor: 7\nrc=1\n',
+    )
+  })
+
+  it('test and [ look at the run\'s descriptors', async () => {
+    await expectRun(
+      'exec 6>&-; test -p /dev/fd/6; echo "p=$?"; [ -e /dev/fd/6 ]; echo "e=$?"; exec 6< <(:); test -p /dev/fd/6; echo "p=$?"; [ -p /proc/self/fd/6 ]; echo "p=$?"',
+      'p=1\ne=1\np=0\np=0\n',
+    )
+  })
+
   it('an exported function runs in a child bash', async () => {
     await expectRun('f(){ echo a|cat -; }; export -f f; bash -c f', 'a\n')
   })

@@ -5,13 +5,13 @@
 //! A leaf: it uses brush-core alone, so that the hooks, the pipeline stages, the `$-` rewrite and
 //! the builtins can all use it without using each other.
 
-use brush_core::Shell;
 use brush_core::builtins::CommandExecuteFunc;
 use brush_core::commands::CommandArg;
 use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::{TrapHandlerConfig, TrapSignal};
 use brush_core::variables::ShellValueLiteral;
+use brush_core::{Shell, ShellFd};
 
 /// A builtin's function, as brush registers it.
 pub(crate) type BuiltinFn = CommandExecuteFunc<DefaultShellExtensions>;
@@ -73,6 +73,26 @@ pub(crate) fn restore_xtracefd(shell: &mut Shell, words: &[CommandArg]) {
             EnvironmentLookup::Anywhere,
             EnvironmentScope::Global,
         );
+    }
+}
+
+/// The descriptor a path names as the process's own: `/dev/fd/N`, `/proc/self/fd/N`,
+/// `/dev/stdin`, `/dev/stdout` or `/dev/stderr`. Opened or tested by path, it would be the host
+/// process's descriptor, not the run's.
+pub(crate) fn descriptor_path(path: &str) -> Option<ShellFd> {
+    match path {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => {
+            let number = path
+                .strip_prefix("/dev/fd/")
+                .or_else(|| path.strip_prefix("/proc/self/fd/"))?;
+            if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            number.parse().ok()
+        }
     }
 }
 

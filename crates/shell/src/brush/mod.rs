@@ -9,6 +9,8 @@
 //! - [`stages`]: every stage but the last of a pipeline rewritten into a hidden builtin that runs
 //!   it on a thread of its own, so stages run at once as bash's do;
 //! - [`flags`]: `$-` as the user set the options;
+//! - [`devfd`]: redirections to `/dev/stdout`, `/dev/fd/N` and their kind made duplications of
+//!   the run's descriptors;
 //! - [`funcnest`]: a function call nested past `FUNCNEST` refused as bash refuses it;
 //! - [`builtins`](mod@builtins): our own builtins where the stock ones would reach the host
 //!   process, and stock ones whose output we correct;
@@ -23,6 +25,7 @@
 mod bodies;
 mod builtins;
 mod common;
+mod devfd;
 mod flags;
 mod funcnest;
 mod hooks;

@@ -55,7 +55,7 @@ use shellwright_io::lock;
 use shellwright_io::poll::{PollFd, poll};
 
 use super::common::{STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd};
-use super::{builtins, flags, isolation, state};
+use super::{builtins, devfd, flags, isolation, state};
 
 /// The file descriptor that carries the stage's stderr past its own call's trace line.
 const SAVED_STDERR_FD: &str = "255";
@@ -218,7 +218,7 @@ impl Rewriter<'_> {
             ast::Command::Compound(compound, redirects) => {
                 self.compound(compound);
                 if let Some(redirects) = redirects {
-                    self.redirects(&mut redirects.0);
+                    self.redirect_list(&mut redirects.0);
                 }
             }
             ast::Command::Function(function) => {
@@ -226,7 +226,7 @@ impl Rewriter<'_> {
                 let mut rewritten = function.clone();
                 self.compound(&mut rewritten.body.0);
                 if let Some(redirects) = &mut rewritten.body.1 {
-                    self.redirects(&mut redirects.0);
+                    self.redirect_list(&mut redirects.0);
                 }
                 let original = function.to_string();
                 if rewritten.to_string() != original {
@@ -298,6 +298,17 @@ impl Rewriter<'_> {
                 }
             }
         }
+        for words in simple.prefix.iter_mut().map(|p| &mut p.0) {
+            devfd::in_words(words);
+        }
+        for words in simple.suffix.iter_mut().map(|s| &mut s.0) {
+            devfd::in_words(words);
+        }
+    }
+
+    fn redirect_list(&mut self, redirects: &mut Vec<ast::IoRedirect>) {
+        self.redirects(redirects);
+        devfd::in_list(redirects);
     }
 
     fn redirects(&mut self, redirects: &mut [ast::IoRedirect]) {

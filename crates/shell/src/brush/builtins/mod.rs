@@ -2,8 +2,10 @@
 //! `execve` the host), `kill` (whose `$$` is the host's pid), `umask` (process-wide), `suspend`
 //! (which would stop the host) and `printf` (whose formatting library writes to the host's
 //! stderr); `wait`, where the stock one loses the job's status ([`wait`]); `echo`, which skips the
-//! stock one's costly option parser when there are no options ([`echo`]); and stock builtins
-//! whose output we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`).
+//! stock one's costly option parser when there are no options ([`echo`]); stock builtins
+//! whose output we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`); and
+//! `declare`, `typeset`, `export`, `set` and `unset`, which leave the run's tag alone
+//! ([`run_tag`]); `test` and `[`, which test the run's descriptors, not the host's ([`test`]).
 //!
 //! Each keeps the stock registration (help text, special-builtin flag) and swaps its function.
 //! What they need to remember between the builtin and the end of the run lives in the session's
@@ -14,7 +16,9 @@ mod echo;
 mod exec;
 mod kill;
 mod printf;
+mod run_tag;
 mod suspend;
+mod test;
 mod umask;
 mod wait;
 
@@ -31,7 +35,7 @@ use super::common::{BuiltinFn, session_of};
 use super::state::with_session;
 
 /// Our builtins, each replacing the stock one of its name.
-const OURS: [(&str, BuiltinFn); 12] = [
+const OURS: [(&str, BuiltinFn); 19] = [
     ("echo", echo::run),
     ("exec", exec::run),
     ("kill", kill::run),
@@ -44,10 +48,18 @@ const OURS: [(&str, BuiltinFn); 12] = [
     ("hash", corrected::hash),
     ("help", corrected::help),
     ("wait", wait::run),
+    ("declare", run_tag::declare),
+    ("typeset", run_tag::typeset),
+    ("export", run_tag::export),
+    ("set", run_tag::set),
+    ("unset", run_tag::unset),
+    ("test", test::run),
+    ("[", test::run),
 ];
 
-/// Swaps in our `echo`, `exec`, `kill`, `umask`, `suspend`, `printf`, `wait` and the corrected
-/// `enable`, `compgen`, `help`, `shopt` and `hash`. Must run before anything wraps builtins
+/// Swaps in our `echo`, `exec`, `kill`, `umask`, `suspend`, `printf`, `wait`, the corrected
+/// `enable`, `compgen`, `help`, `shopt` and `hash`, the tag-keeping `declare`, `typeset`,
+/// `export`, `set` and `unset`, and `test` and `[`. Must run before anything wraps builtins
 /// ([`hooks::install_builtins`](super::hooks::install_builtins)): it replaces whatever the
 /// registrations of those names run.
 pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
