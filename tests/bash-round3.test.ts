@@ -156,6 +156,27 @@ describe('internals stay out of sight', () => {
     )
   })
 
+  it('wait takes a coproc\'s NAME_PID', async () => {
+    await expectRun('coproc { exit 3; }; wait $COPROC_PID; echo "wait=$?"', 'wait=3\n')
+    await expectRun(
+      'coproc C { read -r l; echo "got $l"; }; echo hi >&"${C[1]}"; read -r r <&"${C[0]}"; echo "$r"; wait "$C_PID"; echo "wait=$?"',
+      'got hi\nwait=0\n',
+    )
+  })
+
+  it('kill takes a coproc\'s NAME_PID as its job, never as the pid of that number', async () => {
+    // brush keeps the job's number there (1 here) and cannot signal a job it runs as a task;
+    // bash signals the coproc and prints k=0. SIGCONT keeps the old behaviour (pid 1) harmless.
+    await expectRun(
+      'coproc sleep 1; kill -s CONT $COPROC_PID; echo "k=$?"',
+      'error: kill: failed to send signal to process\nk=1\n',
+    )
+  })
+
+  it('exec hands SHLVL over to the program taking the shell\'s place', async () => {
+    await expectRun(`export SHLVL=3; (exec bash -c 'echo $SHLVL'); exec bash -c 'echo $SHLVL'`, '4\n3\n')
+  })
+
   it('an exported function runs in a child bash', async () => {
     await expectRun('f(){ echo a|cat -; }; export -f f; bash -c f', 'a\n')
   })

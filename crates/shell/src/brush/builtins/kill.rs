@@ -5,17 +5,19 @@
 //! signal would act on `bash -c`: a trap the script set runs, an ignored signal does nothing,
 //! and a fatal one ends the session with status 128 + the signal number (its EXIT trap runs,
 //! except after SIGKILL). The host never receives it. Every other target goes to the stock
-//! builtin, one target at a time.
+//! builtin, one target at a time; a coproc's `NAME_PID` as its job spec (see [`coproc_as_job`]).
+//!
+//! [`coproc_as_job`]: super::coproc_as_job
 
 use std::io::Write as _;
 
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::TrapSignal;
-use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult};
+use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 
-use super::{exit_with, operands, run_or_fail, stock};
+use super::{coproc_as_job, exit_with, operands, run_or_fail, stock};
 use crate::brush::state::{Ending, with_shell};
 
 const SIGKILL: i32 = libc::SIGKILL;
@@ -106,6 +108,7 @@ pub(super) fn run(
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
+        let args = coprocs_as_jobs(ctx.shell, args);
         let words = operands(&args);
         let request = match parse(&words) {
             Some(request) if request.targets.iter().any(|t| is_self(t)) => request,
@@ -153,6 +156,21 @@ pub(super) fn run(
         }
         Ok(result)
     })
+}
+
+/// `args` with each target that is a coproc's `NAME_PID` made its job spec (see
+/// [`coproc_as_job`]).
+fn coprocs_as_jobs(shell: &Shell, mut args: Vec<CommandArg>) -> Vec<CommandArg> {
+    let Some(request) = parse(&operands(&args)) else {
+        return args;
+    };
+    let first_target = args.len() - request.targets.len();
+    for arg in &mut args[first_target..] {
+        if let Some(job) = coproc_as_job(shell, &arg.to_string()) {
+            *arg = CommandArg::from(job);
+        }
+    }
+    args
 }
 
 /// Acts on the session as `signal` would act on the shell.

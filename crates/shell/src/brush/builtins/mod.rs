@@ -106,6 +106,22 @@ pub(crate) fn add_internal(
     }
 }
 
+/// `operand` as `wait` and `kill` should read it: a coproc's `NAME_PID` names its job (`%N`).
+/// brush stores the coproc's job id there, where bash stores its pid, and no pid is the coproc's
+/// (it runs as a task of the session): read as a pid, it would name whatever process has it,
+/// pid 1 for the first job.
+fn coproc_as_job(shell: &Shell, operand: &str) -> Option<String> {
+    let id = operand.parse::<usize>().ok()?;
+    shell
+        .jobs()
+        .jobs
+        .iter()
+        .filter(|job| job.id == id)
+        .filter_map(|job| job.command_line.strip_prefix("coproc "))
+        .any(|name| shell.env_str(&format!("{name}_PID")).as_deref() == Some(operand))
+        .then(|| format!("%{id}"))
+}
+
 /// A builtin's arguments after its name, as text.
 fn operands(args: &[CommandArg]) -> Vec<String> {
     args.iter().skip(1).map(ToString::to_string).collect()

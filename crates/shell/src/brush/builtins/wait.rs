@@ -8,7 +8,10 @@
 //! and `-f` and `-p`, are left to the stock builtin.
 //!
 //! brush-core runs every background job as a task of the session, not as a process of its own,
-//! so `$!` is empty and a pid names a job only when the job's first task is an external command.
+//! so `$!` is empty and a pid names a job only when the job's first task is an external command;
+//! a coproc's `NAME_PID` names its job (see [`coproc_as_job`]).
+//!
+//! [`coproc_as_job`]: super::coproc_as_job
 
 use std::io::Write as _;
 
@@ -18,7 +21,7 @@ use brush_core::jobs::Job;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{error_prefix, operands, run_or_fail, stock};
+use super::{coproc_as_job, error_prefix, operands, run_or_fail, stock};
 
 /// Status of `wait` when there is nothing (left) to wait for.
 const NOTHING_TO_WAIT_FOR: u8 = 127;
@@ -93,7 +96,12 @@ pub(super) fn run(
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
         let words = operands(&args);
-        let request = parse(&words);
+        let mut request = parse(&words);
+        for operand in &mut request.operands {
+            if let Some(job) = coproc_as_job(ctx.shell, operand) {
+                *operand = job;
+            }
+        }
         if request.stock_only || (!request.next && request.operands.is_empty()) {
             return run_or_fail(stock("wait"), ctx, args).await;
         }
