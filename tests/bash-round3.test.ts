@@ -181,3 +181,35 @@ describe('internals stay out of sight', () => {
     await expectRun('f(){ echo a|cat -; }; export -f f; bash -c f', 'a\n')
   })
 })
+
+describe('a signal sent to the shell from a copy of it is acted on by the shell', () => {
+  it('return in the trap returns from the function the signal interrupted', async () => {
+    const started = Date.now()
+    expect(
+      await run(
+        `trap 'echo "got USR1"; return 5' USR1; loop() { while :; do :; done; }; { sleep 0.3; kill -USR1 $$; } & loop; echo "loop returned $?"`,
+        5000,
+      ),
+    ).toEqual({ text: 'got USR1\nloop returned 5\n', exitCode: 0, timedOut: false })
+    expect(Date.now() - started).toBeLessThan(4000)
+  })
+
+  it('sent by the shell itself, the trap runs inside kill and its return leaves the function', async () => {
+    await expectRun(`trap "echo got; return 5" USR1; f(){ kill -USR1 $$; echo after; }; f; echo "f=$?"`, 'got\nf=5\n')
+  })
+
+  it('from a subshell, the trap runs in the shell once the subshell is done', async () => {
+    await expectRun(`trap "echo got \\$BASH_SUBSHELL" USR1; (kill -USR1 $$; echo sub); echo main`, 'sub\ngot 0\nmain\n')
+  })
+
+  it('wait returns 128 + the signal, after which the trap runs', async () => {
+    await expectRun(`trap "echo trapped" USR1; { sleep 0.3; kill -USR1 $$; } & wait; echo "wait=$?"`, 'trapped\nwait=138\n')
+  })
+
+  it('a fatal signal ends the shell (EXIT trap included), exit in the trap too', async () => {
+    await expectRun('( kill $$ ); echo not reached', '', 143)
+    await expectRun(`trap "echo bye" EXIT; ( kill $$ ); echo not reached`, 'bye\n', 143)
+    await expectRun(`trap "echo t; exit 4" USR1; ( kill -USR1 $$ ); echo not reached`, 't\n', 4)
+    await expectRun('{ sleep 0.3; kill -9 $$; } & wait; echo not reached', '', 137)
+  })
+})

@@ -83,8 +83,13 @@ pub(crate) fn refuse_too_deep_call(
     command_line: &str,
 ) -> Option<String> {
     let function = command_line.split(' ').next()?;
+    // The limit is one at least: outside functions nothing is refused.
+    let depth = shell.call_stack().function_call_depth();
+    if depth == 0 || !calls_function(shell, function) {
+        return None;
+    }
     let limit = function_nesting_limit(shell);
-    if shell.call_stack().function_call_depth() < limit || !calls_function(shell, function) {
+    if depth < limit {
         return None;
     }
     let original = shell.funcs().get(function).cloned()?;

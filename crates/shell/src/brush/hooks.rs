@@ -24,6 +24,7 @@ use brush_core::ShellFd;
 use brush_core::builtins::Registration;
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
+use brush_core::openfiles::OpenFiles;
 use brush_core::traps::{TrapHandler, TrapSignal};
 use brush_core::{
     ExecutionContext, ExecutionParameters, ExecutionResult, Shell, ShellState, ShellValue,
@@ -37,7 +38,7 @@ use super::common::{
     restore_xtracefd, session_of, session_of_traps, set_bash_command, user_line,
 };
 use super::state::with_session;
-use super::{bodies, builtins, funcnest, stages};
+use super::{bodies, builtins, funcnest, signals, stages};
 use crate::limits;
 
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
@@ -127,7 +128,7 @@ fn debug_trap(
         if traced && let Some(aside) = args.get(4..args.len().saturating_sub(1)) {
             restore_xtracefd(ctx.shell, aside);
         }
-        let Some((stop, user_trap, functrace, seen)) = id.and_then(|id| {
+        let Some((stop, user_trap, functrace, seen, signalled)) = id.and_then(|id| {
             with_session(id, |s| {
                 s.commands_seen += 1;
                 (
@@ -135,6 +136,7 @@ fn debug_trap(
                     s.user_debug_trap.clone(),
                     s.user_functrace,
                     s.commands_seen,
+                    !s.pending_signals.is_empty(),
                 )
             })
         }) else {
@@ -177,16 +179,33 @@ fn debug_trap(
             tokio::task::yield_now().await;
         }
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
-        let result = match user_trap {
-            Some(handler)
-                if (functrace || !nested)
-                    && ![STAGE_BUILTIN, FLAGS_BUILTIN, REFUSED_BUILTIN]
-                        .iter()
-                        .any(|internal| user_command.starts_with(internal)) =>
-            {
-                run_user_trap(ctx.shell, &ctx.params, handler, traced).await
+        let user_trap = user_trap.filter(|_| {
+            (functrace || !nested)
+                && ![STAGE_BUILTIN, FLAGS_BUILTIN, REFUSED_BUILTIN]
+                    .iter()
+                    .any(|internal| user_command.starts_with(internal))
+        });
+        if signalled || user_trap.is_some() {
+            // Traps run in a frame of their own, whose lines count from 1: `$LINENO` is the line
+            // of the command about to run, as in bash.
+            if let Some(line) = user_line(ctx.shell) {
+                ctx.shell
+                    .increment_interactive_line_offset(line.saturating_sub(1));
             }
-            _ => Ok(ExecutionResult::success()),
+        }
+        if signalled {
+            let mut params = ctx.params.clone();
+            if traced && let Some(stderr) = params.try_fd(ctx.shell, SAVED_STDERR) {
+                params.set_fd(OpenFiles::STDERR_FD, stderr);
+            }
+            if signals::deliver(ctx.shell, &params, id, &user_command).await? {
+                // The command does not run: no DEBUG trap for it either.
+                return Ok(ExecutionResult::success());
+            }
+        }
+        let result = match user_trap {
+            Some(handler) => run_user_trap(ctx.shell, &ctx.params, handler, traced).await,
+            None => Ok(ExecutionResult::success()),
         };
         // Last, so that the user's trap sees the user's functions too.
         if refusal.is_none() {
@@ -211,11 +230,6 @@ async fn run_user_trap(
     } else {
         handler.command
     };
-    // The handler runs in the trap's own frame, whose lines count from 1: `$LINENO` is the line
-    // of the command about to run, as in bash.
-    if let Some(line) = user_line(shell) {
-        shell.increment_interactive_line_offset(line.saturating_sub(1));
-    }
     shell
         .run_string(command, &handler.source_info, params)
         .await

@@ -15,6 +15,7 @@
 //! - [`builtins`](mod@builtins): our own builtins where the stock ones would reach the host
 //!   process, and stock ones whose output we correct;
 //! - [`isolation`]: the run thread with its own umask, and the host's SIGTSTP kept;
+//! - [`signals`]: signals a run sends its own shell, acted on as bash acts on them;
 //! - [`state`]: the per-session record all of them share, found by the session id our DEBUG trap
 //!   carries; [`common`]: the names and helpers they share, a leaf.
 //!
@@ -30,6 +31,7 @@ mod flags;
 mod funcnest;
 mod hooks;
 mod isolation;
+mod signals;
 mod stages;
 mod state;
 

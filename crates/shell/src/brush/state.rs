@@ -7,17 +7,17 @@
 //! trap's command text carries ([`common::session_of`]). Every clone of the shell (jobs,
 //! subshells, pipeline stages) finds the same record.
 
-use std::collections::HashMap;
-use std::sync::LazyLock;
-use std::sync::Mutex;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use brush_core::traps::TrapHandler;
-use brush_core::{Shell, functions};
+use brush_core::{ExecutionControlFlow, ExecutionExitCode, Shell, functions};
 use shellwright_io::lock;
 use shellwright_proc::CancelToken;
+use tokio::sync::Notify;
 
-use super::common;
+use super::common::{self, BuiltinFn};
 use crate::limits::LimitExceeded;
 
 /// How a session was ended by one of our builtins, when that changes what happens at its end.
@@ -57,6 +57,20 @@ pub(crate) struct SessionRecord {
         HashMap<String, (functions::Registration, Option<functions::Registration>)>,
     /// The functions whose rewritten registration a call put in a function table, to be put back.
     pub swapped_functions: HashMap<String, SwappedFunction>,
+    /// Signals sent to the shell from copies of it, not yet acted on, and the notice of a new
+    /// one (see `signals`).
+    pub pending_signals: VecDeque<i32>,
+    pub signal_arrived: Arc<Notify>,
+    /// The builtin a signal's trap made end as the trap did, the next time it runs.
+    pub replaced_builtin: Option<ReplacedBuiltin>,
+}
+
+/// A builtin whose function `signals` swapped for one call.
+pub(crate) struct ReplacedBuiltin {
+    pub name: String,
+    pub function: BuiltinFn,
+    pub exit_code: ExecutionExitCode,
+    pub flow: ExecutionControlFlow,
 }
 
 /// A function whose rewritten registration is in a function table for one call (see `bodies`).
