@@ -149,23 +149,12 @@ fn debug_trap(
         bodies::restore(ctx.shell, id);
         let user_command = args.get(3).map(ToString::to_string).unwrap_or_default();
         set_bash_command(ctx.shell, user_command.clone());
-        let stderr = |ctx: &ExecutionContext<'_, DefaultShellExtensions>| {
-            if traced {
-                ctx.params.try_fd(ctx.shell, SAVED_STDERR)
-            } else {
-                ctx.params.try_stderr(ctx.shell)
-            }
-        };
         let refusal = funcnest::refuse_too_deep_call(ctx.shell, id, &user_command);
-        if let Some(message) = &refusal
-            && let Some(mut stderr) = stderr(&ctx)
-        {
-            let _ = stderr.write_all(message.as_bytes());
+        if let Some(message) = &refusal {
+            report(&ctx, traced, message);
         }
         if let Some(exceeded) = limits::check() {
-            if let Some(mut stderr) = stderr(&ctx) {
-                let _ = stderr.write_all(exceeded.message().as_bytes());
-            }
+            report(&ctx, traced, &exceeded.message());
             with_session(id, |s| {
                 if let Some(token) = &s.limit_token {
                     token.cancel(CancelReason::Aborted);
@@ -185,34 +174,74 @@ fn debug_trap(
                     .iter()
                     .any(|internal| user_command.starts_with(internal))
         });
-        if signalled || user_trap.is_some() {
-            // Traps run in a frame of their own, whose lines count from 1: `$LINENO` is the line
-            // of the command about to run, as in bash.
-            if let Some(line) = user_line(ctx.shell) {
-                ctx.shell
-                    .increment_interactive_line_offset(line.saturating_sub(1));
-            }
-        }
-        if signalled {
-            let mut params = ctx.params.clone();
-            if traced && let Some(stderr) = params.try_fd(ctx.shell, SAVED_STDERR) {
-                params.set_fd(OpenFiles::STDERR_FD, stderr);
-            }
-            if signals::deliver(ctx.shell, &params, id, &user_command).await? {
-                // The command does not run: no DEBUG trap for it either.
-                return Ok(ExecutionResult::success());
-            }
-        }
-        let result = match user_trap {
-            Some(handler) => run_user_trap(ctx.shell, &ctx.params, handler, traced).await,
-            None => Ok(ExecutionResult::success()),
+        let traps = Traps {
+            session: id,
+            traced,
+            signalled,
+            user_trap,
         };
-        // Last, so that the user's trap sees the user's functions too.
+        let result = traps.run(ctx.shell, &ctx.params, &user_command).await;
+        // Last, so that the traps see the user's functions too.
         if refusal.is_none() {
             bodies::swap_in_for_call(ctx.shell, id, &user_command);
         }
         result
     })
+}
+
+/// Writes `message` on the stderr of the command about to run (set aside under `set -x`).
+fn report(ctx: &ExecutionContext<'_, DefaultShellExtensions>, traced: bool, message: &str) {
+    let stderr = if traced {
+        ctx.params.try_fd(ctx.shell, SAVED_STDERR)
+    } else {
+        ctx.params.try_stderr(ctx.shell)
+    };
+    if let Some(mut stderr) = stderr {
+        let _ = stderr.write_all(message.as_bytes());
+    }
+}
+
+/// The traps our hook runs before a command: those of signals queued for the session's shell
+/// (see [`signals`]), then the user's DEBUG trap.
+struct Traps {
+    session: u64,
+    traced: bool,
+    signalled: bool,
+    user_trap: Option<TrapHandler>,
+}
+
+impl Traps {
+    async fn run(
+        self,
+        shell: &mut Shell,
+        params: &ExecutionParameters,
+        command_line: &str,
+    ) -> Result<ExecutionResult, brush_core::Error> {
+        if !self.signalled && self.user_trap.is_none() {
+            return Ok(ExecutionResult::success());
+        }
+        // Traps run in a frame of their own, whose lines count from 1: `$LINENO` is the line of
+        // the command about to run, as in bash.
+        if let Some(line) = user_line(shell) {
+            shell.increment_interactive_line_offset(line.saturating_sub(1));
+        }
+        if self.signalled {
+            let mut params = params.clone();
+            if self.traced
+                && let Some(stderr) = params.try_fd(shell, SAVED_STDERR)
+            {
+                params.set_fd(OpenFiles::STDERR_FD, stderr);
+            }
+            if signals::deliver(shell, &params, self.session, command_line).await? {
+                // The command does not run: no DEBUG trap for it either.
+                return Ok(ExecutionResult::success());
+            }
+        }
+        match self.user_trap {
+            Some(handler) => run_user_trap(shell, params, handler, self.traced).await,
+            None => Ok(ExecutionResult::success()),
+        }
+    }
 }
 
 /// Runs the user's DEBUG trap `handler` (with the stderr set aside under `set -x` when `traced`).
