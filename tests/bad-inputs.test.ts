@@ -187,6 +187,17 @@ const cases: Case[] = [
       catch (e) { return e === boom }`,
     want: value(true),
   },
+  // Runaway builtins: bash prints one newline; a builtin working for a minute obeys the timeout.
+  {
+    id: 'executeShell printf whose format consumes no argument',
+    source: `return outcome(await sw.executeShell({ command: 'printf "\\\\n" 4.4 BSD > /dev/null', timeoutMs: 2000 }))`,
+    want: value(exited(0)),
+  },
+  {
+    id: 'executeShell printf of thousands of wide fields under timeoutMs 500',
+    source: `return outcome(await sw.executeShell({ command: "printf '%60000s' {1..2000} > /dev/null", timeoutMs: 500 }))`,
+    want: value({ cancelled: false, timedOut: true }),
+  },
   {
     id: 'applyBashFixups number',
     source: 'return sw.applyBashFixups(5)',

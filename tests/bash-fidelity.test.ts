@@ -257,6 +257,8 @@ describe('host isolation', () => {
       "trap 'echo trapped' TERM INT HUP USR1 USR2; echo set",
       "printf '%d %x %f' abc '' 1.5x; printf '%d' \"'\"",
       'suspend; suspend -f; echo after',
+      'echo to-stderr > /dev/stderr; echo to-stdout > /dev/stdout; echo both &> /dev/stdout',
+      'exec 7>&-; cat < /dev/fd/7; echo "rc=$?"',
     ]
     const child = spawnSync(process.execPath, [join(__dirname, 'fixtures', 'host-isolation.mjs'), JSON.stringify(scripts)], {
       encoding: 'utf8',
@@ -290,6 +292,16 @@ describe('host isolation', () => {
     })
     expect(byCommand['suspend; suspend -f; echo after']).toMatchObject({
       text: 'bash: line 1: suspend: cannot suspend: no job control\nbash: line 1: suspend: cannot suspend: no job control\nafter\n',
+      exitCode: 0,
+    })
+    // The run's own stdio and descriptors, never the host's (see docs/bash-compatibility.md for
+    // the wording of the error).
+    expect(byCommand['echo to-stderr > /dev/stderr; echo to-stdout > /dev/stdout; echo both &> /dev/stdout']).toMatchObject({
+      text: 'to-stderr\nto-stdout\nboth\n',
+      exitCode: 0,
+    })
+    expect(byCommand['exec 7>&-; cat < /dev/fd/7; echo "rc=$?"']).toMatchObject({
+      text: 'error: bad file descriptor: 7\nrc=1\n',
       exitCode: 0,
     })
     expect(byCommand['f() { echo completion-out; echo completion-err >&2; COMPREPLY=(x); }; compgen -F f; echo done'].text).toContain(

@@ -84,6 +84,13 @@ const scenarios: Scenario[] = [
     command: (f) => `( ${spin(f)} ) & sleep 30`,
     started: wrote,
   },
+  // One builtin that works for a minute (in a debug build) reaches no hook before a command.
+  { name: 'printf formatting thousands of arguments', command: (f) => `printf '%60000s' {1..2000} > ${f}`, started: wrote },
+  {
+    name: 'printf formatting thousands of arguments in a pipeline stage',
+    command: (f) => `{ printf '%60000s' {1..2000} > ${f}; } | cat`,
+    started: wrote,
+  },
 ]
 
 let nextFile = 0
@@ -245,7 +252,7 @@ describe('nesting limits and big inputs', () => {
     const out = collector()
     const result = await shell.run({ command: 'f() { f; }; f', timeoutMs: 30_000 }, out.push)
     expect(outcomeOf(result)).toEqual({ exitCode: 1, cancelled: false, timedOut: false })
-    expect(out.text).toBe('bash: f: maximum function nesting level exceeded (1000)\n')
+    expect(out.text).toBe('bash: line 1: f: maximum function nesting level exceeded (1000)\n')
     const next = collector()
     expect(outcomeOf(await shell.run({ command: 'echo still here' }, next.push))).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
     expect(next.text).toBe('still here\n')

@@ -5,7 +5,9 @@
 //! DEBUG-trap hook, see [`hooks`](crate::brush::hooks); a run in place nests nothing and runs without
 //! the hook):
 //! - function nesting, as bash's `FUNCNEST` counts it: [`FUNCTION_NESTING_LIMIT`] levels at most,
-//!   fewer when the user sets `FUNCNEST` to a positive number (bash's own knob);
+//!   fewer when the user sets `FUNCNEST` to a positive number (bash's own knob). A call past it is
+//!   refused as bash refuses it, and the run goes on (see `brush::funcnest`); brush's own
+//!   function-depth check backs it up one level deeper;
 //! - the stack itself: when less than [`STACK_RESERVE`] is left on the current thread, whatever
 //!   recursion got there (`eval` calling `eval`, a script sourcing itself) is stopped;
 //! - file descriptors: brush duplicates a command's open files for each level it descends (about
@@ -13,7 +15,7 @@
 //!   than [`FD_RESERVE`] are left, the run is stopped before the host's own sockets, files and
 //!   other sessions are starved.
 //!
-//! brush's own function-depth check backs the first limit up one level deeper.
+//! The last two stop the run ([`check`]).
 
 use std::cell::Cell;
 
@@ -44,18 +46,14 @@ pub const FD_RESERVE: usize = 256;
 /// Why a run was stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LimitExceeded {
-    FunctionNesting { function: String, limit: usize },
     Stack,
     Descriptors,
 }
 
 impl LimitExceeded {
-    /// The line written to the run's stderr, worded as bash words its own.
+    /// The line written to the run's stderr.
     pub fn message(&self) -> String {
         match self {
-            Self::FunctionNesting { function, limit } => {
-                format!("bash: {function}: maximum function nesting level exceeded ({limit})\n")
-            }
             Self::Stack => "bash: maximum nesting depth exceeded (stack exhausted)\n".to_string(),
             Self::Descriptors => {
                 "bash: maximum nesting depth exceeded (out of file descriptors)\n".to_string()
@@ -63,7 +61,7 @@ impl LimitExceeded {
         }
     }
 
-    /// The run's exit status (bash's for `FUNCNEST`).
+    /// The run's exit status.
     pub const fn exit_code(&self) -> i32 {
         1
     }
@@ -78,20 +76,8 @@ pub fn function_nesting_limit(shell: &Shell) -> usize {
         .map_or(FUNCTION_NESTING_LIMIT, |n| n.min(FUNCTION_NESTING_LIMIT))
 }
 
-/// Checks both limits for the command `shell` is about to run.
-pub fn check(shell: &Shell) -> Option<LimitExceeded> {
-    let depth = shell.call_stack().function_call_depth();
-    if depth > 0 {
-        let limit = function_nesting_limit(shell);
-        if depth > limit {
-            let function = shell
-                .call_stack()
-                .iter_function_calls()
-                .next()
-                .map_or_else(String::new, |call| call.name().into_owned());
-            return Some(LimitExceeded::FunctionNesting { function, limit });
-        }
-    }
+/// Checks the stack and descriptor limits for the command about to run.
+pub fn check() -> Option<LimitExceeded> {
     if remaining_stack().is_some_and(|left| left < STACK_RESERVE) {
         return Some(LimitExceeded::Stack);
     }
@@ -197,14 +183,10 @@ mod tests {
 
     #[test]
     fn messages_read_like_bash() {
-        let e = LimitExceeded::FunctionNesting {
-            function: "f".into(),
-            limit: 10,
-        };
         assert_eq!(
-            e.message(),
-            "bash: f: maximum function nesting level exceeded (10)\n"
+            LimitExceeded::Stack.message(),
+            "bash: maximum nesting depth exceeded (stack exhausted)\n"
         );
-        assert_eq!(e.exit_code(), 1);
+        assert_eq!(LimitExceeded::Descriptors.exit_code(), 1);
     }
 }

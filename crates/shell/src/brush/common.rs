@@ -6,13 +6,13 @@
 //! A leaf: it uses brush-core and the spawn policy (itself a leaf) alone, so that the hooks, the
 //! pipeline stages, the `$-` rewrite and the builtins can all use it without using each other.
 
-use brush_core::Shell;
 use brush_core::builtins::CommandExecuteFunc;
 use brush_core::commands::CommandArg;
 use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::{TrapHandlerConfig, TrapSignal};
 use brush_core::variables::ShellValueLiteral;
+use brush_core::{Shell, ShellFd};
 
 use super::spawn_policy::{self, RunLimits};
 
@@ -29,6 +29,8 @@ pub(crate) const FLAGS_BUILTIN: &str = "__shellwright_flags";
 pub(crate) const JOB_BUILTIN: &str = "__shellwright_job";
 /// The builtin a stopped run's diverted command runs (see `unwind`).
 pub(crate) const UNWIND_BUILTIN: &str = "__shellwright_unwind";
+/// The builtin a function call refused by `FUNCNEST` runs instead (see `funcnest`).
+pub(crate) const REFUSED_BUILTIN: &str = "__shellwright_refused";
 
 /// Whether `name` is one of the builtins only our hooks call, which bash does not have.
 pub(crate) fn is_internal(name: &str) -> bool {
@@ -38,6 +40,7 @@ pub(crate) fn is_internal(name: &str) -> bool {
         JOB_BUILTIN,
         FLAGS_BUILTIN,
         UNWIND_BUILTIN,
+        REFUSED_BUILTIN,
     ]
     .contains(&name)
 }
@@ -139,6 +142,36 @@ pub(crate) fn restore_xtracefd(shell: &mut Shell, words: &[CommandArg]) {
             EnvironmentScope::Global,
         );
     }
+}
+
+/// The descriptor a path names as the process's own: `/dev/fd/N`, `/proc/self/fd/N`,
+/// `/dev/stdin`, `/dev/stdout` or `/dev/stderr`. Opened or tested by path, it would be the host
+/// process's descriptor, not the run's.
+pub(crate) fn descriptor_path(path: &str) -> Option<ShellFd> {
+    match path {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => {
+            let number = path
+                .strip_prefix("/dev/fd/")
+                .or_else(|| path.strip_prefix("/proc/self/fd/"))?;
+            if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            number.parse().ok()
+        }
+    }
+}
+
+/// The line of the user's code about to run, seen from our DEBUG hook: that of the innermost
+/// frame that is not a trap handler's (the hook runs in one).
+pub(crate) fn user_line(shell: &Shell) -> Option<usize> {
+    shell
+        .call_stack()
+        .iter()
+        .find(|frame| !frame.frame_type.is_trap_handler())
+        .and_then(|frame| frame.current_line())
 }
 
 /// Sets `BASH_COMMAND`, as brush does before each simple command, to `command_line`.

@@ -9,8 +9,10 @@
 //! background jobs, substitutions and subshells — diverts its next command so that it unwinds
 //! through brush's own frames (see [`unwind`]) and the session lives on; a pipeline stage's thread
 //! unwinds up to its stage. Once the session is ending, every command of it, in any task, parks
-//! for good, and the session's runtime then drops them (see [`worker`](crate::worker)). The same hook
-//! checks the nesting [`limits`] and parks the run that passed one.
+//! for good, and the session's runtime then drops them (see [`worker`](crate::worker)). The same
+//! hook refuses a function call nested past `FUNCNEST` ([`funcnest`]), delivers signals the run
+//! sent its own shell ([`signals`]), and checks the stack and descriptor [`limits`] and parks the
+//! run that passed one.
 //!
 //! The user's own DEBUG trap keeps working: the `trap` builtin is wrapped so that it reads and
 //! writes the user's handler (kept in the session's record, see [`state`](super::state)), and our builtin runs that handler where bash would —
@@ -25,18 +27,22 @@ use brush_core::ShellFd;
 use brush_core::builtins::Registration;
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
+use brush_core::openfiles::OpenFiles;
 use brush_core::traps::{TrapHandler, TrapSignal};
-use brush_core::{ExecutionContext, ExecutionResult, Shell, ShellState, ShellValue, ShellVariable};
+use brush_core::{
+    ExecutionContext, ExecutionParameters, ExecutionResult, Shell, ShellState, ShellValue,
+    ShellVariable,
+};
 use futures_util::future::BoxFuture;
 use shellwright_proc::{CancelReason, CancelToken, RUN_TAG_VARIABLE, RunRoots, RunScope};
 
 use super::common::{
-    BuiltinFn, DEBUG_TRAP_BUILTIN, XTRACEFD_ASIDE, parse_trap_key, restore_xtracefd,
-    session_of_traps, set_bash_command, trap_key, trap_key_of,
+    BuiltinFn, DEBUG_TRAP_BUILTIN, XTRACEFD_ASIDE, is_internal, parse_trap_key, restore_xtracefd,
+    session_of_traps, set_bash_command, trap_key, trap_key_of, user_line,
 };
 use super::spawn_policy::{self, RunLimits};
 use super::state::{SessionRecord, with_session};
-use super::{builtins, stages, unwind};
+use super::{bodies, builtins, funcnest, signals, stages, unwind};
 use crate::limits;
 
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
@@ -128,7 +134,7 @@ fn debug_trap(
         if traced && let Some(aside) = args.get(4..args.len().saturating_sub(1)) {
             restore_xtracefd(ctx.shell, aside);
         }
-        let Some((halt, user_trap, functrace, seen)) = id.and_then(|id| {
+        let Some((halt, user_trap, functrace, seen, signalled)) = id.and_then(|id| {
             with_session(id, |s| {
                 s.commands_seen += 1;
                 (
@@ -136,50 +142,47 @@ fn debug_trap(
                     s.user_debug_trap.clone(),
                     s.user_functrace,
                     s.commands_seen,
+                    !s.pending_signals.is_empty(),
                 )
             })
         }) else {
             // The session is gone; this is one of its tasks that has not been dropped yet.
             return park().await;
         };
+        let Some(id) = id else {
+            return park().await;
+        };
+        // The user's function definitions back in the table before anything reads it.
+        bodies::restore(ctx.shell, id);
         let user_command = args.get(3).map(ToString::to_string).unwrap_or_default();
         match halt {
             Halt::Park => return park().await,
             Halt::IfRunStopped => {
                 let tag = ctx.shell.env_str(RUN_TAG_VARIABLE);
-                let stopped = id
-                    .and_then(|id| with_session(id, |s| s.run_stopped(tag.as_deref())))
-                    .unwrap_or(false);
+                let stopped = with_session(id, |s| s.run_stopped(tag.as_deref())).unwrap_or(false);
                 if stopped {
                     if stages::in_stage() {
                         stages::stop();
                     }
-                    if let Some(id) = id {
-                        unwind::divert(ctx.shell, id, &user_command);
-                    }
+                    unwind::divert(ctx.shell, id, &user_command);
                     return Ok(ExecutionResult::success());
                 }
             }
             Halt::No => {}
         }
         set_bash_command(ctx.shell, user_command.clone());
-        if let Some(exceeded) = limits::check(ctx.shell) {
-            let stderr = if traced {
-                ctx.params.try_fd(ctx.shell, SAVED_STDERR)
-            } else {
-                ctx.params.try_stderr(ctx.shell)
-            };
-            if let Some(mut stderr) = stderr {
-                let _ = stderr.write_all(exceeded.message().as_bytes());
-            }
-            if let Some(id) = id {
-                with_session(id, |s| {
-                    if let Some(token) = &s.limit_token {
-                        token.cancel(CancelReason::Aborted);
-                    }
-                    s.exceeded.get_or_insert(exceeded);
-                });
-            }
+        let refusal = funcnest::refuse_too_deep_call(ctx.shell, id, &user_command);
+        if let Some(message) = &refusal {
+            report(&ctx, traced, message);
+        }
+        if let Some(exceeded) = limits::check() {
+            report(&ctx, traced, &exceeded.message());
+            with_session(id, |s| {
+                if let Some(token) = &s.limit_token {
+                    token.cancel(CancelReason::Aborted);
+                }
+                s.exceeded.get_or_insert(exceeded);
+            });
             return park().await;
         }
         stages::stop_if_reader_gone(ctx.shell);
@@ -190,31 +193,24 @@ fn debug_trap(
         let limits = key.map_or(RunLimits::HOST, |(_, limits)| limits);
         spawn_policy::set_thread_limits(limits);
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
-        if let Some(handler) = user_trap
-            && (functrace || !nested)
-            && !user_command
-                .split(' ')
-                .next()
-                .is_some_and(super::common::is_internal)
-        {
-            let command = if traced {
-                format!(
-                    "{{ {}\n}} 2>&{SAVED_STDERR} {SAVED_STDERR}>&-",
-                    handler.command
-                )
-            } else {
-                handler.command
-            };
-            let result = ctx
-                .shell
-                .run_string(command, &handler.source_info, &ctx.params)
-                .await;
-            // The user's trap may have run other shells' commands on this thread (or moved on
-            // to another thread while it waited).
-            spawn_policy::set_thread_limits(limits);
-            return result;
+        let user_trap = user_trap.filter(|_| {
+            (functrace || !nested) && !user_command.split(' ').next().is_some_and(is_internal)
+        });
+        let traps = Traps {
+            session: id,
+            traced,
+            signalled,
+            user_trap,
+        };
+        let result = traps.run(ctx.shell, &ctx.params, &user_command).await;
+        // The traps may have run other shells' commands on this thread (or moved on to another
+        // thread while they waited).
+        spawn_policy::set_thread_limits(limits);
+        // Last, so that the traps see the user's functions too.
+        if refusal.is_none() {
+            bodies::swap_in_for_call(ctx.shell, id, &user_command);
         }
-        Ok(ExecutionResult::success())
+        result
     })
 }
 
@@ -242,6 +238,81 @@ impl Halt {
             Self::No
         }
     }
+}
+
+/// Writes `message` on the stderr of the command about to run (set aside under `set -x`).
+fn report(ctx: &ExecutionContext<'_, DefaultShellExtensions>, traced: bool, message: &str) {
+    let stderr = if traced {
+        ctx.params.try_fd(ctx.shell, SAVED_STDERR)
+    } else {
+        ctx.params.try_stderr(ctx.shell)
+    };
+    if let Some(mut stderr) = stderr {
+        let _ = stderr.write_all(message.as_bytes());
+    }
+}
+
+/// The traps our hook runs before a command: those of signals queued for the session's shell
+/// (see [`signals`]), then the user's DEBUG trap.
+struct Traps {
+    session: u64,
+    traced: bool,
+    signalled: bool,
+    user_trap: Option<TrapHandler>,
+}
+
+impl Traps {
+    async fn run(
+        self,
+        shell: &mut Shell,
+        params: &ExecutionParameters,
+        command_line: &str,
+    ) -> Result<ExecutionResult, brush_core::Error> {
+        if !self.signalled && self.user_trap.is_none() {
+            return Ok(ExecutionResult::success());
+        }
+        // Traps run in a frame of their own, whose lines count from 1: `$LINENO` is the line of
+        // the command about to run, as in bash.
+        if let Some(line) = user_line(shell) {
+            shell.increment_interactive_line_offset(line.saturating_sub(1));
+        }
+        if self.signalled {
+            let mut params = params.clone();
+            if self.traced
+                && let Some(stderr) = params.try_fd(shell, SAVED_STDERR)
+            {
+                params.set_fd(OpenFiles::STDERR_FD, stderr);
+            }
+            if signals::deliver(shell, &params, self.session, command_line).await? {
+                // The command does not run: no DEBUG trap for it either.
+                return Ok(ExecutionResult::success());
+            }
+        }
+        match self.user_trap {
+            Some(handler) => run_user_trap(shell, params, handler, self.traced).await,
+            None => Ok(ExecutionResult::success()),
+        }
+    }
+}
+
+/// Runs the user's DEBUG trap `handler` (with the stderr set aside under `set -x` when `traced`).
+async fn run_user_trap(
+    shell: &mut Shell,
+    params: &ExecutionParameters,
+    handler: TrapHandler,
+    traced: bool,
+) -> Result<ExecutionResult, brush_core::Error> {
+    let command = if traced {
+        format!(
+            "{{ {}\n}} 2>&{SAVED_STDERR} {SAVED_STDERR}>&-",
+            handler.command
+        )
+    } else {
+        handler.command
+    };
+    shell
+        .run_string(command, &handler.source_info, params)
+        .await
 }
 
 /// Never returns. A pipeline stage's thread is unwound up to its stage (nothing else would ever

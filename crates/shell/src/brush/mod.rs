@@ -4,16 +4,20 @@
 //! ([`builtins`] for its builtin table, [`Integration::install`] on the shell):
 //!
 //! - [`hooks`]: our DEBUG trap, the cancellation point before every simple command (and the
-//!   nesting-limit check), with `trap`, `set` and `shopt` wrapped so the user still sees their own
+//!   nesting-limit checks), with `trap`, `set` and `shopt` wrapped so the user still sees their own
 //!   DEBUG trap and functrace;
 //! - [`stages`]: every stage but the last of a pipeline rewritten into a hidden builtin that runs
 //!   it on a thread of its own, so stages run at once as bash's do;
 //! - [`tty`]: redirections naming the host's terminal refused in the same walk, since the shell
 //!   opens them inside the host;
 //! - [`flags`]: `$-` as the user set the options;
+//! - [`devfd`]: redirections to `/dev/stdout`, `/dev/fd/N` and their kind made duplications of
+//!   the run's descriptors;
+//! - [`funcnest`]: a function call nested past `FUNCNEST` refused as bash refuses it;
 //! - [`builtins`](mod@builtins): our own builtins where the stock ones would reach the host
 //!   process, and stock ones whose output we correct;
 //! - [`isolation`]: the run thread with its own umask, and the host's SIGTSTP kept;
+//! - [`signals`]: signals a run sends its own shell, acted on as bash acts on them;
 //! - [`spawn_policy`]: every process a session's thread forks gets a session of its own, without
 //!   the host's controlling terminal, and the limits its shell set with `ulimit`;
 //! - [`state`]: the per-session record all of them share, found by the session id our DEBUG trap
@@ -23,13 +27,17 @@
 //! a new hook on every command goes into `hooks`; anything two parts need is a constant or helper
 //! in `common` (so no part depends on another in a circle).
 
+mod bodies;
 mod builtins;
 mod common;
+mod devfd;
 mod flags;
+mod funcnest;
 mod hooks;
 mod isolation;
 mod job_table;
 mod jobs;
+mod signals;
 mod spawn_policy;
 mod stages;
 mod state;
@@ -72,6 +80,7 @@ pub(crate) fn builtins() -> HashMap<String, Registration<DefaultShellExtensions>
     jobs::install_builtin(&mut table);
     flags::install_builtin(&mut table);
     builtins::add_internal(&mut table, common::UNWIND_BUILTIN, unwind::run_unwind);
+    funcnest::install_builtin(&mut table);
     table
 }
 
@@ -101,6 +110,11 @@ impl Integration {
         state::with_session(self.id, |s| {
             s.run_token = Some(token);
             s.run_tag = Some(tag.to_string());
+            s.line_abandoned = false;
+            // Nothing of an earlier stopped run runs a command any more: its foreground unwound
+            // before it ended, its jobs were dropped when it was stopped (see `jobs`). Keeping
+            // their tags would make every later command look its own tag up.
+            s.stopped_tags.clear();
         });
     }
 
@@ -164,6 +178,12 @@ impl Integration {
     /// The session's umask (what its processes and files are created with).
     pub fn umask(&self) -> u32 {
         state::with_session(self.id, |s| s.umask).unwrap_or(0o022)
+    }
+
+    /// Whether a function call refused by `FUNCNEST` abandoned the command line that just ended
+    /// (the run then goes on with the next line); cleared by reading.
+    pub fn take_abandoned_line(&self) -> bool {
+        funcnest::take_abandoned_line(self.id)
     }
 
     /// How our builtins ended the session, if they did; cleared by reading.

@@ -16,7 +16,9 @@
 //! text so a command run again reuses its entry. Code brush parses itself (`eval` strings,
 //! sourced files, command substitutions, traps) keeps brush's behaviour. The same walk makes
 //! the run's `$-` show the user's flags (see [`flags`]) and refuses redirections to the host's
-//! terminal (see [`tty`]).
+//! terminal (see [`tty`]). A function definition is rewritten in a copy, kept by the text of the
+//! user's: brush defines the user's (which `type`, `declare -f` and an exported function show),
+//! and each call runs the copy (see [`bodies`](super::bodies)).
 //!
 //! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
 //! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null`
@@ -26,10 +28,11 @@
 //! A stage ends early, as a bash subshell would be killed, in two cases, both found by the DEBUG
 //! hook before a command of the stage starts: when the run is cancelled or the session is ending
 //! (nothing else could stop a thread of the blocking pool; one that parked forever would be
-//! leaked), and when a command failed after the stage's reader went away (bash's stage dies of
-//! `SIGPIPE` on its write; ours gets `EPIPE`, so `while :; do echo x; done | head -1` would loop
-//! forever). The hook then unwinds the stage's thread up to the builtin with [`StageStopped`],
-//! which drops everything the stage held — its pipe ends first, so its neighbours see end of file.
+//! leaked), and when a command failed with status 141 after the stage's reader went away (bash's
+//! stage dies of `SIGPIPE` on its write; ours gets `EPIPE`, which brush makes 141, so
+//! `while :; do echo x; done | head -1` would loop forever). The hook then unwinds the stage's
+//! thread up to the builtin with [`StageStopped`], which drops everything the stage held — its
+//! pipe ends first, so its neighbours see end of file.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -53,7 +56,7 @@ use shellwright_io::lock;
 use shellwright_io::poll::{PollFd, poll};
 
 use super::common::{JOB_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd};
-use super::{builtins, flags, isolation, job_table, state, tty};
+use super::{builtins, devfd, flags, isolation, job_table, state, tty};
 
 /// The file descriptor that carries the stage's stderr past its own call's trace line.
 const SAVED_STDERR_FD: &str = "255";
@@ -68,11 +71,14 @@ const STOPPED_STATUS: u8 = 143;
 /// The unwind payload that ends a stage's thread (see the module docs).
 pub(crate) struct StageStopped(u8);
 
-/// The original commands of a session's stages.
+/// The original commands of a session's stages, and its functions whose bodies have stages.
 #[derive(Default)]
 struct SessionStages {
     by_text: HashMap<String, usize>,
     commands: Vec<Arc<ast::Command>>,
+    /// Each rewritten function definition, by the text of the user's: the user's is the one
+    /// defined (and shown, exported), the rewritten one runs (see `bodies`).
+    functions: HashMap<String, Arc<ast::FunctionDefinition>>,
 }
 
 static STAGES: LazyLock<Mutex<HashMap<u64, SessionStages>>> = LazyLock::new(Mutex::default);
@@ -85,6 +91,14 @@ fn stages() -> std::sync::MutexGuard<'static, HashMap<u64, SessionStages>> {
 pub(crate) fn forget(session: u64) {
     stages().remove(&session);
     job_table::forget_written(session);
+}
+
+/// The rewritten form of the function definition whose text is `definition`, if it has one.
+pub(crate) fn rewritten_function(
+    session: u64,
+    definition: &str,
+) -> Option<Arc<ast::FunctionDefinition>> {
+    stages().get(&session)?.functions.get(definition).cloned()
 }
 
 /// The calls a stage and a background job are replaced by, and the brace group either runs in:
@@ -246,13 +260,19 @@ impl Rewriter<'_> {
             ast::Command::Compound(compound, redirects) => {
                 self.compound(compound);
                 if let Some(redirects) = redirects {
-                    self.redirects(&mut redirects.0);
+                    self.redirect_list(&mut redirects.0);
                 }
             }
             ast::Command::Function(function) => {
-                self.compound(&mut function.body.0);
-                if let Some(redirects) = &mut function.body.1 {
-                    self.redirects(&mut redirects.0);
+                // The user's definition stays in the program; the rewritten one is kept aside.
+                let mut rewritten = function.clone();
+                self.compound(&mut rewritten.body.0);
+                if let Some(redirects) = &mut rewritten.body.1 {
+                    self.redirect_list(&mut redirects.0);
+                }
+                let original = function.to_string();
+                if rewritten.to_string() != original {
+                    self.stages.functions.insert(original, Arc::new(rewritten));
                 }
             }
             ast::Command::ExtendedTest(..) => {}
@@ -320,6 +340,17 @@ impl Rewriter<'_> {
                 }
             }
         }
+        for words in simple.prefix.iter_mut().map(|p| &mut p.0) {
+            devfd::in_words(words);
+        }
+        for words in simple.suffix.iter_mut().map(|s| &mut s.0) {
+            devfd::in_words(words);
+        }
+    }
+
+    fn redirect_list(&mut self, redirects: &mut Vec<ast::IoRedirect>) {
+        self.redirects(redirects);
+        devfd::in_list(redirects);
     }
 
     fn redirects(&mut self, redirects: &mut [ast::IoRedirect]) {
@@ -374,9 +405,11 @@ pub(crate) fn stop() -> ! {
 }
 
 /// Ends the stage running on this thread if its last command failed because the stage's reader
-/// went away, as `SIGPIPE` ends a bash stage.
+/// went away, as `SIGPIPE` ends a bash stage. Only a write to that pipe fails so (a builtin's
+/// `EPIPE` becomes 141, as does an external program killed by `SIGPIPE`): a command that failed
+/// otherwise after the reader left goes on, as bash's stage does until it writes.
 pub(crate) fn stop_if_reader_gone(shell: &Shell) {
-    if shell.last_exit_status() == 0 {
+    if shell.last_exit_status() != BROKEN_PIPE_STATUS {
         return;
     }
     let gone = CURRENT.with(|c| {

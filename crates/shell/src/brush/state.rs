@@ -7,18 +7,18 @@
 //! trap's command text carries ([`common::session_of`]). Every clone of the shell (jobs,
 //! subshells, pipeline stages) finds the same record.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
-use std::sync::Mutex;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 
-use brush_core::Shell;
 use brush_core::functions::Registration as FunctionRegistration;
 use brush_core::traps::TrapHandler;
+use brush_core::{ExecutionControlFlow, ExecutionExitCode, Shell, functions};
 use shellwright_io::lock;
 use shellwright_proc::CancelToken;
+use tokio::sync::Notify;
 
-use super::common;
+use super::common::{self, BuiltinFn};
 use crate::limits::LimitExceeded;
 
 /// How a session was ended by one of our builtins, when that changes what happens at its end.
@@ -44,8 +44,8 @@ pub(crate) struct SessionRecord {
     pub run_token: Option<CancelToken>,
     /// The running run's tag (`SHELLWRIGHT_RUN`), which its shells and jobs carry.
     pub run_tag: Option<String>,
-    /// Tags of this session's runs that were stopped: whatever of them still runs (a job)
-    /// unwinds at its next command.
+    /// Tags of this session's runs that were stopped, until the next run begins: whatever of them
+    /// still runs unwinds at its next command.
     pub stopped_tags: HashSet<String>,
     /// Names diverted to unwind a stopped run, by diversion number.
     pub diversions: HashMap<u64, Diversion>,
@@ -63,6 +63,56 @@ pub(crate) struct SessionRecord {
     /// What the session's processes and files are created with (see `isolation`).
     pub umask: u32,
     pub ending: Option<Ending>,
+    /// Function calls refused by `FUNCNEST` whose stand-in has not run yet, by key (see
+    /// `funcnest`); the last key given out.
+    pub refusals: HashMap<u64, RefusedCall>,
+    pub refusals_made: u64,
+    /// Set when a refused call abandoned the session's current command line.
+    pub line_abandoned: bool,
+    /// For each function called so far, the user's definition last seen and the rewritten
+    /// registration that runs it, if our rewrite changed it (see `bodies`).
+    pub rewritten_functions:
+        HashMap<String, (functions::Registration, Option<functions::Registration>)>,
+    /// The functions whose rewritten registration a call put in a function table, to be put back.
+    pub swapped_functions: HashMap<String, SwappedFunction>,
+    /// Signals sent to the shell from copies of it, not yet acted on, and the notice of a new
+    /// one (see `signals`).
+    pub pending_signals: VecDeque<i32>,
+    pub signal_arrived: Arc<Notify>,
+    /// The builtin a signal's trap made end as the trap did, the next time it runs.
+    pub replaced_builtin: Option<ReplacedBuiltin>,
+}
+
+/// A builtin whose function `signals` swapped for one call.
+pub(crate) struct ReplacedBuiltin {
+    pub name: String,
+    pub function: BuiltinFn,
+    pub exit_code: ExecutionExitCode,
+    pub flow: ExecutionControlFlow,
+}
+
+/// A function whose rewritten registration is in a function table for one call (see `bodies`).
+#[derive(Clone)]
+pub(crate) struct SwappedFunction {
+    pub rewritten: functions::Registration,
+    pub original: functions::Registration,
+}
+
+/// A function call refused by `FUNCNEST`, until its stand-in runs.
+pub(crate) struct RefusedCall {
+    pub function: String,
+    /// The function the stand-in replaced, put back by it.
+    pub original: functions::Registration,
+    /// `BASH_COMMAND` as the refused call set it.
+    pub command_line: String,
+}
+
+impl SessionRecord {
+    /// Whether a shell of this session whose run tag is `tag` may start no command any more:
+    /// the session is ending, or its run was stopped.
+    pub fn must_stop(&self, tag: Option<&str>) -> bool {
+        self.stopping || self.run_stopped(tag)
+    }
 }
 
 static SESSIONS: LazyLock<Mutex<HashMap<u64, SessionRecord>>> = LazyLock::new(Mutex::default);

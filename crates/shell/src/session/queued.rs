@@ -23,7 +23,7 @@ use super::{
     EXIT_TRAP_AFTER_CANCEL, Ended, RunOutcome, RunRequest, RunResult, Session, Stops,
     panic_message, reported, too_deep,
 };
-use crate::brush::{self, KILL_GRACE};
+use crate::brush::{self, Integration, KILL_GRACE};
 use crate::error::ShellError;
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::{ChunkHandler, StartHandler};
@@ -185,7 +185,8 @@ impl Session {
             // A panic in brush (a bug of its own, such as an unchecked number) would otherwise
             // unwind through the session's thread, skipping the teardown that stops the run's
             // processes. The session is not used again after one (see `conclude`).
-            let run = AssertUnwindSafe(run_parsed(&mut self.shell, parsed, params)).catch_unwind();
+            let run = run_parsed(&mut self.shell, &self.brush, parsed, params);
+            let run = AssertUnwindSafe(run).catch_unwind();
             let ended = |result: Result<ExecutionResult, Box<dyn Any + Send>>| match result {
                 Ok(result) => Ended::Finished(Ok(result)),
                 Err(payload) => Ended::Panicked(panic_message(payload.as_ref())),
@@ -248,19 +249,39 @@ const UNWIND_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs a parsed command the way brush's `run_string` does: a parse error is fatal (the session
 /// ends, as after a syntax error in `bash -c`), other errors are reported and become a status.
+/// Its lines run one by one, as brush runs a program's, except that a line a function call
+/// refused by `FUNCNEST` abandoned sets `$?` to 1 and the next line runs (bash's behaviour).
 async fn run_parsed(
     shell: &mut Shell,
+    brush: &Integration,
     parsed: Result<ast::Program, ParseError>,
     params: &ExecutionParameters,
 ) -> ExecutionResult {
-    let result = match parsed {
-        Ok(program) => shell.run_program(program, params).await,
+    let program = match parsed {
+        Ok(program) => program,
         Err(e) => {
             let source = SourceInfo::from("-c");
-            Err(brush_core::Error::from(ErrorKind::ParseError(e, source)).into_fatal())
+            let error = brush_core::Error::from(ErrorKind::ParseError(e, source)).into_fatal();
+            return reported(shell, params, error);
         }
     };
-    result.unwrap_or_else(|error| reported(shell, params, error))
+    let mut result = ExecutionResult::success();
+    for line in program.complete_commands {
+        let line = ast::Program {
+            complete_commands: vec![line],
+        };
+        result = match shell.run_program(line, params).await {
+            Ok(result) => result,
+            Err(error) => reported(shell, params, error),
+        };
+        if brush.take_abandoned_line() {
+            result = ExecutionResult::new(1);
+            shell.set_last_exit_status(1);
+        } else if !result.is_normal_flow() {
+            break;
+        }
+    }
+    result
 }
 
 /// Commands up to this size are parsed on the session thread; larger ones on a blocking thread

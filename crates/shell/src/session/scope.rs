@@ -1,5 +1,8 @@
-//! The command scope of a run: the working directory it starts in, its `env` set over the
+//! What a run sets around its command: the working directory it starts in, its `env` set over the
 //! session's own values until it ends, and its run tag, exported to every process it starts.
+//!
+//! The tag lives in the global scope too (removed when the run ends), so that the builtins that
+//! list variables can set it aside and put it back where it was (see `brush::builtins::run_tag`).
 
 use brush_core::env::EnvironmentScope;
 
@@ -10,10 +13,10 @@ use crate::output::StartHandler;
 use shellwright_proc::RUN_TAG_VARIABLE;
 
 impl Session {
-    /// Pushes a command scope holding the run's tag, and sets the run's `env` over the session's
-    /// own values until [`leave_command_scope`](Self::leave_command_scope).
+    /// Sets the run's tag, and the run's `env` over the session's own values, until
+    /// [`leave_command_scope`](Self::leave_command_scope).
     ///
-    /// The `env` is set in the global scope, not in the command scope: a run that unsets one of
+    /// The `env` is set in the global scope, not in a scope of its own: a run that unsets one of
     /// its names must see it unset, as `env X=1 bash -c 'unset X; …'` does, not uncover the
     /// session's value beneath.
     pub(super) fn enter_command_scope(
@@ -29,13 +32,12 @@ impl Session {
         let failed = |name: &str, e: brush_core::Error| {
             ShellError::Execution(format!("cannot set {name}: {e}"))
         };
-        let env_mut = self.shell.env_mut();
-        env_mut.push_scope(EnvironmentScope::Command);
-        env_mut
+        self.shell
+            .env_mut()
             .add(
                 RUN_TAG_VARIABLE,
                 exported(tag.to_string()),
-                EnvironmentScope::Command,
+                EnvironmentScope::Global,
             )
             .map_err(|e| failed(RUN_TAG_VARIABLE, e))?;
         self.covered.clear();
@@ -57,10 +59,10 @@ impl Session {
         Ok(())
     }
 
-    /// Pops the run's command scope and puts back the session's own values of its `env`.
+    /// Removes the run's tag and puts back the session's own values of its `env`.
     pub(super) fn leave_command_scope(&mut self) {
         let env_mut = self.shell.env_mut();
-        let _ = env_mut.pop_scope(EnvironmentScope::Command);
+        let _ = env_mut.unset(RUN_TAG_VARIABLE);
         for (name, own) in std::mem::take(&mut self.covered) {
             let _ = match own {
                 Some(var) => env_mut.add(name, var, EnvironmentScope::Global),

@@ -110,13 +110,10 @@ pub fn raise_descriptor_limit() {
     }
 }
 
-/// The message of the first limit a runaway recursion meets: the function, stack or descriptor
-/// limit, whichever this machine's descriptor limit lets it reach first.
-pub fn is_limit_message(out: &str, function_limit: Option<usize>) -> bool {
-    let function =
-        function_limit.map(|n| format!("bash: f: maximum function nesting level exceeded ({n})\n"));
-    Some(out) == function.as_deref()
-        || out == "bash: maximum nesting depth exceeded (stack exhausted)\n"
+/// The message of a limit that stops a runaway recursion: the stack or descriptor limit,
+/// whichever this machine's descriptor limit lets it reach first.
+pub fn is_limit_message(out: &str) -> bool {
+    out == "bash: maximum nesting depth exceeded (stack exhausted)\n"
         || out == "bash: maximum nesting depth exceeded (out of file descriptors)\n"
 }
 

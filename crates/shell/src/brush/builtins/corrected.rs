@@ -2,7 +2,8 @@
 //!
 //! - `enable` and `compgen` list every builtin registered in the shell, so they would show our
 //!   internal ones (the DEBUG hook of [`hooks`](crate::brush::hooks) and the pipeline-stage builtin of
-//!   [`stages`](crate::brush::stages)), which bash does not have: their lines are dropped.
+//!   [`stages`](crate::brush::stages)), which bash does not have: their lines are dropped. So is
+//!   the run's tag from `compgen`'s variable names (see [`run_tag`](super::run_tag)).
 //! - `shopt` pads option names to 20 columns where bash pads to 15 (bash prints each option as
 //!   `%-15s\t%s`): the padding is redone.
 //! - `help` (the general listing) shows our internal builtins in its table: it is laid out
@@ -26,6 +27,7 @@ use futures_util::future::BoxFuture;
 
 use super::{error_prefix, run_or_fail, stock};
 use crate::brush::common::is_internal;
+use shellwright_proc::RUN_TAG_VARIABLE;
 
 /// How one builtin's output is corrected.
 #[derive(Clone, Copy)]
@@ -59,7 +61,9 @@ impl Correction {
                     .map(|rest| rest.strip_prefix("-n ").unwrap_or(rest));
                 (!name.is_some_and(is_internal)).then(|| line.to_string())
             }
-            Self::Compgen => (!is_internal(line)).then(|| line.to_string()),
+            Self::Compgen => {
+                (!is_internal(line) && line != RUN_TAG_VARIABLE).then(|| line.to_string())
+            }
             Self::Shopt => Some(shopt_line(line)),
             Self::Help => Some(line.to_string()),
             Self::Hash => Some(match line.strip_suffix(": not found") {

@@ -4,13 +4,15 @@
 //! session's own fds. With a command, `bash -c` would `execve` itself away; the session instead
 //! runs the command to completion and then ends with its status, which is what the caller of
 //! `bash -c` observes. In a subshell, where bash replaces only the subshell, the command runs and
-//! the subshell ends.
+//! the subshell ends. It hands `SHLVL` over as bash does (see [`hand_over_shell_level`]).
 
 use std::io::Write as _;
 
 use brush_core::commands::{self, CommandArg};
+use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::extensions::DefaultShellExtensions;
-use brush_core::{ExecutionContext, ExecutionResult};
+use brush_core::variables::ShellValueLiteral;
+use brush_core::{ExecutionContext, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 
 use super::{error_prefix, exit_with, operands, stock};
@@ -86,10 +88,34 @@ pub(super) fn run(
         if !ctx.shell.is_subshell() {
             // The shell is gone once the command ends: its EXIT trap must not run.
             with_shell(ctx.shell, |s| s.ending = Some(Ending::Exec));
+            if !request.clear_env {
+                hand_over_shell_level(ctx.shell);
+            }
         }
         let code = run_command(ctx, &request).await?;
         Ok(exit_with(code))
     })
+}
+
+/// Lowers `SHLVL` by one, as bash's `exec` does outside a `( … )` subshell: the program takes the
+/// shell's place, so a shell it starts has the level this one had (`exec bash -c 'echo $SHLVL'`
+/// prints what `echo $SHLVL` would have). Bash does it in a pipeline stage or a command
+/// substitution too, where ours (a copy of the shell like a `( … )` one) does not.
+fn hand_over_shell_level(shell: &mut Shell) {
+    let level = shell
+        .env_str("SHLVL")
+        .and_then(|value| value.trim().parse::<i64>().ok())
+        .unwrap_or(0);
+    let _ = shell.env_mut().update_or_add(
+        "SHLVL",
+        ShellValueLiteral::Scalar((level - 1).max(0).to_string()),
+        |variable| {
+            variable.export();
+            Ok(())
+        },
+        EnvironmentLookup::Anywhere,
+        EnvironmentScope::Global,
+    );
 }
 
 /// Runs the command `exec` was given and returns its exit status.

@@ -2,23 +2,23 @@
 //!
 //! `$$` in the session is the host process's pid, and `0` or `-<pgid>` name the host's process
 //! group. A signal aimed there is meant for the shell itself, so it acts on the session as the
-//! signal would act on `bash -c`: a trap the script set runs, an ignored signal does nothing,
-//! and a fatal one ends the session with status 128 + the signal number (its EXIT trap runs,
-//! except after SIGKILL). The host never receives it. Every other target goes to the stock
-//! builtin, one target at a time.
+//! signal would act on `bash -c` (see [`signals`]): a trap the script set runs, an ignored signal
+//! does nothing, and a fatal one ends the session with status 128 + the signal number (its EXIT
+//! trap runs, except after SIGKILL). The host never receives it. Every other target goes to the stock
+//! builtin, one target at a time; a coproc's `NAME_PID` as its job spec (see [`coproc_as_job`]).
+//!
+//! [`coproc_as_job`]: super::coproc_as_job
 
 use std::io::Write as _;
 
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::traps::TrapSignal;
-use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult};
+use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 
-use super::{exit_with, operands, run_or_fail, stock};
-use crate::brush::state::{Ending, with_shell};
-
-const SIGKILL: i32 = libc::SIGKILL;
+use super::{coproc_as_job, operands, run_or_fail, stock};
+use crate::brush::signals;
 
 /// A `kill` command line split into its signal and its targets.
 #[derive(Debug, PartialEq, Eq)]
@@ -85,27 +85,12 @@ fn signal_number(spec: Option<&str>) -> Option<i32> {
     i32::try_from(parsed).ok()
 }
 
-/// What a signal with no trap does to a shell: end it, or nothing.
-fn is_fatal_by_default(signal: i32) -> bool {
-    !matches!(
-        signal,
-        libc::SIGCHLD
-            | libc::SIGCONT
-            | libc::SIGURG
-            | libc::SIGWINCH
-            // Stopping is for job control; a non-interactive session just goes on.
-            | libc::SIGSTOP
-            | libc::SIGTSTP
-            | libc::SIGTTIN
-            | libc::SIGTTOU
-    )
-}
-
 pub(super) fn run(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
+        let args = coprocs_as_jobs(ctx.shell, args);
         let words = operands(&args);
         let request = match parse(&words) {
             Some(request) if request.targets.iter().any(|t| is_self(t)) => request,
@@ -139,15 +124,13 @@ pub(super) fn run(
                 status = u8::from(result.exit_code);
             }
         }
-        let mut result = signal_self(
-            ExecutionContext {
-                shell,
-                command_name,
-                params,
-            },
-            signal,
-        )
-        .await?;
+        // A copy of the shell (a subshell, stage, substitution or job) signals the session's
+        // own shell, which acts on it at its next command; the shell itself acts at once.
+        let mut result = if shell.is_subshell() && signals::queue(shell, signal) {
+            ExecutionResult::success()
+        } else {
+            signals::act_on(shell, &params, signal).await?
+        };
         if matches!(result.next_control_flow, ExecutionControlFlow::Normal) && status != 0 {
             result.exit_code = status.into();
         }
@@ -155,37 +138,19 @@ pub(super) fn run(
     })
 }
 
-/// Acts on the session as `signal` would act on the shell.
-async fn signal_self(
-    ctx: ExecutionContext<'_, DefaultShellExtensions>,
-    signal: i32,
-) -> Result<ExecutionResult, brush_core::Error> {
-    let trap = TrapSignal::try_from(signal)
-        .ok()
-        .and_then(|s| ctx.shell.traps().get_handler(s).cloned());
-    match trap {
-        Some(handler) if signal != SIGKILL => {
-            if handler.command.trim().is_empty() {
-                return Ok(ExecutionResult::success());
-            }
-            let saved = ctx.shell.last_exit_status();
-            let result = ctx
-                .shell
-                .run_string(handler.command, &handler.source_info, &ctx.params)
-                .await?;
-            if matches!(result.next_control_flow, ExecutionControlFlow::ExitShell) {
-                return Ok(result);
-            }
-            ctx.shell.set_last_exit_status(saved);
-            Ok(ExecutionResult::success())
+/// `args` with each target that is a coproc's `NAME_PID` made its job spec (see
+/// [`coproc_as_job`]).
+fn coprocs_as_jobs(shell: &Shell, mut args: Vec<CommandArg>) -> Vec<CommandArg> {
+    let Some(request) = parse(&operands(&args)) else {
+        return args;
+    };
+    let first_target = args.len() - request.targets.len();
+    for arg in &mut args[first_target..] {
+        if let Some(job) = coproc_as_job(shell, &arg.to_string()) {
+            *arg = CommandArg::from(job);
         }
-        _ if signal == SIGKILL => {
-            with_shell(ctx.shell, |s| s.ending = Some(Ending::Killed));
-            Ok(exit_with(128 + SIGKILL as u8))
-        }
-        _ if is_fatal_by_default(signal) => Ok(exit_with((128 + signal) as u8)),
-        _ => Ok(ExecutionResult::success()),
     }
+    args
 }
 
 #[cfg(test)]
@@ -226,7 +191,5 @@ mod tests {
         assert_eq!(signal_number(Some("usr1")), Some(libc::SIGUSR1));
         assert_eq!(signal_number(Some("SIGINT")), Some(libc::SIGINT));
         assert_eq!(signal_number(Some("NOPE")), None);
-        assert!(is_fatal_by_default(libc::SIGINT));
-        assert!(!is_fatal_by_default(libc::SIGCHLD));
     }
 }

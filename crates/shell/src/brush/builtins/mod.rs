@@ -4,8 +4,10 @@
 //! host's stderr); `command`, which gives its thread its shell's limits before it starts a
 //! program ([`command`]); `wait`, where the stock one loses the job's status ([`wait`]); `jobs`,
 //! which lists each job as the command the user wrote ([`jobs`]); `echo`, which skips the stock
-//! one's costly option parser when there are no options ([`echo`]); and stock builtins whose
-//! output we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`).
+//! one's costly option parser when there are no options ([`echo`]); stock builtins whose output
+//! we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`); `declare`,
+//! `typeset`, `export`, `set` and `unset`, which leave the run's tag alone ([`run_tag`]); and
+//! `test` and `[`, which test the run's descriptors, not the host's ([`test`]).
 //!
 //! Each keeps the stock registration (help text, special-builtin flag) and swaps its function.
 //! What they need to remember between the builtin and the end of the run lives in the session's
@@ -18,7 +20,9 @@ mod exec;
 mod jobs;
 mod kill;
 mod printf;
+mod run_tag;
 mod suspend;
+mod test;
 mod ulimit;
 mod umask;
 mod wait;
@@ -32,10 +36,11 @@ use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 
-use super::common::BuiltinFn;
+use super::common::{BuiltinFn, session_of};
+use super::state::with_session;
 
 /// Our builtins, each replacing the stock one of its name.
-const OURS: [(&str, BuiltinFn); 15] = [
+const OURS: [(&str, BuiltinFn); 22] = [
     ("echo", echo::run),
     ("exec", exec::run),
     ("kill", kill::run),
@@ -51,12 +56,20 @@ const OURS: [(&str, BuiltinFn); 15] = [
     ("help", corrected::help),
     ("wait", wait::run),
     ("jobs", jobs::run),
+    ("declare", run_tag::declare),
+    ("typeset", run_tag::typeset),
+    ("export", run_tag::export),
+    ("set", run_tag::set),
+    ("unset", run_tag::unset),
+    ("test", test::run),
+    ("[", test::run),
 ];
 
 /// Swaps in our `echo`, `exec`, `kill`, `umask`, `ulimit`, `command`, `suspend`, `printf`, `wait`,
-/// `jobs` and the corrected `enable`, `compgen`, `help`, `shopt` and `hash`. Must run before
-/// anything wraps builtins ([`hooks::install_builtins`](super::hooks::install_builtins)): it
-/// replaces whatever the registrations of those names run.
+/// `jobs`, the corrected `enable`, `compgen`, `help`, `shopt` and `hash`, the tag-keeping
+/// `declare`, `typeset`, `export`, `set` and `unset`, and `test` and `[`. Must run before anything
+/// wraps builtins ([`hooks::install_builtins`](super::hooks::install_builtins)): it replaces
+/// whatever the registrations of those names run.
 pub(crate) fn install(builtins: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
     for (name, func) in OURS {
         if let Some(reg) = builtins.get_mut(name) {
@@ -101,9 +114,41 @@ pub(crate) fn add_internal(
     }
 }
 
+/// `operand` as `wait` and `kill` should read it: a coproc's `NAME_PID` names its job (`%N`).
+/// brush stores the coproc's job id there, where bash stores its pid, and no pid is the coproc's
+/// (it runs as a task of the session): read as a pid, it would name whatever process has it,
+/// pid 1 for the first job.
+fn coproc_as_job(shell: &Shell, operand: &str) -> Option<String> {
+    let id = operand.parse::<usize>().ok()?;
+    shell
+        .jobs()
+        .jobs
+        .iter()
+        .filter(|job| job.id == id)
+        .filter_map(|job| job.command_line.strip_prefix("coproc "))
+        .any(|name| shell.env_str(&format!("{name}_PID")).as_deref() == Some(operand))
+        .then(|| format!("%{id}"))
+}
+
 /// A builtin's arguments after its name, as text.
 fn operands(args: &[CommandArg]) -> Vec<String> {
     args.iter().skip(1).map(ToString::to_string).collect()
+}
+
+/// The status a builtin returns when it stops because its run was cancelled (bash: 128 +
+/// SIGTERM); the run reports the cancellation, not this.
+const STOPPED_STATUS: u8 = 143;
+
+/// A cancellation point for a builtin that works for long: yields to the runtime, so the run's
+/// timer fires and, once the run is cancelled, its `select!` drops the builtin there; then says
+/// whether the run must stop, for a builtin that nothing drops (on a pipeline stage's thread),
+/// which then returns at once — the stage ends at its next command's hook.
+async fn cancellation_point(shell: &Shell) -> bool {
+    tokio::task::yield_now().await;
+    // A shell that is not a session's (a test's) is never stopped; a session that is gone is.
+    let tag = shell.env_str(shellwright_proc::RUN_TAG_VARIABLE);
+    session_of(shell)
+        .is_some_and(|id| with_session(id, |s| s.must_stop(tag.as_deref())).unwrap_or(true))
 }
 
 /// A result that ends the session with `code`.

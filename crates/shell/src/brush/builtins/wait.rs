@@ -8,7 +8,10 @@
 //! and `-f` and `-p`, are left to the stock builtin.
 //!
 //! brush-core runs every background job as a task of the session, not as a process of its own,
-//! so `$!` is empty and a pid names a job only when the job's first task is an external command.
+//! so `$!` is empty and a pid names a job only when the job's first task is an external command;
+//! a coproc's `NAME_PID` names its job (see [`coproc_as_job`]).
+//!
+//! [`coproc_as_job`]: super::coproc_as_job
 
 use std::io::Write as _;
 
@@ -18,7 +21,8 @@ use brush_core::jobs::Job;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{error_prefix, operands, run_or_fail, stock};
+use super::{coproc_as_job, error_prefix, operands, run_or_fail, stock};
+use crate::brush::signals::WaitInterruptions;
 
 /// Status of `wait` when there is nothing (left) to wait for.
 const NOTHING_TO_WAIT_FOR: u8 = 127;
@@ -93,45 +97,68 @@ pub(super) fn run(
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
         let words = operands(&args);
-        let request = parse(&words);
-        if request.stock_only || (!request.next && request.operands.is_empty()) {
-            return run_or_fail(stock("wait"), ctx, args).await;
+        let mut request = parse(&words);
+        for operand in &mut request.operands {
+            if let Some(job) = coproc_as_job(ctx.shell, operand) {
+                *operand = job;
+            }
         }
-        let prefix = error_prefix(ctx.shell);
-        let mut stderr = ctx.stderr();
-        let jobs = &mut ctx.shell.jobs_mut().jobs;
-        let mut complain = |(message, code): (String, u8)| {
-            let _ = writeln!(stderr, "{prefix}wait: {message}");
-            code
+        let Some(interruptions) = WaitInterruptions::of(ctx.shell) else {
+            return wait(ctx, args, &request).await;
         };
-        if request.next {
-            let mut named = Vec::new();
-            for operand in &request.operands {
-                match find(jobs, operand) {
-                    Ok(index) => named.push(index),
-                    Err(complaint) => drop(complain(complaint)),
-                }
-            }
-            if request.operands.is_empty() {
-                named = (0..jobs.len()).collect();
-            }
-            let code = first_to_end(jobs, &named).await?;
-            return Ok(ExecutionResult::new(code.unwrap_or(NOTHING_TO_WAIT_FOR)));
+        // A signal sent to the shell ends the wait, as in bash; also when the job that sent it
+        // has ended by then.
+        tokio::select! {
+            biased;
+            interrupted = interruptions.next() => Ok(interrupted),
+            result = wait(ctx, args, &request) => result,
         }
-        // Each named job in turn; the status is the last operand's.
-        let mut status = 0;
-        for operand in &request.operands {
-            status = match find(jobs, operand) {
-                Ok(index) => {
-                    let code = u8::from(jobs[index].wait().await?.exit_code);
-                    jobs.remove(index);
-                    code
-                }
-                Err(complaint) => complain(complaint),
-            };
-        }
-        Ok(ExecutionResult::new(status))
     })
+}
+
+/// Waits as `request` says (`args` is the command line, for the stock builtin).
+async fn wait(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+    request: &Request,
+) -> Result<ExecutionResult, brush_core::Error> {
+    if request.stock_only || (!request.next && request.operands.is_empty()) {
+        return run_or_fail(stock("wait"), ctx, args).await;
+    }
+    let prefix = error_prefix(ctx.shell);
+    let mut stderr = ctx.stderr();
+    let jobs = &mut ctx.shell.jobs_mut().jobs;
+    let mut complain = |(message, code): (String, u8)| {
+        let _ = writeln!(stderr, "{prefix}wait: {message}");
+        code
+    };
+    if request.next {
+        let mut named = Vec::new();
+        for operand in &request.operands {
+            match find(jobs, operand) {
+                Ok(index) => named.push(index),
+                Err(complaint) => drop(complain(complaint)),
+            }
+        }
+        if request.operands.is_empty() {
+            named = (0..jobs.len()).collect();
+        }
+        let code = first_to_end(jobs, &named).await?;
+        return Ok(ExecutionResult::new(code.unwrap_or(NOTHING_TO_WAIT_FOR)));
+    }
+    // Each named job in turn; the status is the last operand's.
+    let mut status = 0;
+    for operand in &request.operands {
+        status = match find(jobs, operand) {
+            Ok(index) => {
+                let code = u8::from(jobs[index].wait().await?.exit_code);
+                jobs.remove(index);
+                code
+            }
+            Err(complaint) => complain(complaint),
+        };
+    }
+    Ok(ExecutionResult::new(status))
 }
 
 /// Waits for whichever of the jobs at `indices` ends first, forgets it and returns its status;

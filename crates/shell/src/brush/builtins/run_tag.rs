@@ -1,0 +1,96 @@
+//! The run's tag, `SHELLWRIGHT_RUN`, kept out of the user's sight in the shell.
+//!
+//! Every run exports `SHELLWRIGHT_RUN=<tag>` to the processes it starts: it is how the run's
+//! processes are found and stopped, the one mark a process keeps through `setsid`, double forks
+//! and reparenting. It is no variable of the user's, so the builtins that list variables —
+//! `declare`, `typeset`, `export` and `set` — run with it set aside (it lives in the global scope
+//! for the run, see `session::scope`), `compgen` drops it ([`corrected`](super::corrected)), and
+//! `unset` leaves it alone (a child started after it would not be found). What the child
+//! processes see is their environment: `env`, `printenv` and `/proc/<pid>/environ` still show it.
+
+use brush_core::commands::CommandArg;
+use brush_core::env::EnvironmentScope;
+use brush_core::extensions::DefaultShellExtensions;
+use brush_core::{ExecutionContext, ExecutionResult};
+use futures_util::future::BoxFuture;
+use shellwright_proc::RUN_TAG_VARIABLE;
+
+use super::{run_or_fail, stock};
+
+pub(super) fn declare(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(without_tag("declare", ctx, args))
+}
+
+pub(super) fn typeset(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(without_tag("typeset", ctx, args))
+}
+
+pub(super) fn export(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(without_tag("export", ctx, args))
+}
+
+pub(super) fn set(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(without_tag("set", ctx, args))
+}
+
+/// `unset`, which leaves the tag in place (unless it unsets functions).
+pub(super) fn unset(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    let functions = args
+        .iter()
+        .skip(1)
+        .map(ToString::to_string)
+        .take_while(|word| word.starts_with('-') && word != "--")
+        .any(|option| option.contains('f'));
+    let args = if functions {
+        args
+    } else {
+        args.into_iter()
+            .filter(|arg| arg.to_string() != RUN_TAG_VARIABLE)
+            .collect()
+    };
+    run_or_fail(stock("unset"), ctx, args)
+}
+
+/// Runs the stock builtin `name` with the tag set aside.
+async fn without_tag(
+    name: &str,
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> Result<ExecutionResult, brush_core::Error> {
+    let ExecutionContext {
+        shell,
+        command_name,
+        params,
+    } = ctx;
+    let tag = match shell.env().get(RUN_TAG_VARIABLE) {
+        Some((EnvironmentScope::Global, _)) => shell.env_mut().unset(RUN_TAG_VARIABLE)?,
+        _ => None,
+    };
+    let context = ExecutionContext {
+        shell: &mut *shell,
+        command_name,
+        params,
+    };
+    let result = run_or_fail(stock(name), context, args).await;
+    if let Some(tag) = tag {
+        shell
+            .env_mut()
+            .add(RUN_TAG_VARIABLE, tag, EnvironmentScope::Global)?;
+    }
+    result
+}
