@@ -7,7 +7,8 @@
 //! started, by its tag, its tree, and the sessions and groups it created ([`RunScope`]); and
 //! [`Process`], one process pinned to its identity with the tree operations the JS `Process`
 //! class exposes (`kill_tree`, `terminate`, `wait_for_exit`); and what a process is blocked
-//! waiting for, from the kernel ([`waits`]).
+//! waiting for, from the kernel ([`waits`]); and the TCP ports processes listen on
+//! ([`listening_ports`]).
 //! It does not spawn processes (the shell and PTY crates do).
 //!
 //! Processes are identified by pid *and* start time ([`ProcessId`]), so a pid reused by an unrelated
@@ -20,6 +21,7 @@ mod outcome;
 mod process;
 mod scope;
 mod signal;
+mod sockets;
 mod stop;
 mod tree;
 pub mod waits;
@@ -29,6 +31,7 @@ pub use outcome::Outcome;
 pub use process::{Cancelled, Process, ProcessStatus, TerminateOptions};
 pub use scope::{RUN_TAG_VARIABLE, RunRoots, RunScope, processless_run_tag};
 pub use signal::{signal_group, signal_name};
+pub use sockets::listening_ports;
 pub use stop::{StopTargets, stop};
 pub use tree::{
     ProcessId, ProcessInfo, ProcessTable, environ_contains, is_alive, now_as_start_time,
