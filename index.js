@@ -11,6 +11,13 @@ try {
   throw addonLoadError(cause)
 }
 
+// `await using` support, which a #[napi] class cannot declare itself (its keys are strings).
+if (Symbol.asyncDispose) {
+  module.exports.ExecSessions.prototype[Symbol.asyncDispose] = function asyncDispose() {
+    return this.close()
+  }
+}
+
 function addonLoadError(cause) {
   const target = hostTarget()
   const { name, optionalDependencies = {} } = require('./package.json')
