@@ -4,6 +4,7 @@
 // soon as the program exits, waits for input (the kernel's word) or has run for yield_time_ms, with
 // what its terminal shows that is new since the previous call.
 const { z } = require('zod')
+const { describeListening, whyReturned } = require('../../../common/exec-update.js')
 const { ToolError } = require('../sessions.js')
 const { LIMITS, result } = require('./common.js')
 
@@ -165,23 +166,13 @@ function report(update, wallMs) {
     wall_time_ms: wallMs,
     elapsed_ms: Math.round(update.elapsedMs),
   }
-  const status = [why(facts)]
-  if (facts.session_id !== undefined) status.push(`session_id ${facts.session_id}`)
-  if (facts.listening.length > 0) status.push(`listening on ${facts.listening.map((port) => `:${port}`).join(', ')}`)
+  const status = [whyReturned(update, wallMs)]
+  if (update.running) status.push(`session_id ${update.id}`)
+  const listening = describeListening(update)
+  if (listening) status.push(listening)
   const dropped = facts.truncated_bytes > 0 ? `[${facts.truncated_bytes} bytes of earlier output dropped]\n` : ''
   const body = facts.output === '' ? '(no new output)' : facts.output
   return result(`${status.join(' · ')}\n${dropped}${body}`, facts)
-}
-
-/** The first words of the result: why the call returned. */
-function why(facts) {
-  if (facts.returned === 'still_running') return `still running after ${facts.wall_time_ms} ms`
-  if (facts.returned === 'waiting_for_input') {
-    const hidden = facts.input_mode === 'line' && facts.echo === false ? ' (typed text not shown)' : ''
-    return `waiting for input${hidden}: ${JSON.stringify(facts.prompt)}`
-  }
-  if (facts.exit_code === undefined) return 'killed'
-  return facts.signal ? `exited ${facts.exit_code} (killed by ${facts.signal})` : `exited ${facts.exit_code}`
 }
 
 module.exports = { registerExecTools }
