@@ -116,7 +116,7 @@ describe('ExecSessions: what is new', () => {
 
   it("vim's screen: the whole screen while it is on, again when it changed", async () => {
     const sessions = table()
-    const first = await sessions.start({ command: 'vim -u NONE -N', env: { TERM: 'xterm-256color' }, cols: 80, rows: 10, ...LONG })
+    const first = await sessions.start({ command: 'vim -u NONE -i NONE -N -n', env: { TERM: 'xterm-256color' }, cols: 80, rows: 10, ...LONG })
     expect(first.waitingForInput).toMatchObject({ mode: 'keys', foreground: { name: 'vim' } })
     const screen = first.output.split('\n')
     expect(screen.slice(0, 9)).toEqual(['', '~', '~', '~', '~', '~', '~', '~', '~'])
