@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.ExecSessions = nativeBinding.ExecSessions
 module.exports.Process = nativeBinding.Process
 module.exports.PtySession = nativeBinding.PtySession
 module.exports.Shell = nativeBinding.Shell

@@ -98,6 +98,42 @@ export interface PtyWaitOptions {
   signal?: AbortSignal
 }
 
+export interface ExecSessionsOptions {
+  /** A session then starts in this Shell's working directory with its exported variables, read when it starts. */
+  shell?: Shell
+  /** Sessions kept at once, default 16, truncated and clamped to 1..1024; one more start rejects with ERR_EXEC_LIMIT. */
+  maxSessions?: number
+}
+
+export interface ExecStartOptions {
+  /** Run by bash -c in a pseudo-terminal (programs see a terminal). */
+  command: string
+  /** Default: the Shell's working directory with `shell`, else the host's. */
+  cwd?: string
+  /** Overlaid on the host environment (on the Shell's exported variables with `shell`). */
+  env?: Record<string, string>
+  /** Default 120, truncated and clamped to 20..400. */
+  cols?: number
+  /** Default 40, truncated and clamped to 5..200. */
+  rows?: number
+  /** Return after this long if the program neither exited nor waits for input (default 10000). */
+  yieldMs?: number
+  /** Bytes of output in the update (default 32768): older text is dropped from the front and counted. */
+  maxOutputBytes?: number
+}
+
+export interface ExecWriteOptions {
+  /** Return after this long if the program neither exited nor waits for input (default 250). */
+  yieldMs?: number
+  /** Bytes of output in the update (default 32768): older text is dropped from the front and counted. */
+  maxOutputBytes?: number
+}
+
+/** `await using sessions = new ExecSessions()` closes them (kills every session) at the end of the scope. */
+export interface ExecSessions {
+  [Symbol.asyncDispose](): Promise<void>
+}
+
 export interface VirtualTerminalOptions {
   /** Default 80, clamped to 2..1000. */
   cols?: number
@@ -153,6 +189,65 @@ export interface Shell {
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/**
+ * Commands an agent starts, types into and reads in steps, each in a pseudo-terminal of its
+ * own (`bash -c`, so programs see a terminal) — the shape of Codex's `exec_command` and
+ * `write_stdin` tools.
+ *
+ * Every call returns an update at the earliest of: the program exited (with everything it
+ * wrote read), it waits for input (read from the kernel: it is asleep reading its terminal), or
+ * `yieldMs` passed. `output` is what is new since the previous update, as the terminal renders
+ * it: lines that scrolled by or changed since then (a line rewritten in place comes again); for
+ * a full-screen program, its whole screen when it changed. `maxOutputBytes` (default 32 KiB)
+ * keeps the end of it; the bytes dropped from its front are in `truncatedBytes`. `listening`
+ * lists the TCP ports the session's processes listen on.
+ *
+ * At most `maxSessions` (default 16) are kept; one more rejects with `ERR_EXEC_LIMIT`. A
+ * session leaves the table once an update has reported its end, or after `kill`; its id then
+ * rejects with `ERR_EXEC_UNKNOWN_SESSION`. With `{ shell }`, a session starts in that Shell's
+ * working directory with its exported variables (as its queued runs leave them), instead of the
+ * host's. `close()` (and `await using`) kills every session with everything it started.
+ *
+ * ```ts
+ * const sessions = new ExecSessions()
+ * let update = await sessions.start({ command: 'python3 -q' })  // waitingForInput.prompt '>>> '
+ * update = await sessions.write(update.id, 'print(6*7)\r')       // output '>>> print(6*7)
+42
+>>>'
+ * update = await sessions.write(update.id, 'exit()\r')           // running false, exitCode 0
+ * ```
+ */
+export declare class ExecSessions {
+  constructor(options?: ExecSessionsOptions)
+  /**
+   * Starts `command` through `bash -c` in a new pseudo-terminal and resolves with its first
+   * update (see the class doc). Rejects with `ERR_EXEC_LIMIT` when `maxSessions` are kept,
+   * `ERR_PTY_CWD` / `ERR_PTY_SPAWN` when it cannot start (no session is left then).
+   */
+  start(options: ExecStartOptions): Promise<ExecUpdate>
+  /**
+   * Types `chars` into session `id` (`''` polls without typing) and resolves with the next
+   * update; `yieldMs` defaults to 250. Keys are characters: `'\r'` is Enter, `'\x03'` Ctrl+C.
+   */
+  write(id: number, chars: string, options?: ExecWriteOptions): Promise<ExecUpdate>
+  /**
+   * Stops session `id` with everything it started (SIGTERM, then SIGKILL after 500 ms) and
+   * resolves with its last update once they are gone: `running: false`, and no `exitCode`
+   * unless it exited by itself first.
+   */
+  kill(id: number): Promise<ExecUpdate>
+  /**
+   * The sessions kept now, by id: running ones, and ended ones whose end no update has
+   * reported yet.
+   */
+  list(): Array<ExecSessionInfo>
+  /**
+   * Kills every session with everything it started and resolves once they are gone; later
+   * starts reject with `ERR_EXEC_CLOSED`. Also `[Symbol.asyncDispose]`.
+   */
+  close(): Promise<void>
+}
 
 /**
  * A process pinned to its identity (pid + start time): once it has exited, or its pid has been
@@ -456,6 +551,41 @@ export interface CommandRecord {
  * or `"\x1bOA"` with `applicationCursorKeys`), as xterm sends them; `parseKey` reads them back.
  */
 export declare function encodeKey(keyId: string, options?: { applicationCursorKeys?: boolean }): string
+
+/** A row of `ExecSessions.list()`. */
+export interface ExecSessionInfo {
+  id: number
+  command: string
+  /** The program's pid while it runs. */
+  pid?: number
+  running: boolean
+  /** When it started, in milliseconds since the epoch. */
+  startedAt: number
+}
+
+/** One step of an exec session: what is new since the previous update and why this one returned. */
+export interface ExecUpdate {
+  /** The session's id, for `write` and `kill`. */
+  id: number
+  /**
+   * New since the previous update, as a terminal shows it: rendered lines without escape
+   * sequences; the whole screen (when it changed) while a full-screen program is on.
+   */
+  output: string
+  running: boolean
+  /** Present once the program exited; 128+N after a death by signal N. */
+  exitCode?: number
+  /** E.g. "SIGKILL" when the program died by a signal. */
+  signal?: string
+  /** Present when the update returned because the program waits for input. */
+  waitingForInput?: InputState
+  /** TCP ports the session's processes listen on (a server is up), ascending; absent when none. */
+  listening?: Array<number>
+  /** Bytes of new output dropped from the front to stay within `maxOutputBytes`. */
+  truncatedBytes: number
+  /** Milliseconds since the session started. */
+  elapsedMs: number
+}
 
 /**
  * Runs one command in a fresh session. A throw from `onChunk` stops the run, and the promise

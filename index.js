@@ -11,10 +11,13 @@ try {
   throw addonLoadError(cause)
 }
 
-// `await using shell = new Shell()` closes the shell when the scope ends.
+// `await using shell = new Shell()` and `await using sessions = new ExecSessions()` close them when
+// the scope ends (a #[napi] class cannot declare a symbol-keyed method itself).
 if (typeof Symbol.asyncDispose === 'symbol') {
-  module.exports.Shell.prototype[Symbol.asyncDispose] = function asyncDispose() {
-    return this.close()
+  for (const Class of [module.exports.Shell, module.exports.ExecSessions]) {
+    Class.prototype[Symbol.asyncDispose] = function asyncDispose() {
+      return this.close()
+    }
   }
 }
 

@@ -326,6 +326,63 @@ const cases: Case[] = [
       signal: ${signal(`removeEventListener() { throw new Error('remove boom') }`)} })`,
     want: value(exited(1)),
   },
+  // ExecSessions
+  { id: 'ExecSessions() without new', source: 'return sw.ExecSessions()', want: notNew('ExecSessions') },
+  ...['Infinity', 'Number.MAX_VALUE', '1e300'].map((ms) => ({
+    id: `ExecSessions.start yieldMs ${ms}`,
+    source: `const u = await new sw.ExecSessions().start({ command: 'echo hi; exit 6', yieldMs: ${ms} });
+      return [u.output, u.exitCode]`,
+    want: value(['hi', 6]),
+  })),
+  {
+    id: 'ExecSessions.start maxOutputBytes huge and negative are clamped',
+    source: `const e = new sw.ExecSessions();
+      const big = await e.start({ command: 'echo hi', maxOutputBytes: 1e300 });
+      const none = await e.start({ command: 'echo hi', maxOutputBytes: -5 });
+      return [big.output, none.output, none.truncatedBytes]`,
+    want: value(['hi', '', 2]),
+  },
+  {
+    id: 'ExecSessions maxSessions below 1 keeps one',
+    source: `const e = new sw.ExecSessions({ maxSessions: -3 });
+      const a = await e.start({ command: 'sleep 5', yieldMs: 0 });
+      try { await e.start({ command: 'true' }) } finally { await e.close() }`,
+    want: failure('ERR_EXEC_LIMIT', 'too many exec sessions: the limit is 1; kill one or let one finish first'),
+  },
+  {
+    id: 'ExecSessions.start command over 128 KiB',
+    source: `return new sw.ExecSessions().start({ command: 'x'.repeat(${BIG}) })`,
+    want: failure(
+      'ERR_PTY_SPAWN',
+      `Failed to spawn bash: the command is ${BIG} bytes, over the 131071-byte limit of one argument`,
+    ),
+  },
+  {
+    id: 'ExecSessions.start env name with =',
+    source: `return new sw.ExecSessions().start({ command: 'true', env: { 'A=B': 'x' } })`,
+    want: failure(
+      'ERR_PTY_SPAWN',
+      `Failed to spawn bash: the environment variable "A=B" has an empty name, or contains '=' in its name or a NUL byte`,
+    ),
+  },
+  {
+    id: 'ExecSessions.write id past u32',
+    source: `return new sw.ExecSessions().write(2 ** 32, '')`,
+    want: rangeError('id must be an integer from 0 to 4294967295'),
+  },
+  {
+    id: 'ExecSessions.kill unknown id',
+    source: `return new sw.ExecSessions().kill(0)`,
+    want: failure(
+      'ERR_EXEC_UNKNOWN_SESSION',
+      'no exec session with id 0: there are none (a session that ended is gone once an update reported its end)',
+    ),
+  },
+  {
+    id: 'ExecSessions options.shell a PtySession',
+    source: `return new sw.ExecSessions({ shell: new sw.PtySession() })`,
+    want: typeError('options.shell must be a Shell'),
+  },
   // VirtualTerminal
   { id: 'VirtualTerminal() without new', source: 'return sw.VirtualTerminal()', want: notNew('VirtualTerminal') },
   {

@@ -47,3 +47,50 @@ describe('shellwright run', () => {
     await waitUntil(() => !isRunning(pid), 2000, 'sleep gone')
   })
 })
+
+describe('shellwright exec', () => {
+  it('prints the output and exits with the exit code, the reason on stderr', async () => {
+    const { out, done } = runCli(['exec', '--', 'echo hi; exit 3'])
+    expect(await done).toBe(3)
+    expect(out).toEqual({ stdout: 'hi\n', stderr: '[exited 3]\n' })
+  })
+
+  it('prints each update until the program exits: every line once', async () => {
+    const { out, done } = runCli(['exec', '--yield', '100', '--', 'for i in 1 2 3; do echo "line $i"; sleep 0.2; done'])
+    expect(await done).toBe(0)
+    expect(out).toEqual({ stdout: 'line 1\nline 2\nline 3\n', stderr: '[exited 0]\n' })
+  })
+
+  it('stops where the program waits for input, says what it asks and kills it', async () => {
+    const { out, done } = runCli(['exec', '--', "read -r -p 'name? ' x; echo \"hi $x\""])
+    expect(await done).toBe(0)
+    expect(out).toEqual({ stdout: 'name?\n', stderr: '[waiting for input: "name? "]\n' })
+  })
+
+  it('--json prints each update as a JSON line', async () => {
+    const { out, done } = runCli(['exec', '--json', '--', 'echo hi'])
+    expect(await done).toBe(0)
+    expect(out.stderr).toBe('')
+    const lines = out.stdout.trimEnd().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(JSON.parse(lines[0])).toMatchObject({ id: 1, output: 'hi', running: false, exitCode: 0, truncatedBytes: 0 })
+  })
+
+  it('rejects bad arguments with exit code 2, and a command that cannot start with 1', async () => {
+    const missing = runCli(['exec'])
+    expect(await missing.done).toBe(2)
+    expect(missing.out.stderr).toMatch(/^shellwright exec: missing command\n/)
+    const badYield = runCli(['exec', '--yield', 'soon', '--', 'true'])
+    expect(await badYield.done).toBe(2)
+    expect(badYield.out.stderr).toMatch(/^shellwright exec: --yield must be a number of milliseconds, got 'soon'\n/)
+  })
+
+  it('Ctrl+C kills the program and exits 130', async () => {
+    const { child, out, done } = runCli(['exec', '--yield', '100', '--', 'echo $$; exec sleep 30'])
+    await waitUntil(() => pidsIn(out.stdout).length === 1, 5000, 'pid')
+    const [pid] = pidsIn(out.stdout)
+    child.kill('SIGINT')
+    expect(await done).toBe(130)
+    expect(isRunning(pid)).toBe(false)
+  })
+})

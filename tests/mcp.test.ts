@@ -1,5 +1,6 @@
 // `shellwright mcp` driven by the MCP SDK's own Client over stdio, the way an agent's MCP client
-// drives it: the tool list and schemas, the persistent shell, real TUIs (htop, a Textual app, vim, a
+// drives it: the tool list and schemas, structured results, the persistent shell, exec_command and
+// write_stdin, real TUIs (htop, a Textual app, vim, a
 // crossterm program that blocks on a cursor-position query), interactive-shell exec with exit codes,
 // tool errors, and the cleanup of every process when the client goes away.
 import { spawn, spawnSync } from 'node:child_process'
@@ -45,13 +46,23 @@ async function connect(...flags: string[]): Promise<Server> {
   return { client, transport, pid: transport.pid! }
 }
 
-/** Calls a tool and returns its one text block and whether it is a tool error. */
+/** Calls a tool and returns its one text block, its structuredContent and whether it is a tool error. */
 async function call(server: Server, name: string, args: Record<string, unknown>) {
   const result = await server.client.callTool({ name, arguments: args })
   const content = result.content as { type: string; text: string }[]
   expect(content).toHaveLength(1)
   expect(content[0].type).toBe('text')
-  return { text: content[0].text, isError: result.isError === true }
+  const isError = result.isError === true
+  // Every result that is not an error carries its facts for clients that do not parse text.
+  expect(result.structuredContent === undefined, `${name}: structuredContent`).toBe(isError)
+  return { text: content[0].text, isError, facts: result.structuredContent as Record<string, any> }
+}
+
+/** A tool's result as its text and its structuredContent; a tool error throws. */
+async function facts(server: Server, name: string, args: Record<string, unknown>) {
+  const { text, isError, facts } = await call(server, name, args)
+  if (isError) throw new Error(`${name} failed: ${text}`)
+  return { text, facts }
 }
 
 async function ok(server: Server, name: string, args: Record<string, unknown>) {
@@ -105,13 +116,15 @@ afterAll(async () => {
 })
 
 describe('shellwright mcp: tools', () => {
-  it('lists the nine tools, each with a description and a JSON schema', async () => {
+  it('lists the eleven tools, each with a description, an input schema and an output schema', async () => {
     const { tools } = await server.client.listTools()
     const shape = Object.fromEntries(
       tools.map((t) => [t.name, { properties: Object.keys(t.inputSchema.properties ?? {}), required: t.inputSchema.required ?? [] }]),
     )
     expect(shape).toEqual({
       shell_run: { properties: ['command', 'cwd', 'timeout_ms'], required: ['command'] },
+      exec_command: { properties: ['cmd', 'workdir', 'yield_time_ms', 'max_output_tokens'], required: ['cmd'] },
+      write_stdin: { properties: ['session_id', 'chars', 'yield_time_ms', 'max_output_tokens'], required: ['session_id'] },
       tui_start: { properties: ['command', 'cwd', 'cols', 'rows', 'answer_queries', 'interactive', 'quiet_ms'], required: [] },
       tui_send: { properties: ['id', 'text', 'keys', 'quiet_ms'], required: ['id'] },
       tui_screen: { properties: ['id', 'format'], required: ['id'] },
@@ -123,8 +136,12 @@ describe('shellwright mcp: tools', () => {
     })
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object')
+      expect(tool.outputSchema?.type, tool.name).toBe('object')
       expect(tool.description!.length, tool.name).toBeGreaterThan(100)
     }
+    const exec = tools.find((t) => t.name === 'exec_command')!
+    expect(exec.inputSchema.properties!.yield_time_ms).toMatchObject({ type: 'integer', minimum: 0, maximum: 30000 })
+    expect(exec.outputSchema!.required).toEqual(['returned', 'listening', 'output', 'truncated_bytes', 'wall_time_ms', 'elapsed_ms'])
     const start = tools.find((t) => t.name === 'tui_start')!.inputSchema.properties as Record<string, object>
     expect(start.cols).toMatchObject({ type: 'integer', minimum: 20, maximum: 400 })
     expect(start.answer_queries).toMatchObject({ type: 'boolean' })
@@ -135,6 +152,12 @@ describe('shellwright mcp: tools', () => {
 
 describe('shellwright mcp: shell_run', () => {
   it('keeps the working directory and variables between calls and reports exit codes', async () => {
+    // `exit` ends the shell: the next command starts a fresh one where the server runs.
+    const ended = `the shell ended, the next command starts a fresh one in ${scratch} (variables and functions are gone)`
+    expect(await facts(server, 'shell_run', { command: 'echo out; exit 4' })).toEqual({
+      text: `out\n[exit code 4; ${ended}]`,
+      facts: { exit_code: 4, timed_out: false, cancelled: false, cwd: scratch, session_reset: true, output: 'out\n', minimized: false },
+    })
     expect(await ok(server, 'shell_run', { command: `cd '${scratch}' && export GREETING=hi && pwd` })).toBe(`${scratch}\n[exit code 0]`)
     expect(await ok(server, 'shell_run', { command: 'pwd; echo "$GREETING"' })).toBe(`${scratch}\nhi\n[exit code 0]`)
     expect(await ok(server, 'shell_run', { command: "sh -c 'echo to stderr >&2; exit 3'" })).toBe('to stderr\n[exit code 3]')
@@ -184,6 +207,78 @@ describe('shellwright mcp: shell_run', () => {
     await expect(pending).rejects.toThrow(/abort/i)
     await waitUntil(() => !isRunning(pid), 5000, 'the cancelled command to be stopped')
     expect(await ok(server, 'shell_run', { command: 'echo next' })).toBe('next\n[exit code 0]')
+  })
+})
+
+describe('shellwright mcp: exec_command and write_stdin', () => {
+  it('a command that exits: why it returned first, then its output', async () => {
+    expect(await facts(server, 'exec_command', { cmd: 'echo hi; exit 3' })).toEqual({
+      text: 'exited 3\nhi',
+      facts: {
+        returned: 'exited',
+        exit_code: 3,
+        listening: [],
+        output: 'hi',
+        truncated_bytes: 0,
+        wall_time_ms: expect.any(Number),
+        elapsed_ms: expect.any(Number),
+      },
+    })
+    expect((await facts(server, 'exec_command', { cmd: 'pwd', workdir: '/' })).text).toBe('exited 0\n/')
+  })
+
+  it('python3 -q: each call returns at the prompt; the session is gone once its exit was reported', async () => {
+    const started = await facts(server, 'exec_command', { cmd: 'python3 -q' })
+    const id = started.facts.session_id
+    expect(started.text).toBe(`waiting for input: ">>> " · session_id ${id}\n>>>`)
+    expect(started.facts).toMatchObject({ returned: 'waiting_for_input', prompt: '>>> ', input_mode: 'keys' })
+    const answer = await facts(server, 'write_stdin', { session_id: id, chars: 'print(6*7)\r' })
+    expect(answer.text).toBe(`waiting for input: ">>> " · session_id ${id}\n>>> print(6*7)\n42\n>>>`)
+    expect(answer.facts.wall_time_ms).toBeLessThan(5000)
+    expect((await facts(server, 'write_stdin', { session_id: id, chars: 'exit()\r' })).text).toBe('exited 0\n>>> exit()')
+    expect(await toolError(server, 'write_stdin', { session_id: id, chars: '' })).toMatch(new RegExp(`^no exec session with id ${id}: `))
+  })
+
+  it('a busy command: still running after the yield; Ctrl+C through write_stdin ends it', async () => {
+    const started = await facts(server, 'exec_command', { cmd: 'echo up; sleep 30', yield_time_ms: 300 })
+    const id = started.facts.session_id
+    expect(started.text).toMatch(new RegExp(`^still running after \\d+ ms · session_id ${id}\nup$`))
+    expect(started.facts.wall_time_ms).toBeGreaterThanOrEqual(300)
+    const poll = await facts(server, 'write_stdin', { session_id: id, yield_time_ms: 100 })
+    expect(poll.text).toMatch(new RegExp(`^still running after \\d+ ms · session_id ${id}\n\\(no new output\\)$`))
+    const stopped = await facts(server, 'write_stdin', { session_id: id, chars: '\u0003' })
+    // The terminal echoes the Ctrl+C, as a terminal does.
+    expect(stopped.text).toBe('exited 130 (killed by SIGINT)\n^C')
+    expect(stopped.facts).toMatchObject({ returned: 'exited', exit_code: 130, signal: 'SIGINT' })
+  })
+
+  it('max_output_tokens keeps the end (4 bytes a token) and says what it dropped', async () => {
+    const { text, facts: update } = await facts(server, 'exec_command', { cmd: 'seq 1 3000', max_output_tokens: 25 })
+    const full = Array.from({ length: 3000 }, (_, i) => `${i + 1}`).join('\n')
+    expect(text).toBe(`exited 0\n[${full.length - 100} bytes of earlier output dropped]\n${full.slice(-100)}`)
+    expect(update).toMatchObject({ truncated_bytes: full.length - 100, output: full.slice(-100) })
+  })
+
+  it('a server: listening on the port it printed', async () => {
+    const started = await facts(server, 'exec_command', { cmd: 'python3 -m http.server 0 --bind 127.0.0.1' })
+    const port = Number(started.facts.output.match(/port (\d+) /)?.[1])
+    expect(started.facts.listening).toEqual([port])
+    expect(started.text.split('\n')[0]).toMatch(new RegExp(` · session_id ${started.facts.session_id} · listening on :${port}$`))
+    expect(await httpGet(`http://127.0.0.1:${port}/`)).toBe(200)
+    const stopped = await facts(server, 'write_stdin', { session_id: started.facts.session_id, chars: '\u0003' })
+    expect(stopped.facts.returned).toBe('exited')
+  })
+
+  it('bad arguments are tool errors', async () => {
+    const invalid = (tool: string, why: string) => `MCP error -32602: Input validation error: Invalid arguments for tool ${tool}: ${why}`
+    expect(await toolError(server, 'exec_command', { cmd: 'true', yield_time_ms: 60_000 })).toBe(
+      invalid('exec_command', 'Too big: expected number to be <=30000 at yield_time_ms'),
+    )
+    expect(await toolError(server, 'write_stdin', { session_id: '1' })).toBe(
+      invalid('write_stdin', 'Invalid input: expected number, received string at session_id'),
+    )
+    const missing = join(scratch, 'missing')
+    expect(await toolError(server, 'exec_command', { cmd: 'true', workdir: missing })).toBe(`Failed to set cwd: ${missing}: No such file or directory`)
   })
 })
 
@@ -259,9 +354,18 @@ describe('shellwright mcp: TUI programs', () => {
     expect(started.split('\n').slice(1).join('\n')).toBe(
       [`[${id} · waiting for keys · 40x10 · cursor 0,0]`, '', ...tildes].join('\n'),
     )
-    expect(await ok(server, 'tui_send', { id, keys: 'ihello world<esc>' })).toBe(
-      [`[${id} · waiting for keys · 40x10 · cursor 0,10]`, 'hello world', ...tildes].join('\n'),
-    )
+    const typed = await facts(server, 'tui_send', { id, keys: 'ihello world<esc>' })
+    expect(typed.text).toBe([`[${id} · waiting for keys · 40x10 · cursor 0,10]`, 'hello world', ...tildes].join('\n'))
+    expect(typed.facts).toEqual({
+      id,
+      status: 'waiting for keys',
+      running: true,
+      cols: 40,
+      rows: 10,
+      cursor: { row: 0, col: 10, visible: true },
+      title: '',
+      lines: ['hello world', ...tildes],
+    })
     expect(await ok(server, 'tui_resize', { id, cols: 50, rows: 6 })).toBe(
       [`[${id} · waiting for keys · 50x6 · cursor 0,10]`, 'hello world', '~', '~', '~', '~'].join('\n'),
     )
@@ -270,14 +374,19 @@ describe('shellwright mcp: TUI programs', () => {
       new RegExp(`^\\[${id} · exited with code 0 · 50x6 · `),
     )
     expect(await ok(server, 'tui_kill', { id })).toMatch(new RegExp(`^${id} exited with code 0\nlast screen:\n`))
-    expect(await ok(server, 'tui_list', {})).not.toMatch(new RegExp(`^${id}\\t`, 'm'))
+    const listed = await facts(server, 'tui_list', {})
+    expect(listed.text).not.toMatch(new RegExp(`^${id}\\t`, 'm'))
+    expect(listed.facts.sessions.map((session: { id: string }) => session.id)).not.toContain(id)
   })
 
   it('tui_exec runs commands in an interactive shell and returns exit codes 0 and 3', async () => {
     const started = await ok(server, 'tui_start', { interactive: true, cwd: scratch })
     const id = idOf(started)
     expect(await ok(server, 'tui_exec', { id, command: 'echo hello; pwd' })).toBe(`hello\n${scratch}\n[exit code 0]`)
-    expect(await ok(server, 'tui_exec', { id, command: '(exit 3)' })).toBe('(no output)\n[exit code 3]')
+    expect(await facts(server, 'tui_exec', { id, command: '(exit 3)' })).toEqual({
+      text: '(no output)\n[exit code 3]',
+      facts: { output: '', exit_code: 3 },
+    })
     expect(await toolError(server, 'tui_exec', { id, command: 'sleep 30', timeout_ms: 300 })).toBe(
       'exec timed out after 300 ms (Ctrl+C was sent)',
     )
@@ -320,7 +429,9 @@ describe('shellwright mcp: tool errors', () => {
     expect(await toolError(server, 'tui_start', { command: 'true', cols: 5 })).toBe(invalid('tui_start', 'Too small: expected number to be >=20 at cols'))
     expect(await toolError(server, 'shell_run', {})).toBe(invalid('shell_run', 'Invalid input: expected string, received undefined at command'))
     expect(await toolError(server, 'tui_send', { id: 5, keys: 'q' })).toBe(invalid('tui_send', 'Invalid input: expected string, received number at id'))
-    expect(await ok(server, 'tui_kill', { id: sleeper })).toMatch(new RegExp(`^${sleeper} cancelled\n`))
+    const killed = await facts(server, 'tui_kill', { id: sleeper })
+    expect(killed.text).toMatch(new RegExp(`^${sleeper} cancelled\n`))
+    expect(killed.facts).toMatchObject({ id: sleeper, status: 'cancelled', last_screen: { id: sleeper, lines: ['ready'] } })
     expect(await toolError(server, 'tui_screen', { id: sleeper })).toMatch(new RegExp(`^no TUI session with id "${sleeper}"`))
     expect(await ok(server, 'shell_run', { command: 'echo alive' })).toBe('alive\n[exit code 0]')
   })
@@ -374,8 +485,8 @@ describe('shellwright mcp: limits', () => {
 
 describe('shellwright mcp: cleanup', () => {
   it('killing the client leaves no process behind, background jobs and nohup included', async () => {
-    const jobs = 'shell:sleep 777 & nohup sleep 778 >/dev/null 2>&1 &'
-    const client = spawn(process.execPath, [join(root, 'tests', 'fixtures', 'mcp-client.mjs'), 'htop', "sh -c 'echo ready; exec cat'", jobs], {
+    const sessions = ['htop', "sh -c 'echo ready; exec cat'", 'exec:echo ready; exec sleep 300', 'shell:sleep 777 & nohup sleep 778 >/dev/null 2>&1 &']
+    const client = spawn(process.execPath, [join(root, 'tests', 'fixtures', 'mcp-client.mjs'), ...sessions], {
       env,
       cwd: scratch,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -386,8 +497,9 @@ describe('shellwright mcp: cleanup', () => {
     })
     const serverPid: number = JSON.parse(line).server
     const children = descendants(serverPid)
-    // htop, and sh running cat (or cat itself), and the two sleeps: at least four programs.
-    expect(children.length).toBeGreaterThanOrEqual(4)
+    // htop, sh running cat (or cat itself), the exec session's sleep and the two background
+    // sleeps: at least five programs.
+    expect(children.length).toBeGreaterThanOrEqual(5)
     const sleeps = children.filter((pid) => /^sleep 77[78]$/.test(commandLine(pid)))
     expect(sleeps).toHaveLength(2)
     client.kill('SIGKILL')

@@ -98,6 +98,42 @@ export interface PtyWaitOptions {
   signal?: AbortSignal
 }
 
+export interface ExecSessionsOptions {
+  /** A session then starts in this Shell's working directory with its exported variables, read when it starts. */
+  shell?: Shell
+  /** Sessions kept at once, default 16, truncated and clamped to 1..1024; one more start rejects with ERR_EXEC_LIMIT. */
+  maxSessions?: number
+}
+
+export interface ExecStartOptions {
+  /** Run by bash -c in a pseudo-terminal (programs see a terminal). */
+  command: string
+  /** Default: the Shell's working directory with `shell`, else the host's. */
+  cwd?: string
+  /** Overlaid on the host environment (on the Shell's exported variables with `shell`). */
+  env?: Record<string, string>
+  /** Default 120, truncated and clamped to 20..400. */
+  cols?: number
+  /** Default 40, truncated and clamped to 5..200. */
+  rows?: number
+  /** Return after this long if the program neither exited nor waits for input (default 10000). */
+  yieldMs?: number
+  /** Bytes of output in the update (default 32768): older text is dropped from the front and counted. */
+  maxOutputBytes?: number
+}
+
+export interface ExecWriteOptions {
+  /** Return after this long if the program neither exited nor waits for input (default 250). */
+  yieldMs?: number
+  /** Bytes of output in the update (default 32768): older text is dropped from the front and counted. */
+  maxOutputBytes?: number
+}
+
+/** `await using sessions = new ExecSessions()` closes them (kills every session) at the end of the scope. */
+export interface ExecSessions {
+  [Symbol.asyncDispose](): Promise<void>
+}
+
 export interface VirtualTerminalOptions {
   /** Default 80, clamped to 2..1000. */
   cols?: number

@@ -1,14 +1,15 @@
 'use strict'
 // `shellwright/mcp`: an MCP server (stdio, @modelcontextprotocol/sdk) that gives an agent one
-// persistent shell and any number of real terminal programs. `createMcpServer()` builds the server
+// persistent shell, commands it steps through (exec_command / write_stdin) and real terminal programs. `createMcpServer()` builds the server
 // for embedding; `shellwright mcp` connects it to stdin/stdout for MCP clients' configs.
 // Each group of tools is a file of lib/tools/ (a new tool goes into the file of its group, or a
 // new file registered below); lib/tools/common.js holds the bounds and schemas they share.
 const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
-const { Shell } = require('../../index.js')
-const { TuiSessions } = require('./lib/sessions.js')
+const { ExecSessions, Shell } = require('../../index.js')
+const { ToolError, TuiSessions } = require('./lib/sessions.js')
 const { WatchServers } = require('./lib/watch-servers.js')
 const { LIMITS } = require('./lib/tools/common.js')
+const { registerExecTools } = require('./lib/tools/exec.js')
 const { registerShellTools } = require('./lib/tools/shell.js')
 const { registerTuiTools } = require('./lib/tools/tui.js')
 const { version } = require('../../package.json')
@@ -16,8 +17,8 @@ const { version } = require('../../package.json')
 /**
  * The server, its shell (`shell()` makes it on first use) and its sessions. `close()` closes the
  * transport, closes the shell (its running command, its background jobs and every process its
- * runs left) and kills and reaps every TUI session; the same cleanup runs when the client closes
- * the connection.
+ * runs left) and kills and reaps every exec and TUI session; the same cleanup runs when the client
+ * closes the connection.
  */
 function buildServer(options = {}) {
   if (options === null || typeof options !== 'object') {
@@ -30,14 +31,24 @@ function buildServer(options = {}) {
   // Bad minimizer options are the caller's error now, not the first shell_run's.
   if (options.minimizer !== undefined) shell()
   const sessions = new TuiSessions(LIMITS)
+  let execTable
+  let released = false
+  const execSessions = () => {
+    if (released) throw new ToolError('the server is shutting down')
+    return (execTable ??= new ExecSessions({ maxSessions: LIMITS.maxExecSessions }))
+  }
   let watchServers
   sessions.onRemove = (session) => watchServers?.remove(session.id)
   registerShellTools(mcp, shell, options)
+  registerExecTools(mcp, execSessions)
   registerTuiTools(mcp, sessions, () => watchServers)
 
   let cleanup
-  const release = () =>
-    (cleanup ??= Promise.all([sessions.closeAll(), shellSession?.close(), watchServers?.close()]).then(() => {}))
+  const release = () => {
+    released = true
+    cleanup ??= Promise.all([sessions.closeAll(), execTable?.close(), shellSession?.close(), watchServers?.close()])
+    return cleanup.then(() => {})
+  }
   mcp.server.onclose = () => void release()
   const closeTransport = mcp.close.bind(mcp)
   mcp.close = async () => {
@@ -53,8 +64,8 @@ function buildServer(options = {}) {
 }
 
 /**
- * An MCP server with the shell and terminal tools, ready to `connect()` to a transport. Its
- * `close()` also kills and reaps every TUI session it started.
+ * An MCP server with the shell, exec and terminal tools, ready to `connect()` to a transport. Its
+ * `close()` also kills and reaps every exec and TUI session it started.
  */
 function createMcpServer(options = {}) {
   return buildServer(options).mcp

@@ -25,6 +25,7 @@ mod attach;
 mod construct;
 mod delivery;
 mod error;
+mod exec;
 mod keys;
 #[cfg(target_os = "linux")]
 mod loop_reader;

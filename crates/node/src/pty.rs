@@ -144,7 +144,7 @@ impl PtySession {
         on_chunk: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Settlement<PtyResult>>> {
         if self.inner.is_running() {
-            return Err(pty_failure(PtyError::AlreadyRunning).throw(env));
+            return Err(pty_failure(&PtyError::AlreadyRunning).throw(env));
         }
         let reader = OptionReader::new(env, Some(options), "options", false)?;
         let StartOptions { command, run } = StartOptions::read(&reader)?;
@@ -166,7 +166,7 @@ impl PtySession {
                 if let Some(watch) = watch {
                     watch.detach(env);
                 }
-                return Err(pty_failure(err).throw(env));
+                return Err(pty_failure(&err).throw(env));
             }
         };
         let work = async move {
@@ -182,7 +182,7 @@ impl PtySession {
         spawn_settled(env, scope, work, move |exit| {
             // The session is idle again once the result is on its way to JS.
             drop(guard);
-            exit.map(PtyResult::from).map_err(pty_failure)
+            exit.map(PtyResult::from).map_err(|err| pty_failure(&err))
         })
     }
 
@@ -190,26 +190,26 @@ impl PtySession {
     #[napi(catch_unwind, ts_args_type = "data: string")]
     pub fn write(&self, env: Env, data: Unknown) -> Result<()> {
         if !self.inner.is_running() {
-            return Err(pty_failure(PtyError::NotRunning).throw(&env));
+            return Err(pty_failure(&PtyError::NotRunning).throw(&env));
         }
         let data = string_arg(&env, data, "data")?;
         self.inner
             .write(data.as_bytes())
-            .map_err(|err| pty_failure(err).throw(&env))
+            .map_err(|err| pty_failure(&err).throw(&env))
     }
 
     /// Resizes the terminal and reflows its emulator (sizes as in the class doc).
     #[napi(catch_unwind, ts_args_type = "cols: number, rows: number")]
     pub fn resize(&self, env: Env, cols: Unknown, rows: Unknown) -> Result<()> {
         if !self.inner.is_running() {
-            return Err(pty_failure(PtyError::NotRunning).throw(&env));
+            return Err(pty_failure(&PtyError::NotRunning).throw(&env));
         }
         let cols = finite_arg(&env, cols, "cols")?;
         let rows = finite_arg(&env, rows, "rows")?;
         let size = TermSize::clamped(truncate(cols), truncate(rows));
         self.inner
             .resize(size)
-            .map_err(|err| pty_failure(err).throw(&env))
+            .map_err(|err| pty_failure(&err).throw(&env))
     }
 
     /// What the terminal shows. Valid while running and after exit, until the next `start`;
@@ -267,7 +267,7 @@ impl PtySession {
         let work = self
             .inner
             .exec(command, timeout, cancel.clone())
-            .map_err(|err| pty_failure(err).throw(env))?;
+            .map_err(|err| pty_failure(&err).throw(env))?;
         let scope = CallScope {
             watch: AbortWatch::attach(env, signal.as_ref(), &cancel)?,
             throws: None,
@@ -313,7 +313,7 @@ impl PtySession {
     )]
     pub fn attach(&self, env: Env, on_data: Unknown) -> Result<TerminalAttachment> {
         crate::attach::attach(&env, &self.inner, on_data)?
-            .map_err(|err| pty_failure(err).throw(&env))
+            .map_err(|err| pty_failure(&err).throw(&env))
     }
 
     /// The pid of the live run's child (the shell, or the program of `argv`); `null` while idle,
@@ -375,13 +375,13 @@ impl PtySession {
     pub fn kill(&self, env: Env) -> Result<()> {
         self.inner
             .kill()
-            .map_err(|err| pty_failure(err).throw(&env))
+            .map_err(|err| pty_failure(&err).throw(&env))
     }
 
     fn terminal(&self, env: &Env) -> Result<shellwright_pty::SessionTerminal> {
         self.inner
             .terminal()
-            .map_err(|err| pty_failure(err).throw(env))
+            .map_err(|err| pty_failure(&err).throw(env))
     }
 }
 
@@ -399,7 +399,7 @@ fn event_loop_reading(_env: &Env, _sink: &ChunkSink) -> Result<Reading> {
 }
 
 /// The JS error for a failed PTY operation, with the code of what failed.
-fn pty_failure(err: PtyError) -> JsFailure {
+pub(crate) fn pty_failure(err: &PtyError) -> JsFailure {
     let code = match err {
         PtyError::Cwd { .. } => "ERR_PTY_CWD",
         PtyError::NotRunning => "ERR_PTY_NOT_RUNNING",
@@ -477,6 +477,7 @@ impl StartOptions {
             interactive,
             cwd: reader.string("cwd")?.map(Into::into),
             env: reader.string_record("env")?.unwrap_or_default(),
+            inherit_env: true,
             size: TermSize::clamped(
                 cols.unwrap_or(defaults.cols().into()),
                 rows.unwrap_or(defaults.rows().into()),

@@ -559,7 +559,7 @@ impl RunCall {
 }
 
 /// A rejected run, with the code of what failed.
-fn shell_failure(err: ShellError) -> JsFailure {
+pub(crate) fn shell_failure(err: ShellError) -> JsFailure {
     let code = match err {
         ShellError::Init(_) => "ERR_SHELL_INIT",
         ShellError::Cwd(_) => "ERR_SHELL_CWD",

@@ -7,8 +7,9 @@
 //! started, by its tag, its tree, and the sessions and groups it created ([`RunScope`]); and
 //! [`Process`], one process pinned to its identity with the tree operations the JS `Process`
 //! class exposes (`kill_tree`, `terminate`, `wait_for_exit`); and what a process is blocked
-//! waiting for, from the kernel ([`waits`]); and the [`guardian`] that ends every process a run
-//! of this host started once the host is gone.
+//! waiting for, from the kernel ([`waits`]); the TCP ports processes listen on
+//! ([`listening_ports`]); and the [`guardian`] that ends every process a run of this host started
+//! once the host is gone.
 //! It does not spawn processes (the shell and PTY crates do).
 //!
 //! Processes are identified by pid *and* start time ([`ProcessId`]), so a pid reused by an unrelated
@@ -22,6 +23,7 @@ mod outcome;
 mod process;
 mod scope;
 mod signal;
+mod sockets;
 mod stop;
 mod tree;
 pub mod waits;
@@ -33,6 +35,7 @@ pub use scope::{
     RUN_TAG_VARIABLE, RunRoots, RunScope, processless_run_tag, stop_tagged, tag_within,
 };
 pub use signal::{signal_group, signal_name};
+pub use sockets::listening_ports;
 pub use stop::{StopTargets, stop};
 pub use tree::{
     ProcessId, ProcessInfo, ProcessTable, environ_contains, is_alive, now_as_start_time,

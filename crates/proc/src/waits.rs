@@ -66,6 +66,24 @@ pub fn children_of(pid: u32) -> Vec<u32> {
     children
 }
 
+/// `root` and its descendants, parents before their children; at most [`TREE_LIMIT`] of them, so
+/// that a fork bomb cannot make a look at the tree walk forever.
+pub fn process_tree(root: u32) -> Vec<u32> {
+    let mut tree = Vec::new();
+    let mut queue = std::collections::VecDeque::from([root]);
+    while let Some(pid) = queue.pop_front() {
+        if tree.len() >= TREE_LIMIT {
+            break;
+        }
+        tree.push(pid);
+        queue.extend(children_of(pid));
+    }
+    tree
+}
+
+/// The most processes [`process_tree`] returns.
+pub const TREE_LIMIT: usize = 4096;
+
 /// The process's name (`/proc/<pid>/comm`: the executable's, at most 15 bytes).
 pub fn process_name(pid: u32) -> Option<String> {
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;

@@ -68,8 +68,11 @@ pub struct PtyCommand {
     pub interactive: bool,
     /// The working directory; `None` is the host process's current directory.
     pub cwd: Option<PathBuf>,
-    /// Variables overlaid on the host environment.
+    /// Variables overlaid on the host environment (on nothing without `inherit_env`).
     pub env: Vec<(String, String)>,
+    /// Whether the program starts from the host's environment; when false it gets `env` alone
+    /// (and `TERM`, which every run has), as when it inherits another shell's exports.
+    pub inherit_env: bool,
     pub size: TermSize,
 }
 
@@ -83,6 +86,7 @@ impl PtyCommand {
             interactive: false,
             cwd: None,
             env: Vec::new(),
+            inherit_env: true,
             size: TermSize::default(),
         }
     }

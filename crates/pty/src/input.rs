@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shellwright_proc::process_info;
-use shellwright_proc::waits::{Wait, children_of, fd_target, process_name, wait_of};
+use shellwright_proc::waits::{Wait, fd_target, process_name, process_tree, wait_of};
 
 /// How the terminal hands input to the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,21 +141,10 @@ fn is_terminal(pid: u32, fd: i32, slave: &Path) -> bool {
 
 /// The run's processes (the child and its descendants) that are in `group`.
 fn group_members(child: u32, group: u32) -> Vec<u32> {
-    let mut members = Vec::new();
-    let mut stack = vec![child];
-    // Bounded: a fork bomb in the terminal must not make a probe walk forever.
-    let mut seen = 0;
-    while let Some(pid) = stack.pop() {
-        seen += 1;
-        if seen > 4096 {
-            break;
-        }
-        if process_info(pid).and_then(|info| info.pgid) == Some(group) {
-            members.push(pid);
-        }
-        stack.extend(children_of(pid));
-    }
-    members
+    process_tree(child)
+        .into_iter()
+        .filter(|&pid| process_info(pid).and_then(|info| info.pgid) == Some(group))
+        .collect()
 }
 
 fn known_architecture() -> bool {

@@ -15,7 +15,9 @@
 //! through a generated rcfile (`hooks`). [`PtySession`] puts these together for a caller that
 //! runs one command at a time and reads the terminal after the run. [`SessionTerminal::attach`]
 //! adds a viewer (`viewers`): a snapshot and the live stream after it, cut at one point of the
-//! stream, with a bounded queue that never holds the read loop back.
+//! stream, with a bounded queue that never holds the read loop back. [`exec::ExecSessions`]
+//! keeps a table of such sessions that an agent steps through: each step returns when the program
+//! exits, waits for input or runs out of time, with the text that is new since the last step.
 //!
 //! Output is read until EIO (every holder of the slave side closed
 //! it), with [`ORPHAN_DRAIN`] for processes that outlive the child; a cancel gives
@@ -26,6 +28,8 @@ mod command;
 #[cfg(unix)]
 mod emulator;
 mod error;
+#[cfg(unix)]
+pub mod exec;
 #[cfg(unix)]
 mod hooks;
 #[cfg(unix)]

@@ -43,4 +43,4 @@ pub use mirror::Mirror;
 pub use persistent::{PersistentShell, execute_once};
 #[doc(hidden)]
 pub use session::direct_spawns;
-pub use session::{RunRequest, RunResult, SessionOptions};
+pub use session::{RunRequest, RunResult, SessionOptions, ShellEnvironment};

@@ -33,7 +33,7 @@ use crate::error::ShellError;
 use crate::history::{DEFAULT_HISTORY_LIMIT, History, HistoryEntry};
 use crate::minimizing;
 use crate::output::{ChunkHandler, StartHandler};
-use crate::session::{RunOutcome, RunRequest, RunResult, SessionOptions};
+use crate::session::{RunOutcome, RunRequest, RunResult, SessionOptions, ShellEnvironment};
 use crate::worker::{SessionThread, keeps_session};
 
 /// A timeout shorter than this sends a run down the queued path even when it could be done in
@@ -265,6 +265,44 @@ impl PersistentShell {
             *tail = None;
         }
         idle
+    }
+
+    /// The session's working directory and exported variables — where a program it started
+    /// would start, and what it would inherit — as they stand once every run queued before this
+    /// call has finished. Queued like a run: runs queued after it wait for it. The session is
+    /// created first when no run has created it yet.
+    pub fn environment(
+        &self,
+    ) -> impl Future<Output = Result<ShellEnvironment, ShellError>> + Send + use<> {
+        let (my_turn_done, next_turn) = oneshot::channel::<()>();
+        let previous = lock(&self.inner.queue_tail).replace(next_turn);
+        let inner = Arc::clone(&self.inner);
+        async move {
+            if let Some(previous) = previous {
+                // An error only means the previous run was dropped: its turn is over too.
+                let _ = previous.await;
+            }
+            let mut slot = inner.session.lock().await;
+            if inner.is_closed() {
+                return Err(ShellError::Closed);
+            }
+            let session = match slot.as_mut() {
+                Some(session) => session,
+                None => {
+                    match SessionThread::start(&inner.options, &CancelToken::new(), false).await? {
+                        Ok(session) => slot.insert(session),
+                        Err(reason) => {
+                            return Err(ShellError::Execution(format!(
+                                "the session could not start: {reason:?}"
+                            )));
+                        }
+                    }
+                }
+            };
+            let environment = session.environment().await;
+            drop(my_turn_done);
+            environment
+        }
     }
 
     /// Cancels the running command, if any, and waits until it has ended.

@@ -35,7 +35,9 @@ use crate::brush::{self, KILL_GRACE};
 use crate::error::ShellError;
 use crate::limits::STACK_SIZE;
 use crate::output::{ChunkHandler, StartHandler};
-use crate::session::{CreateStopped, RunOutcome, RunRequest, Session, SessionOptions, StoppedRuns};
+use crate::session::{
+    CreateStopped, RunOutcome, RunRequest, Session, SessionOptions, ShellEnvironment, StoppedRuns,
+};
 
 /// Worker threads per session: background jobs and substitutions that feed each other through
 /// pipes with blocking writes need more than one thread besides the foreground.
@@ -173,6 +175,16 @@ impl SessionThread {
         let program = session.inline_program(request)?;
         let (on_start, on_chunk) = handlers();
         Some(session.run_inline(&self.runtime, program, request, on_start, on_chunk))
+    }
+
+    /// The session's working directory and exported variables, read between its runs.
+    pub async fn environment(&self) -> Result<ShellEnvironment, ShellError> {
+        self.session
+            .lock()
+            .await
+            .as_ref()
+            .map(Session::environment)
+            .ok_or_else(|| ShellError::Execution("the session has ended".into()))
     }
 
     /// Ends the session and waits until everything it ran in-process has stopped.

@@ -343,3 +343,53 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
         ]
     );
 }
+
+/// What a program started from the shell would get: the cwd and the exported variables as the
+/// runs before left them, read after those runs; unexported and unset ones are not in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_environment_is_the_cwd_and_exports_runs_left() {
+    let shell = PersistentShell::new(SessionOptions {
+        session_env: vec![("FROM_SESSION".into(), "s".into())],
+        snapshot_path: None,
+    });
+    let fresh = shell
+        .environment()
+        .await
+        .expect("a fresh session's environment");
+    assert!(
+        fresh
+            .exported
+            .contains(&("FROM_SESSION".into(), "s".into()))
+    );
+    // Not awaited before asking: the environment is read after the run queued before it.
+    let queued = shell.run(
+        RunRequest {
+            command: "cd /tmp && export EXPORTED='a b' && local_only=1 && unset FROM_SESSION"
+                .into(),
+            ..Default::default()
+        },
+        Box::new(|_| {}),
+    );
+    let environment = shell.environment();
+    assert_eq!(queued.await.map(|r| r.outcome), Ok(Outcome::Exited(0)));
+    let environment = environment.await.expect("an environment");
+    assert_eq!(environment.cwd, std::path::Path::new("/tmp"));
+    let names: Vec<&str> = environment
+        .exported
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert!(
+        environment
+            .exported
+            .contains(&("EXPORTED".into(), "a b".into()))
+    );
+    assert!(
+        !names.contains(&"local_only") && !names.contains(&"FROM_SESSION"),
+        "{names:?}"
+    );
+    assert!(
+        names.windows(2).all(|pair| pair[0] < pair[1]),
+        "sorted by name"
+    );
+}

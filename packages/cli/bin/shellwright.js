@@ -9,6 +9,7 @@ const USAGE = `usage: shellwright <command> [options]
 
 commands:
   run <command>        run a command in Shellwright's shell and stream its output
+  exec -- <command>    run a command as an agent's exec_command does, until it exits or waits for input
   keys [--kitty]       print the id and bytes of each key pressed
   tui -- <command>     run a TUI in a pseudo-terminal and print its screen
   mcp                  serve the shell and terminal tools to an MCP client over stdio

@@ -5,7 +5,7 @@
 const { PtySession } = require('../../../index.js')
 const { parseKeys } = require('../../common/key-spec.js')
 const { Watch, describeWait } = require('../../common/screen-watch.js')
-const { describeExit, renderScreen } = require('./text.js')
+const { describeExit, renderScreen, screenFacts } = require('./text.js')
 
 /** A tool error: the message is what the model reads. */
 class ToolError extends Error {}
@@ -134,7 +134,17 @@ class TuiSession {
   }
 
   render() {
-    return renderScreen(this.id, this.status(), this.pty.screen())
+    return this.view().text
+  }
+
+  /** The screen under its status line (the text a model reads) and as facts (a tool's structuredContent). */
+  view() {
+    const screen = this.pty.screen()
+    const status = this.status()
+    return {
+      text: renderScreen(this.id, status, screen),
+      facts: { id: this.id, status, running: this.running, ...screenFacts(screen) },
+    }
   }
 
   /** Cancels the program (SIGTERM, then SIGKILL after a grace) and resolves once it is reaped. */

@@ -65,18 +65,24 @@ function describeExit(result) {
 }
 
 /**
- * A screen as text: a status line (the session, what its program does, the size, where the cursor
- * is: 0-based row,col), then the rows as the terminal shows them (trailing blank rows dropped).
- * Nothing is inserted into the rows: the text a model reads is the program's.
+ * A screen as facts: its size, the cursor (0-based row,col), its title and its rows as the terminal
+ * shows them, trailing blank rows dropped. Nothing is inserted into the rows: the text a model reads
+ * is the program's.
  */
-function renderScreen(id, status, screen) {
+function screenFacts(screen) {
   const lines = [...screen.lines]
-  const { row, col, visible } = screen.cursor
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
-  const cursor = `cursor ${row},${col}${visible ? '' : ' hidden'}`
-  const title = screen.title ? ` · title ${JSON.stringify(screen.title)}` : ''
-  const header = `[${id} · ${status} · ${screen.cols}x${screen.rows} · ${cursor}${title}]`
+  const { row, col, visible } = screen.cursor
+  return { cols: screen.cols, rows: screen.rows, cursor: { row, col, visible }, title: screen.title, lines }
+}
+
+/** A screen as text: a status line (the session, what its program does, the size, the cursor), then its rows. */
+function renderScreen(id, status, screen) {
+  const { cols, rows, cursor, title, lines } = screenFacts(screen)
+  const where = `cursor ${cursor.row},${cursor.col}${cursor.visible ? '' : ' hidden'}`
+  const titled = title ? ` · title ${JSON.stringify(title)}` : ''
+  const header = `[${id} · ${status} · ${cols}x${rows} · ${where}${titled}]`
   return [header, ...lines].join('\n')
 }
 
-module.exports = { OutputTail, tail, truncationHeader, describeExit, renderScreen }
+module.exports = { OutputTail, tail, truncationHeader, describeExit, renderScreen, screenFacts }

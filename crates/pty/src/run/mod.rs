@@ -81,8 +81,12 @@ pub fn spawn_reading(
         .map_or_else(|| command.argv(), |hooks| hooks.argv(&command.shell));
     let mut builder = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
     builder.cwd(&cwd);
+    if !command.inherit_env {
+        builder.env_clear();
+    }
     let user_sets_term = command.env.iter().any(|(key, _)| key == "TERM");
-    if !user_sets_term && std::env::var_os("TERM").is_none() {
+    let inherits_term = command.inherit_env && std::env::var_os("TERM").is_some();
+    if !user_sets_term && !inherits_term {
         builder.env("TERM", "xterm-256color");
     }
     for (key, value) in &command.env {

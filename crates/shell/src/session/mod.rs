@@ -44,6 +44,7 @@ use crate::output::OutputPump;
 use crate::parse_cache::ParseCache;
 
 pub use direct::direct_spawns;
+pub use scope::ShellEnvironment;
 
 /// How a session is created.
 #[derive(Clone, Debug, Default)]

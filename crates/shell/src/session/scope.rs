@@ -1,5 +1,6 @@
 //! What a run sets around its command: the working directory it starts in, its `env` set over the
-//! session's own values until it ends, and its run tag, exported to every process it starts.
+//! session's own values until it ends, and its run tag, exported to every process it starts; and,
+//! between runs, what a program started from the session would get ([`ShellEnvironment`]).
 //!
 //! The tag lives in the global scope too (removed when the run ends), so that the builtins that
 //! list variables can set it aside and put it back where it was (see `brush::builtins::run_tag`).
@@ -12,7 +13,35 @@ use crate::error::ShellError;
 use crate::output::StartHandler;
 use shellwright_proc::RUN_TAG_VARIABLE;
 
+/// A session's working directory and exported variables between runs: where a program it started
+/// would start, and the environment that program would get.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShellEnvironment {
+    pub cwd: std::path::PathBuf,
+    /// Exported variables that have a value (as brush passes them to a program), by name.
+    pub exported: Vec<(String, String)>,
+}
+
 impl Session {
+    /// The session's [`ShellEnvironment`] now.
+    pub(crate) fn environment(&self) -> ShellEnvironment {
+        let mut exported: Vec<(String, String)> = self
+            .shell
+            .env()
+            .iter_exported()
+            .filter(|(_, variable)| variable.value().is_set())
+            .map(|(name, variable)| {
+                let value = variable.value().to_cow_str(&self.shell).into_owned();
+                (name.clone(), value)
+            })
+            .collect();
+        exported.sort_unstable();
+        ShellEnvironment {
+            cwd: self.shell.working_dir().to_path_buf(),
+            exported,
+        }
+    }
+
     /// Sets the run's tag, and the run's `env` over the session's own values, until
     /// [`leave_command_scope`](Self::leave_command_scope).
     ///

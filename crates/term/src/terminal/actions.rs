@@ -29,6 +29,8 @@ pub(super) enum Action {
     /// DECSTBM, with what the emulator gets instead when its bottom is past the screen.
     ScrollRegion(u16, Option<u16>, Option<Vec<u8>>),
     Reset,
+    /// ED 3: the program clears the scrollback.
+    ClearScrollback,
     /// Give the emulator these bytes instead of the sequence (counts cut to the screen).
     Rewrite(Vec<u8>),
     /// REP with these parameters: bounded once the emulator's state at that point is known.
@@ -125,6 +127,7 @@ fn plain_csi_action(params: &[u8], final_byte: u8, overflowed: bool, size: (u16,
             _ => Action::Nothing,
         },
         b'b' => Action::Repeat(params.to_vec()),
+        b'J' if params == b"3" => Action::ClearScrollback,
         _ => bounds::bound_counts(params, final_byte, cols, rows)
             .map_or(Action::Nothing, Action::Rewrite),
     }

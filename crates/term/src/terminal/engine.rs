@@ -678,6 +678,23 @@ impl Engine {
         result
     }
 
+    /// Lines of scrollback the primary screen keeps.
+    pub(crate) fn scrollback_limit(&self) -> usize {
+        self.scrollback
+    }
+
+    /// The primary screen's scrollback, oldest row first, each row made by `row`, taken out of
+    /// the grid. Call it with the primary screen on, after [`settle`](Self::settle).
+    pub(crate) fn take_history<R>(&mut self, row: impl Fn(&Grid<Cell>, i32) -> R) -> Vec<R> {
+        debug_assert!(self.settled(), "history taken before settle");
+        let grid = self.term.grid();
+        let rows = (-(grid.history_size() as i32)..0)
+            .map(|line| row(grid, line))
+            .collect();
+        self.term.grid_mut().clear_history();
+        rows
+    }
+
     /// The cursor DECSC saved on the alternate screen, while the primary one is on: alacritty keeps
     /// it across visits (entering resets that screen's cells and cursor, not its saved cursor), so
     /// `ESC 8` on the next visit, before any `ESC 7`, restores it. `None` on the alternate screen

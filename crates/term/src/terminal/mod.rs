@@ -23,6 +23,7 @@ mod engine;
 mod modes;
 mod print_runs;
 mod queries;
+mod rows;
 mod scanner;
 mod snapshot;
 
@@ -34,6 +35,7 @@ use alacritty_terminal::term::TermMode;
 pub use commands::{CommandRecord, IntegrationMark, MAX_OUTPUT_BYTES, MAX_RECORDS, escape_633};
 pub use modes::{MouseTracking, TerminalModes};
 pub use queries::{PRIMARY_ATTRIBUTES, SECONDARY_ATTRIBUTES, TERTIARY_ATTRIBUTES};
+pub use rows::{Scrolled, ShownRow};
 
 use actions::{Action, TabChange, action, default_tab_stops};
 use commands::{CommandTracker, looks_like_prompt};
@@ -142,6 +144,9 @@ pub struct Terminal {
     /// Horizontal tab stops by column, as the program set them (alacritty keeps its own privately);
     /// snapshots carry them when they differ from the default of every 8 columns.
     tab_stops: Vec<bool>,
+    /// The scrollback was cleared or reflowed since [`take_scrolled`](Self::take_scrolled) last
+    /// looked (see [`Scrolled::realigned`]).
+    scrollback_realigned: bool,
 }
 
 impl Terminal {
@@ -158,6 +163,7 @@ impl Terminal {
             last_printed: None,
             repeat_run: bounds::RepeatRun::default(),
             tab_stops: default_tab_stops(cols),
+            scrollback_realigned: false,
         }
     }
 
@@ -328,7 +334,9 @@ impl Terminal {
                         .set_full_scroll_region(self.scroll_region.is_none());
                 }
             }
+            Action::ClearScrollback => self.scrollback_realigned = true,
             Action::Reset => {
+                self.scrollback_realigned = true;
                 self.scroll_region = None;
                 self.engine.set_full_scroll_region(true);
                 self.tab_stops = default_tab_stops(self.engine.cols());
@@ -447,6 +455,7 @@ impl Terminal {
         let (cols, rows) = clamp_size(cols, rows);
         self.repeat_run.clear();
         self.engine.resize(cols, rows);
+        self.scrollback_realigned = true;
         // As the emulator does: existing stops stay, new columns get the default ones.
         let old = self.tab_stops.len();
         self.tab_stops

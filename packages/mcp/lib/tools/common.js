@@ -10,6 +10,8 @@ const LIMITS = Object.freeze({
    * oldest ended ones beyond maxSessions - 1.
    */
   maxSessions: 8,
+  /** exec_command sessions at once (running, or ended with their end not yet reported). */
+  maxExecSessions: 16,
   /** Bytes of a shell_run or tui_exec transcript returned; the beginning of longer ones is dropped. */
   maxOutputBytes: 32 * 1024,
   /** Bytes of an ANSI snapshot returned by tui_screen. */
@@ -41,7 +43,8 @@ const quietMs = z
 const timeoutMs = (fallback, max) =>
   z.number().int().min(1).max(max).optional().describe(`Milliseconds (default ${fallback}, at most ${max}).`)
 
-const text = (value) => ({ content: [{ type: 'text', text: value }] })
+/** A tool result: `value` for the model to read, the same facts as `structuredContent` for a client. */
+const result = (value, structured) => ({ content: [{ type: 'text', text: value }], structuredContent: structured })
 
 /** "…output\n[exit code 0]": the transcript, then how the command ended. */
 function transcript(output, ending) {
@@ -59,6 +62,6 @@ module.exports = {
   id,
   quietMs,
   timeoutMs,
-  text,
+  result,
   transcript,
 }

@@ -2,7 +2,7 @@
 // The shell tool: `shell_run`, one persistent Shell per server.
 const { z } = require('zod')
 const { OutputTail, tail } = require('../text.js')
-const { LIMITS, DEFAULT_RUN_TIMEOUT_MS, timeoutMs, text, transcript } = require('./common.js')
+const { LIMITS, DEFAULT_RUN_TIMEOUT_MS, timeoutMs, result, transcript } = require('./common.js')
 
 function registerShellTools(mcp, shell, options) {
   mcp.registerTool(
@@ -27,22 +27,40 @@ function registerShellTools(mcp, shell, options) {
         cwd: z.string().optional().describe('Directory to run in; it stays the current directory afterwards, like cd.'),
         timeout_ms: timeoutMs(DEFAULT_RUN_TIMEOUT_MS, 3_600_000),
       },
+      outputSchema: {
+        exit_code: z.number().int().optional().describe('How the command exited; absent when it timed out or was cancelled.'),
+        timed_out: z.boolean(),
+        cancelled: z.boolean(),
+        cwd: z.string().describe('Where the shell is now: where the next command starts.'),
+        session_reset: z.boolean().optional().describe('Present when the command ended the shell (exit): the next one starts fresh.'),
+        output: z.string().describe('Its combined stdout and stderr (the end of it, under a truncation header when longer).'),
+        minimized: z.boolean().describe('Whether the output is the minimizer’s rewrite.'),
+      },
     },
     async ({ command, cwd, timeout_ms }, extra) => {
       const out = new OutputTail(LIMITS.maxOutputBytes)
-      const run = { command, cwd, timeoutMs: timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS, signal: extra.signal }
-      const result = await shell().run(run, (chunk) => out.push(chunk))
+      const request = { command, cwd, timeoutMs: timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS, signal: extra.signal }
+      const run = await shell().run(request, (chunk) => out.push(chunk))
       // With the minimizer on, a filter's rewrite (errors and summaries kept) replaces the transcript.
-      const output = result.minimized ? tail(result.minimized.text, LIMITS.maxOutputBytes) : out.text()
-      if (result.timedOut) {
-        const stopped = `timed out after ${run.timeoutMs} ms: the command and everything it started were stopped`
-        return text(transcript(output, `${stopped}; the shell is still in ${result.cwd}`))
+      const output = run.minimized ? tail(run.minimized.text, LIMITS.maxOutputBytes) : out.text()
+      const facts = {
+        ...(run.exitCode != null && { exit_code: run.exitCode }),
+        timed_out: run.timedOut,
+        cancelled: run.cancelled,
+        cwd: run.cwd,
+        ...(run.sessionReset && { session_reset: true }),
+        output,
+        minimized: Boolean(run.minimized),
       }
-      if (result.cancelled) return text(transcript(output, 'cancelled'))
-      const ended = result.sessionReset
-        ? `; the shell ended, the next command starts a fresh one in ${result.cwd} (variables and functions are gone)`
+      if (run.timedOut) {
+        const stopped = `timed out after ${request.timeoutMs} ms: the command and everything it started were stopped`
+        return result(transcript(output, `${stopped}; the shell is still in ${run.cwd}`), facts)
+      }
+      if (run.cancelled) return result(transcript(output, 'cancelled'), facts)
+      const ended = run.sessionReset
+        ? `; the shell ended, the next command starts a fresh one in ${run.cwd} (variables and functions are gone)`
         : ''
-      return text(transcript(output, `exit code ${result.exitCode}${ended}`))
+      return result(transcript(output, `exit code ${run.exitCode}${ended}`), facts)
     },
   )
 }

@@ -12,9 +12,29 @@ const {
   id,
   quietMs,
   timeoutMs,
-  text,
+  result,
   transcript,
 } = require('./common.js')
+
+/** A session's screen as structuredContent (see TuiSession.view). */
+const screenShape = {
+  id: z.string(),
+  status: z
+    .string()
+    .describe('What the program does: "waiting for keys", "waiting for a line", "running", or how it ended.'),
+  running: z.boolean(),
+  cols: z.number().int(),
+  rows: z.number().int(),
+  cursor: z.object({ row: z.number().int(), col: z.number().int(), visible: z.boolean() }).describe('0-based.'),
+  title: z.string(),
+  lines: z.array(z.string()).describe('The rows as the terminal shows them, trailing blank rows dropped.'),
+}
+
+/** A result showing a session's screen: the text under its status line, and the same as facts. */
+function screenResult(session, before = '', extra = {}) {
+  const { text, facts } = session.view()
+  return result(before + text, { ...facts, ...extra })
+}
 
 function registerTuiTools(mcp, sessions, watching) {
   mcp.registerTool(
@@ -51,6 +71,7 @@ function registerTuiTools(mcp, sessions, watching) {
           .describe('Start an interactive bash with shell integration instead of a command; use tui_exec to run commands in it.'),
         quiet_ms: quietMs,
       },
+      outputSchema: { ...screenShape, command: z.string(), url: z.string().optional().describe('Where a person can watch it.') },
     },
     async (args) => {
       if (args.interactive && args.command !== undefined) {
@@ -69,7 +90,8 @@ function registerTuiTools(mcp, sessions, watching) {
       const servers = watching()
       if (servers) session.url = await servers.add(session)
       const watch = session.url ? `watch it at ${session.url}\n` : ''
-      return text(`started ${session.id}: ${session.command}\n${watch}${session.render()}`)
+      const started = `started ${session.id}: ${session.command}\n${watch}`
+      return screenResult(session, started, { command: session.command, ...(session.url && { url: session.url }) })
     },
   )
 
@@ -90,12 +112,13 @@ function registerTuiTools(mcp, sessions, watching) {
         keys: z.string().optional().describe('Text with <key> names, e.g. "q", "<down><down><enter>", "<ctrl+c>".'),
         quiet_ms: quietMs,
       },
+      outputSchema: screenShape,
     },
     async (args) => {
       if (args.text === undefined && args.keys === undefined) throw new ToolError('give text, keys or both')
       const session = sessions.get(args.id)
       await session.send(args.text, args.keys, args.quiet_ms ?? DEFAULT_QUIET_MS)
-      return text(session.render())
+      return screenResult(session)
     },
   )
 
@@ -112,10 +135,11 @@ function registerTuiTools(mcp, sessions, watching) {
         id,
         format: z.enum(['text', 'ansi']).optional().describe('"text" (default) or "ansi".'),
       },
+      outputSchema: { ...screenShape, ansi: z.string().optional().describe('With format "ansi": the snapshot.') },
     },
     async (args) => {
       const session = sessions.get(args.id)
-      if (args.format !== 'ansi') return text(session.render())
+      if (args.format !== 'ansi') return screenResult(session)
       const snapshot = session.pty.snapshot()
       const bytes = Buffer.byteLength(snapshot)
       if (bytes > LIMITS.maxSnapshotBytes) {
@@ -123,7 +147,7 @@ function registerTuiTools(mcp, sessions, watching) {
           `the ANSI snapshot of ${args.id} is ${Math.ceil(bytes / 1024)} KB, over the ${LIMITS.maxSnapshotBytes / 1024} KB limit; use format "text"`,
         )
       }
-      return text(snapshot)
+      return result(snapshot, { ...session.view().facts, ansi: snapshot })
     },
   )
 
@@ -142,6 +166,7 @@ function registerTuiTools(mcp, sessions, watching) {
         regex: z.string().min(1).optional().describe('A regular expression to wait for, e.g. "\\\\d+ tasks".'),
         timeout_ms: timeoutMs(DEFAULT_WAIT_TIMEOUT_MS, 120_000),
       },
+      outputSchema: screenShape,
     },
     async (args, extra) => {
       if ((args.text === undefined) === (args.regex === undefined)) throw new ToolError('give exactly one of text or regex')
@@ -163,7 +188,7 @@ function registerTuiTools(mcp, sessions, watching) {
         Date.now() + limit,
         50,
       )
-      if (found && shows()) return text(session.render())
+      if (found && shows()) return screenResult(session)
       const why = extra.signal.aborted ? 'cancelled' : session.running ? `timed out after ${limit} ms` : 'the program ended'
       throw new ToolError(`${why} waiting for ${what}\n${session.render()}`)
     },
@@ -187,6 +212,12 @@ function registerTuiTools(mcp, sessions, watching) {
         command: z.string().min(1).describe('One command line; bash syntax.'),
         timeout_ms: timeoutMs(DEFAULT_EXEC_TIMEOUT_MS, 3_600_000),
       },
+      outputSchema: {
+        exit_code: z.number().int().optional().describe('The command’s exit code, when the shell reported it.'),
+        output: z.string().optional().describe('Its output as plain text, when it finished.'),
+        asks: z.string().optional().describe('When it stopped to ask for input: what it waits for.'),
+        screen: z.object(screenShape).optional().describe('When it stopped to ask for input: the screen.'),
+      },
     },
     async (args, extra) => {
       const session = sessions.get(args.id)
@@ -202,7 +233,9 @@ function registerTuiTools(mcp, sessions, watching) {
         const first = await Promise.race([execution, session.commandAsks(stopAsking.signal)])
         if (first?.asks) {
           execution.catch(() => {}) // it resolves once the command ends, after the agent's answers
-          return text(`the command is waiting for input (${first.asks}); answer with tui_send\n${session.render()}`)
+          const { text, facts } = session.view()
+          const asks = `the command is waiting for input (${first.asks}); answer with tui_send\n`
+          return result(asks + text, { asks: first.asks, screen: facts })
         }
         record = first
       } catch (error) {
@@ -212,7 +245,8 @@ function registerTuiTools(mcp, sessions, watching) {
         stopAsking.abort()
       }
       const ending = record.exitCode === undefined ? 'exit code unknown' : `exit code ${record.exitCode}`
-      return text(transcript(tail(record.output, LIMITS.maxOutputBytes), ending))
+      const output = tail(record.output, LIMITS.maxOutputBytes)
+      return result(transcript(output, ending), { output, ...(record.exitCode !== undefined && { exit_code: record.exitCode }) })
     },
   )
 
@@ -229,6 +263,7 @@ function registerTuiTools(mcp, sessions, watching) {
         rows: z.number().int().min(5).max(200).describe('Rows, 5 to 200.'),
         quiet_ms: quietMs,
       },
+      outputSchema: screenShape,
     },
     async (args) => {
       const session = sessions.get(args.id)
@@ -236,7 +271,7 @@ function registerTuiTools(mcp, sessions, watching) {
       session.pty.resize(args.cols, args.rows)
       session.watch.lastOutput = Date.now()
       await session.settle(args.quiet_ms ?? DEFAULT_QUIET_MS)
-      return text(session.render())
+      return screenResult(session)
     },
   )
 
@@ -249,13 +284,19 @@ function registerTuiTools(mcp, sessions, watching) {
         'started; the call returns once it is reaped, with its last screen and how it ended. Also removes an ended ' +
         'session from tui_list.',
       inputSchema: { id },
+      outputSchema: {
+        id: z.string(),
+        status: z.string().describe('How the program ended.'),
+        last_screen: z.object(screenShape).describe('The screen just before the kill.'),
+      },
     },
     async (args) => {
       const session = sessions.get(args.id)
       // Read before the kill: a program that gets SIGTERM may clear its screen on the way out.
-      const screen = session.render()
+      const screen = session.view()
       await sessions.kill(args.id)
-      return text(`${args.id} ${session.status()}\nlast screen:\n${screen}`)
+      const status = session.status()
+      return result(`${args.id} ${status}\nlast screen:\n${screen.text}`, { id: args.id, status, last_screen: screen.facts })
     },
   )
 
@@ -268,20 +309,28 @@ function registerTuiTools(mcp, sessions, watching) {
         'ended, e.g. "exited with code 0"), size as COLSxROWS, the command, and when a person can watch, the ' +
         'URL of its web terminal. Ended sessions stay listed, with their last screen readable, until tui_kill.',
       inputSchema: {},
+      outputSchema: {
+        sessions: z.array(
+          z.object({
+            id: z.string(),
+            status: z.string(),
+            running: z.boolean(),
+            cols: z.number().int(),
+            rows: z.number().int(),
+            command: z.string(),
+            url: z.string().optional(),
+          }),
+        ),
+      },
     },
     async () => {
-      const all = sessions.list()
-      if (all.length === 0) return text('no sessions')
-      return text(
-        all
-          .map((s) => {
-            const { cols, rows } = s.pty.screen()
-            const fields = [s.id, s.status(), `${cols}x${rows}`, s.command]
-            if (s.url) fields.push(s.url)
-            return fields.join('\t')
-          })
-          .join('\n'),
-      )
+      const listed = sessions.list().map((s) => {
+        const { cols, rows } = s.pty.screen()
+        return { id: s.id, status: s.status(), running: s.running, cols, rows, command: s.command, ...(s.url && { url: s.url }) }
+      })
+      if (listed.length === 0) return result('no sessions', { sessions: [] })
+      const line = (s) => [s.id, s.status, `${s.cols}x${s.rows}`, s.command, ...(s.url ? [s.url] : [])].join('\t')
+      return result(listed.map(line).join('\n'), { sessions: listed })
     },
   )
 }
