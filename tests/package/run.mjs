@@ -151,7 +151,7 @@ try {
   const app = JSON.parse(run('node', ['dist/app.js'], { cwd: project, env, timeout: 60_000 }).stdout)
   assert.deepEqual(app, {
     shellOutput: 'hello from the shell\n',
-    shellResult: { exitCode: 0, cancelled: false, timedOut: false },
+    shellResult: { exitCode: 0, cancelled: false, timedOut: false, cwd: project, durationMs: 'number' },
     ptyResult: { exitCode: 0, cancelled: false, timedOut: false },
     ptyLine: 'pty ok',
     cursor: { row: 0, col: 6, visible: true },
