@@ -428,6 +428,11 @@ export declare class Shell {
   /** Cancels the running command (resolves once it has ended; at once when idle). */
   abort(): Promise<void>
   /**
+   * The session's background jobs (`cmd &`), oldest first: those still running and the latest
+   * that ended, each with what it wrote after the run that started it resolved.
+   */
+  jobs(): Array<ShellJob>
+  /**
    * Ends the shell for good (also `await using shell = new Shell()`): stops the running
    * command, ends the session and its jobs, and terminates every process its runs left
    * running (`cmd &`, `nohup`, `setsid`). Later runs reject with `ERR_SHELL_CLOSED`; closing
@@ -694,6 +699,26 @@ export interface ShellHistoryEntry {
   startedAt: number
   /** Absent while running. */
   finishedAt?: number
+}
+
+/** A background job (`cmd &`) of a Shell's session. */
+export interface ShellJob {
+  /** The job's number, as `%N` names it in `jobs`, `wait` and `kill`. */
+  id: number
+  /** Its oldest process still running, if any. */
+  pid?: number
+  /** The command as written, with its `&`. */
+  command: string
+  running: boolean
+  /** Its status once it ended. */
+  exitCode?: number
+  /**
+   * What it wrote after the run that started it resolved: the last 1 MiB (while the run goes,
+   * its output is part of the run's transcript).
+   */
+  output: string
+  /** How many bytes were dropped from the front of `output`. */
+  truncatedBytes: number
 }
 
 /** How a run ended, and where the session is now. */

@@ -101,8 +101,11 @@ describe('close()', () => {
       out.push,
     )
     const running = shell.run({ command: 'echo started; sleep 303' }, out.push)
-    await waitUntil(() => out.text.split('\n').filter((line) => /^\d+$/.test(line)).length === 2 && out.text.includes('started'))
-    const pids = out.text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number)
+    // A job's output is the run's while that run goes, its own after.
+    const pidLines = () =>
+      [out.text, ...shell.jobs().map((job) => job.output)].join('\n').split('\n').filter((line) => /^\d+$/.test(line))
+    await waitUntil(() => pidLines().length === 2 && out.text.includes('started'))
+    const pids = pidLines().map(Number)
     expect(pids.every(isRunning)).toBe(true)
     await shell.close()
     expect(outcomeOf(await running)).toEqual({ cancelled: true, timedOut: false })
@@ -152,5 +155,93 @@ describe('nothing a run started outlives the host', () => {
     const gone = Date.now()
     await waitUntil(() => pids.every((pid) => !isRunning(pid)) && taggedBy(host.pid!).length === 0, 1500, `the runs of a host ended by ${mode} to be gone`)
     expect(Date.now() - gone).toBeLessThan(1500)
+  })
+})
+
+describe('background jobs', () => {
+  it('keep running after their run, which does not wait for them, and nothing they write is lost or doubled', async () => {
+    const shell = new Shell()
+    const out = collector()
+    const started = Date.now()
+    const ticks = '(for i in $(seq 1 40); do echo tick $i; sleep 0.05; done) &'
+    const result = await shell.run({ command: `${ticks} echo started; sleep 0.3` }, out.push)
+    expect(outcomeOf(result)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(Date.now() - started).toBeLessThan(1500)
+    await waitUntil(() => shell.jobs()[0]?.running === false, 10_000, 'the tick job to end')
+    const [job] = shell.jobs()
+    expect(job).toEqual({
+      id: 1,
+      command: '(for i in $(seq 1 40); do echo tick $i; sleep 0.05; done) &',
+      running: false,
+      exitCode: 0,
+      output: expect.any(String),
+      truncatedBytes: 0,
+    })
+    const transcriptTicks = out.text.split('\n').filter((line) => line.startsWith('tick'))
+    const all = [...transcriptTicks, ...job.output.split('\n').filter(Boolean)]
+    expect(all).toEqual(Array.from({ length: 40 }, (_, i) => `tick ${i + 1}`))
+    expect(out.text.split('\n').filter((line) => line === 'started')).toHaveLength(1)
+    await shell.close()
+  })
+
+  it('are listed, signalled and waited for across runs as in bash', async () => {
+    const shell = new Shell()
+    const run = async (command: string) => {
+      const out = collector()
+      const result = await shell.run({ command }, out.push)
+      return { text: out.text, exitCode: result.exitCode }
+    }
+    expect(await run('sleep 30 & sleep 31 && true &')).toEqual({ text: '', exitCode: 0 })
+    expect(await run('jobs')).toEqual({
+      text: '[1]-  Running                 sleep 30 &\n[2]+  Running                 sleep 31 && true &\n',
+      exitCode: 0,
+    })
+    const long = await run('jobs -l')
+    expect(long.text).toMatch(/^\[1\]- +(\d+) Running {17}sleep 30 &\n\[2\]\+ +(\d+) Running {17}sleep 31 && true &\n$/)
+    const pids = (await run('jobs -p')).text.trim().split('\n').map(Number)
+    expect(pids).toHaveLength(2)
+    expect(shell.jobs().map((job) => job.pid)).toEqual(pids)
+    expect(pids.every(isRunning)).toBe(true)
+    expect(await run('kill %1; wait %1; echo "status $?"; jobs')).toEqual({
+      text: 'status 143\n[2]+  Running                 sleep 31 && true &\n',
+      exitCode: 0,
+    })
+    await waitUntil(() => !isRunning(pids[0]), 2000, 'the killed job to end')
+    expect(await run('kill %7')).toEqual({ text: 'kill: %7: no such job\n', exitCode: 1 })
+    // A job of builtins alone has no process: the signal ends the job itself.
+    expect(await run('while :; do :; done & kill -INT %+; wait %+; echo "status $?"')).toEqual({ text: 'status 130\n', exitCode: 0 })
+    expect(shell.jobs().map(({ id, command, running, exitCode }) => ({ id, command, running, exitCode }))).toEqual([
+      { id: 1, command: 'sleep 30 &', running: false, exitCode: 143 },
+      { id: 2, command: 'sleep 31 && true &', running: true, exitCode: undefined },
+      { id: 3, command: 'while :; do :; done &', running: false, exitCode: 130 },
+    ])
+    await shell.close()
+    expect(isRunning(pids[1])).toBe(false)
+    expect(shell.jobs()).toEqual([])
+  })
+
+  it('keep the last MiB of what they write after their run, counting what they dropped', async () => {
+    const shell = new Shell()
+    await shell.run({ command: "(sleep 0.2; head -c 1572864 /dev/zero | tr '\\0' x) &" })
+    await waitUntil(() => shell.jobs()[0]?.running === false, 10_000, 'the job to end')
+    const [job] = shell.jobs()
+    expect(job.exitCode).toBe(0)
+    expect(job.output).toBe('x'.repeat(1048576))
+    expect(job.truncatedBytes).toBe(524288)
+    await shell.close()
+  })
+
+  it('are forgotten with their session; their processes run on, as after bash exits, until close()', async () => {
+    const shell = new Shell()
+    const out = collector()
+    await shell.run({ command: "sh -c 'echo $$; exec sleep 300' & sleep 0.2" }, out.push)
+    const [pid] = out.text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number)
+    expect(shell.jobs().map((job) => job.running)).toEqual([true])
+    const exited = await shell.run({ command: 'exit 0' })
+    expect(exited.sessionReset).toBe(true)
+    expect(shell.jobs()).toEqual([])
+    expect(isRunning(pid)).toBe(true)
+    await shell.close()
+    expect(isRunning(pid)).toBe(false)
   })
 })

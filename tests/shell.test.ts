@@ -253,17 +253,19 @@ describe('output decoding and draining', () => {
     expect(out.text).toBe('€|a\uFFFDb|\uFFFD')
   })
 
-  it('keeps reading output of background jobs after the foreground ends', async () => {
+  // A Shell's jobs keep what they write after their run (see runs-that-stay.test.ts); a one-shot
+  // run, which nothing could ask later, drains it.
+  it('executeShell keeps reading output of background jobs after the foreground ends', async () => {
     const out = collector()
-    await new Shell().run({ command: '(sleep 0.1; echo late) & echo now' }, out.push)
+    await executeShell({ command: '(sleep 0.1; echo late) & echo now' }, out.push)
     expect(out.text).toBe('now\nlate\n')
   })
 
-  it('stops draining 250 ms after the last output when a background job holds the pipe', async () => {
+  it('executeShell stops draining 250 ms after the last output when a background job holds the pipe', async () => {
     const out = collector()
     const started = Date.now()
     // brush 0.5 leaves $! empty, so the job prints its own pid.
-    await new Shell().run({ command: "sh -c 'echo $$; exec sleep 5' &" }, out.push)
+    await executeShell({ command: "sh -c 'echo $$; exec sleep 5' &" }, out.push)
     const elapsed = Date.now() - started
     const [pid] = pidsIn(out.text)
     expect(elapsed).toBeGreaterThanOrEqual(240)

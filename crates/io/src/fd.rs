@@ -1,5 +1,6 @@
 //! Pipes and descriptor flags: every pipe is close-on-exec from birth, so a child spawned on
-//! another thread at the same moment can never inherit (and hold open) an end it must not have.
+//! another thread at the same moment can never inherit (and hold open) an end it must not have;
+//! and what tells the descriptors of one pipe from others ([`file_identity`]).
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -78,6 +79,20 @@ pub fn set_pipe_capacity(fd: BorrowedFd<'_>, bytes: usize) {
     let _ = (fd, bytes);
 }
 
+/// The device and inode of the file `fd` is open on: equal for every descriptor of one pipe (or
+/// file), whatever their numbers.
+pub fn file_identity(fd: BorrowedFd<'_>) -> io::Result<(u64, u64)> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat fills the buffer for a valid descriptor, which a BorrowedFd is.
+    if unsafe { libc::fstat(fd.as_raw_fd(), stat.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstat succeeded, so it initialised the whole struct.
+    let stat = unsafe { stat.assume_init() };
+    #[allow(clippy::useless_conversion)] // the field types differ between platforms
+    Ok((u64::from(stat.st_dev), u64::from(stat.st_ino)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +142,17 @@ mod tests {
         assert_eq!(read_to_spare(read.as_fd(), &mut buf).expect("read"), 2);
         assert_eq!(read_to_spare(read.as_fd(), &mut buf).expect("end"), 0);
         assert_eq!(buf, b"ef");
+    }
+
+    #[test]
+    fn the_ends_of_one_pipe_share_an_identity_another_pipe_does_not() {
+        use std::os::fd::AsFd as _;
+        let (read, write) = pipe().expect("pipe");
+        let (other, _) = pipe().expect("pipe");
+        let copy = write.try_clone().expect("dup");
+        let id = |fd: &OwnedFd| file_identity(fd.as_fd()).expect("fstat");
+        assert_eq!(id(&read), id(&write));
+        assert_eq!(id(&write), id(&copy));
+        assert_ne!(id(&write), id(&other));
     }
 }

@@ -49,6 +49,41 @@ pub struct ShellResult {
     pub minimized: Option<MinimizedOutput>,
 }
 
+/// A background job (`cmd &`) of a Shell's session.
+#[napi(object, object_from_js = false)]
+pub struct ShellJob {
+    /// The job's number, as `%N` names it in `jobs`, `wait` and `kill`.
+    pub id: u32,
+    /// Its oldest process still running, if any.
+    pub pid: Option<u32>,
+    /// The command as written, with its `&`.
+    pub command: String,
+    pub running: bool,
+    /// Its status once it ended.
+    pub exit_code: Option<i32>,
+    /// What it wrote after the run that started it resolved: the last 1 MiB (while the run goes,
+    /// its output is part of the run's transcript).
+    pub output: String,
+    /// How many bytes were dropped from the front of `output`.
+    pub truncated_bytes: f64,
+}
+
+impl From<shellwright_shell::ShellJob> for ShellJob {
+    fn from(job: shellwright_shell::ShellJob) -> Self {
+        Self {
+            id: u32::try_from(job.id).unwrap_or(u32::MAX),
+            pid: job.pid,
+            command: job.command,
+            running: job.running,
+            exit_code: job.exit_code,
+            output: job.output,
+            // Exact up to 2^53 bytes.
+            #[allow(clippy::cast_precision_loss)]
+            truncated_bytes: job.truncated_bytes as f64,
+        }
+    }
+}
+
 impl From<RunResult> for ShellResult {
     fn from(result: RunResult) -> Self {
         Self {
@@ -381,6 +416,13 @@ impl Shell {
     pub async fn abort(&self) -> Result<()> {
         self.inner.abort().await;
         Ok(())
+    }
+
+    /// The session's background jobs (`cmd &`), oldest first: those still running and the latest
+    /// that ended, each with what it wrote after the run that started it resolved.
+    #[napi(catch_unwind)]
+    pub fn jobs(&self) -> Vec<ShellJob> {
+        self.inner.jobs().into_iter().map(ShellJob::from).collect()
     }
 
     /// Ends the shell for good (also `await using shell = new Shell()`): stops the running

@@ -32,7 +32,8 @@ pub use cancel::{CancelReason, CancelToken, TimeoutGuard};
 pub use outcome::Outcome;
 pub use process::{Cancelled, Process, ProcessStatus, TerminateOptions};
 pub use scope::{
-    RUN_TAG_VARIABLE, RunRoots, RunScope, processless_run_tag, stop_tagged, tag_within,
+    RUN_TAG_VARIABLE, RunRoots, RunScope, processes_tagged, processless_run_tag, stop_tagged,
+    tag_within,
 };
 pub use signal::{signal_group, signal_name};
 pub use sockets::listening_ports;

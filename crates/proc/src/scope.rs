@@ -340,6 +340,24 @@ pub async fn stop_tagged(tags: &[String], grace: Duration) {
     }
 }
 
+/// The live processes whose tag is exactly `tag`, oldest first: those of one background job (the
+/// first is the one `jobs -l` shows).
+pub fn processes_tagged(tag: &str) -> Vec<u32> {
+    let table = ProcessTable::snapshot();
+    let mut found: Vec<&ProcessInfo> = table
+        .iter()
+        .filter(|p| !p.zombie)
+        .filter(|p| {
+            platform_environ(p.pid())
+                .and_then(|env| run_tag(&env))
+                .as_deref()
+                == Some(tag)
+        })
+        .collect();
+    found.sort_by_key(|p| (p.id.start_time, p.pid()));
+    found.into_iter().map(ProcessInfo::pid).collect()
+}
+
 fn tagged(table: &ProcessTable, tags: &[String], probe: &mut dyn ProcessProbe) -> StopTargets {
     let host = std::process::id();
     let host_group = table.get(host).and_then(|p| p.pgid);

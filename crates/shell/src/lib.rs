@@ -27,6 +27,7 @@ mod brush;
 pub mod env;
 mod error;
 pub mod history;
+pub mod jobs;
 pub mod limits;
 mod minimizing;
 pub mod mirror;
@@ -39,6 +40,7 @@ mod worker;
 
 pub use error::ShellError;
 pub use history::{History, HistoryEntry};
+pub use jobs::ShellJob;
 pub use mirror::Mirror;
 pub use persistent::{PersistentShell, execute_once};
 #[doc(hidden)]

@@ -31,6 +31,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::error::ShellError;
 use crate::history::{DEFAULT_HISTORY_LIMIT, History, HistoryEntry};
+use crate::jobs::{JobBook, ShellJob};
 use crate::minimizing;
 use crate::output::{ChunkHandler, StartHandler};
 use crate::session::{RunOutcome, RunRequest, RunResult, SessionOptions, ShellEnvironment};
@@ -70,6 +71,8 @@ struct Inner {
     tag: String,
     /// Set by [`close`](PersistentShell::close): later runs fail with [`ShellError::Closed`].
     closed: AtomicBool,
+    /// The session's background jobs.
+    jobs: JobBook,
 }
 
 /// The run currently holding the session, for [`PersistentShell::abort`].
@@ -96,6 +99,7 @@ impl PersistentShell {
             cwd: Mutex::new(None),
             tag: processless_run_tag(),
             closed: AtomicBool::new(false),
+            jobs: JobBook::default(),
         };
         Self {
             inner: Arc::new(inner),
@@ -148,14 +152,18 @@ impl PersistentShell {
                     let finished = inner.enter_active(&request.cancel);
                     let (on_start, on_chunk) = recorded(&inner.history, &request.command, on_chunk);
                     let scope = RunScope::begin_within(&inner.tag);
+                    let new_session = NewSession {
+                        options: &inner.options,
+                        one_shot: false,
+                        jobs: &inner.jobs,
+                    };
                     let outcome = run_in(
                         &mut slot,
-                        &inner.options,
+                        new_session,
                         request,
                         scope,
                         Some(on_start),
                         on_chunk,
-                        false,
                     )
                     .await;
                     inner.leave_active(outcome.as_ref().ok().map(|r| r.outcome), finished);
@@ -163,7 +171,7 @@ impl PersistentShell {
                 }
             };
             drop(my_turn_done);
-            let outcome = outcome.map(|result| inner.note_cwd(result));
+            let outcome = outcome.map(|result| inner.settled(result));
             minimizing::finished(minimizing.as_ref(), outcome)
         }
     }
@@ -246,14 +254,13 @@ impl PersistentShell {
             return Err(request);
         };
         history.finish(outcome.as_ref().ok().map(|o| o.result.outcome));
-        if !keeps_session(&outcome) {
+        let reset = !keeps_session(&outcome);
+        if reset {
             // Dropping the handle ends the session on its own thread.
             *slot = None;
         }
-        Ok(minimizing::finished(
-            minimizing.as_ref(),
-            outcome.map(|o| o.result),
-        ))
+        let outcome = outcome.map(|o| self.inner.settled(reset_if(reset, o.result)));
+        Ok(minimizing::finished(minimizing.as_ref(), outcome))
     }
 
     /// Whether every run queued so far has finished (then the queue is left empty: a receiver
@@ -289,7 +296,12 @@ impl PersistentShell {
             let session = match slot.as_mut() {
                 Some(session) => session,
                 None => {
-                    match SessionThread::start(&inner.options, &CancelToken::new(), false).await? {
+                    let new_session = NewSession {
+                        options: &inner.options,
+                        one_shot: false,
+                        jobs: &inner.jobs,
+                    };
+                    match new_session.start(&CancelToken::new()).await? {
                         Ok(session) => slot.insert(session),
                         Err(reason) => {
                             return Err(ShellError::Execution(format!(
@@ -335,6 +347,16 @@ impl PersistentShell {
         stop_tagged(std::slice::from_ref(&self.inner.tag), CLOSE_GRACE).await;
     }
 
+    /// The session's background jobs (`cmd &`), oldest first: those still running, and the latest
+    /// that ended, with what each wrote after the run that started it resolved. Empty after the
+    /// session ended (`exit`, [`close`](Self::close)): its jobs ended with it.
+    pub fn jobs(&self) -> Vec<ShellJob> {
+        if self.inner.is_closed() {
+            return Vec::new();
+        }
+        self.inner.jobs.jobs()
+    }
+
     /// The shell's runs, oldest first, the running one last.
     pub fn history(&self) -> &History {
         &self.inner.history
@@ -343,6 +365,28 @@ impl PersistentShell {
     /// [`History::entries`] of this shell.
     pub fn history_entries(&self) -> Vec<HistoryEntry> {
         self.inner.history.entries()
+    }
+}
+
+impl Drop for Inner {
+    /// The last handle is gone without [`close`](PersistentShell::close) (a Shell the JS garbage
+    /// collector took): what its runs left running ends as `close` would end it, on a thread of
+    /// its own, as the handle may go on a thread that must not wait (Node's).
+    fn drop(&mut self) {
+        if self.is_closed() {
+            return;
+        }
+        let tags = vec![std::mem::take(&mut self.tag)];
+        let _ = std::thread::Builder::new()
+            .name("shellwright-shell-end".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build();
+                if let Ok(runtime) = runtime {
+                    runtime.block_on(stop_tagged(&tags, CLOSE_GRACE));
+                }
+            });
     }
 }
 
@@ -381,10 +425,13 @@ impl Inner {
         finished_tx
     }
 
-    /// Records how the active run ended and says it has.
-    /// `result` with the session's directory: a run stopped before it reached the session did
-    /// not move it, so it is where the last run left it (or where a fresh session starts).
-    fn note_cwd(&self, mut result: RunResult) -> RunResult {
+    /// `result` with the session's directory — a run stopped before it reached the session did
+    /// not move it, so it is where the last run left it (or where a fresh session starts) — and
+    /// the session's jobs forgotten when the run ended it (they ended with it).
+    fn settled(&self, mut result: RunResult) -> RunResult {
+        if result.session_reset {
+            self.jobs.clear();
+        }
         let mut cwd = lock(&self.cwd);
         if result.cwd.as_os_str().is_empty() {
             result.cwd = cwd.clone().unwrap_or_else(fresh_session_cwd);
@@ -394,6 +441,7 @@ impl Inner {
         result
     }
 
+    /// Records how the active run ended and says it has.
     fn leave_active(&self, outcome: Option<Outcome>, finished: watch::Sender<bool>) {
         self.history.finish(outcome);
         *lock(&self.active) = None;
@@ -433,12 +481,11 @@ fn recorded(
 /// session (sourcing the snapshot) and parsing are part of the run.
 async fn run_in(
     slot: &mut Option<SessionThread>,
-    options: &SessionOptions,
+    new_session: NewSession<'_>,
     request: RunRequest,
     scope: RunScope,
     on_start: Option<StartHandler>,
     on_chunk: ChunkHandler,
-    one_shot: bool,
 ) -> Result<RunResult, ShellError> {
     if let Some(reason) = request.cancel.reason() {
         return Ok(RunResult::stopped(reason));
@@ -446,13 +493,33 @@ async fn run_in(
     let _deadline = request.cancel.deadline(request.timeout);
     let session = match slot {
         Some(session) => session,
-        None => match SessionThread::start(options, &request.cancel, one_shot).await? {
+        None => match new_session.start(&request.cancel).await? {
             Ok(session) => slot.insert(session),
             Err(reason) => return Ok(RunResult::stopped(reason)),
         },
     };
     let outcome = session.run(request, scope, on_start, on_chunk).await;
     conclude(slot, outcome)
+}
+
+/// What a shell's next session is made with.
+struct NewSession<'a> {
+    options: &'a SessionOptions,
+    /// The session ends with its first run.
+    one_shot: bool,
+    /// Where the session records its background jobs: the jobs of the session before it ended
+    /// with it, so they are forgotten.
+    jobs: &'a JobBook,
+}
+
+impl NewSession<'_> {
+    async fn start(
+        self,
+        cancel: &CancelToken,
+    ) -> Result<Result<SessionThread, CancelReason>, ShellError> {
+        self.jobs.clear();
+        SessionThread::start(self.options, cancel, self.one_shot, self.jobs.clone()).await
+    }
 }
 
 /// The result of a run in the session held by `slot`, which is dropped when the run ended in a
@@ -492,14 +559,18 @@ pub async fn execute_once(
 ) -> Result<RunResult, ShellError> {
     let (on_chunk, minimizing) = minimizing::capture(&request, on_chunk);
     let mut slot = None;
+    let new_session = NewSession {
+        options: &options,
+        one_shot: true,
+        jobs: &JobBook::default(),
+    };
     let result = run_in(
         &mut slot,
-        &options,
+        new_session,
         request,
         RunScope::begin(),
         None,
         on_chunk,
-        true,
     )
     .await;
     if let Some(session) = slot {

@@ -33,6 +33,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::brush::{self, KILL_GRACE};
 use crate::error::ShellError;
+use crate::jobs::JobBook;
 use crate::limits::STACK_SIZE;
 use crate::output::{ChunkHandler, StartHandler};
 use crate::session::{
@@ -86,9 +87,10 @@ impl SessionThread {
         options: &SessionOptions,
         cancel: &CancelToken,
         one_shot: bool,
+        jobs: JobBook,
     ) -> Result<Result<Self, CancelReason>, ShellError> {
         let (ready_tx, ready) = oneshot::channel();
-        let (jobs, queue) = mpsc::unbounded_channel();
+        let (queued, queue) = mpsc::unbounded_channel();
         let (closed_tx, closed) = oneshot::channel();
         let options = options.clone();
         let cancel = cancel.clone();
@@ -98,14 +100,18 @@ impl SessionThread {
             .name("shellwright-session".into())
             .stack_size(STACK_SIZE)
             .spawn(move || {
-                serve(
-                    &options, &cancel, one_shot, ready_tx, queue, closed_tx, served,
-                )
+                let start = Start {
+                    options: &options,
+                    cancel: &cancel,
+                    one_shot,
+                    jobs,
+                };
+                serve(start, ready_tx, queue, closed_tx, served)
             })
             .map_err(|e| ShellError::Init(format!("cannot start the session thread: {e}")))?;
         match ready.await {
             Ok(Ok(runtime)) => Ok(Ok(Self {
-                jobs,
+                jobs: queued,
                 closed,
                 session,
                 runtime,
@@ -197,10 +203,18 @@ impl SessionThread {
 
 /// The session thread: creates the session (one that ends with its first run when `one_shot`),
 /// serves runs until one ends it or the handle is dropped, then tears it down.
-fn serve(
-    options: &SessionOptions,
-    cancel: &CancelToken,
+/// What a session thread starts its session with.
+struct Start<'a> {
+    options: &'a SessionOptions,
+    cancel: &'a CancelToken,
+    /// The session ends with its first run.
     one_shot: bool,
+    /// Where its background jobs are recorded.
+    jobs: JobBook,
+}
+
+fn serve(
+    start: Start<'_>,
     ready: oneshot::Sender<Result<Handle, CreateStopped>>,
     mut queue: mpsc::UnboundedReceiver<Job>,
     closed: oneshot::Sender<()>,
@@ -232,8 +246,9 @@ fn serve(
     let mut ready = Some(ready);
     let stopped = StoppedRuns::default();
     let ended = runtime.block_on(async {
-        let mut session = Session::create(options, cancel, stopped.clone()).await?;
-        if one_shot {
+        let mut session =
+            Session::create(start.options, start.cancel, stopped.clone(), start.jobs).await?;
+        if start.one_shot {
             session.end_after_run();
         }
         *shared.lock().await = Some(session);

@@ -92,7 +92,7 @@ async fn jobs_are_listed_as_written_and_a_stopped_runs_jobs_are_forgotten() {
     assert_eq!(result, Ok(Outcome::Exited(0)));
     assert_eq!(
         out,
-        "[1]-  Running\tsleep 30 &\n[2]+  Running\tsleep 31 && true &\n"
+        "[1]-  Running                 sleep 30 &\n[2]+  Running                 sleep 31 && true &\n"
     );
     let request = RunRequest {
         command: "sleep 30 & sleep 32 & sleep 5".into(),
@@ -104,7 +104,7 @@ async fn jobs_are_listed_as_written_and_a_stopped_runs_jobs_are_forgotten() {
     assert_eq!(result, Ok(Outcome::Exited(0)));
     assert_eq!(
         out,
-        "[1]-  Running\tsleep 30 &\n[2]+  Running\tsleep 31 && true &\n"
+        "[1]-  Running                 sleep 30 &\n[2]+  Running                 sleep 31 && true &\n"
     );
     shell.close().await;
 }

@@ -27,6 +27,10 @@ pub(crate) const STAGE_BUILTIN: &str = "__shellwright_stage";
 pub(crate) const FLAGS_BUILTIN: &str = "__shellwright_flags";
 /// The builtin a background job (`cmd &`) is replaced by (see `jobs`).
 pub(crate) const JOB_BUILTIN: &str = "__shellwright_job";
+/// The builtin that records a background job just before it starts (see `jobs`).
+pub(crate) const JOB_RECORD_BUILTIN: &str = "__shellwright_job_record";
+/// The variable through which a job's record reaches the copy of the shell it runs in.
+pub(crate) const JOB_SERIAL_VARIABLE: &str = "__SHELLWRIGHT_JOB";
 /// The builtin a stopped run's diverted command runs (see `unwind`).
 pub(crate) const UNWIND_BUILTIN: &str = "__shellwright_unwind";
 /// The builtin a function call refused by `FUNCNEST` runs instead (see `funcnest`).
@@ -38,6 +42,7 @@ pub(crate) fn is_internal(name: &str) -> bool {
         DEBUG_TRAP_BUILTIN,
         STAGE_BUILTIN,
         JOB_BUILTIN,
+        JOB_RECORD_BUILTIN,
         FLAGS_BUILTIN,
         UNWIND_BUILTIN,
         REFUSED_BUILTIN,

@@ -42,7 +42,7 @@ use super::common::{
 };
 use super::spawn_policy::{self, RunLimits};
 use super::state::{SessionRecord, with_session};
-use super::{bodies, builtins, funcnest, signals, stages, unwind};
+use super::{bodies, builtins, funcnest, job_table, signals, stages, unwind};
 use crate::limits;
 
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
@@ -170,6 +170,9 @@ fn debug_trap(
             }
             Halt::No => {}
         }
+        // Jobs started since the last command get their numbers and texts before this one can
+        // list, wait for or signal them.
+        job_table::name_jobs(ctx.shell);
         set_bash_command(ctx.shell, user_command.clone());
         let refusal = funcnest::refuse_too_deep_call(ctx.shell, id, &user_command);
         if let Some(message) = &refusal {

@@ -1,32 +1,100 @@
-//! Background jobs (`cmd &`) that a stopped run takes down with it, and only that run.
+//! Background jobs (`cmd &`): recorded in the session's [`JobBook`], stopped with the run that
+//! started them and only that run, and their output kept once that run has resolved.
 //!
 //! brush runs a list started with `&` as a task of the session's runtime, with a copy of the
-//! shell. The stages rewrite (see `stages`) replaces every such list by a call to our builtin
-//! `__shellwright_job <session> <index>`, which runs the original list in that task and gives it
-//! up the moment the run that started it is stopped: a job waiting on a process drops the wait
-//! before the run's processes are killed, so it never goes on to its next command (whose
-//! redirections brush would open before any hook could stop it). Jobs of other runs live on
-//! between runs, as an interactive shell's do, until the session ends.
+//! shell. The stages rewrite (see `stages`) turns `X &` into two commands:
+//!
+//! - `__shellwright_job_record <session> <index>`, run by the shell that starts the job, just
+//!   before brush adds the job to its table: it records the job under the number brush is about to
+//!   give it, and leaves the record's serial in a variable the job's copy of the shell inherits
+//!   (jobs start in this order; their tasks may first run in any order);
+//! - `__shellwright_job <session> <index> &`, which runs the original list in the job's task. It
+//!   gives the job a tag of its own within its run's (`<run>.j<serial>`, so that stopping the run
+//!   or closing the shell reaches its processes, and `jobs -l` finds them), sends the job's output
+//!   through a pipe of its own, and gives the list up the moment the run that started it is
+//!   stopped: a job waiting on a process drops the wait before the run's processes are killed, so
+//!   it never goes on to its next command (whose redirections brush would open before any hook
+//!   could stop it).
+//!
+//! The job's pipe is read by a thread of its own, which passes what the job writes on to the run's
+//! transcript while the run goes, and to the job's record once it has resolved (see
+//! [`Integration::end_job_forwarding`](super::Integration::end_job_forwarding)): the run does not
+//! wait for its jobs' output to end, and nothing a job writes is lost. Jobs of runs that ended
+//! normally live on between runs, as an interactive shell's do, until the session ends.
 
 use std::collections::HashMap;
+use std::io::{Read as _, Write as _};
+use std::sync::{Arc, Mutex};
 
 use brush_core::builtins::Registration;
 use brush_core::commands::CommandArg;
+use brush_core::env::EnvironmentScope;
 use brush_core::extensions::DefaultShellExtensions;
-use brush_core::{ExecutionContext, ExecutionResult};
+use brush_core::openfiles::OpenFile;
+use brush_core::{
+    ExecutionContext, ExecutionParameters, ExecutionResult, Shell, ShellValue, ShellVariable,
+};
 use futures_util::future::BoxFuture;
+use shellwright_io::{file_identity, lock};
+use shellwright_proc::{CancelToken, RUN_TAG_VARIABLE};
 
-use super::common::JOB_BUILTIN;
-use super::{builtins, stages, state};
+use super::common::{JOB_BUILTIN, JOB_RECORD_BUILTIN, JOB_SERIAL_VARIABLE};
+use super::state::JobForward;
+use super::{builtins, job_table, stages, state};
+use crate::jobs::{JobBook, JobOrigin};
 
 /// The status of a job its run's stop ended (bash: 128 + SIGTERM).
 const STOPPED_STATUS: u8 = 143;
 
-/// Adds the job builtin.
-pub(crate) fn install_builtin(table: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
+/// Adds the job builtins.
+pub(crate) fn install_builtins(table: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
+    builtins::add_internal(table, JOB_RECORD_BUILTIN, record_job);
     builtins::add_internal(table, JOB_BUILTIN, run_job);
 }
 
+/// `__shellwright_job_record <session> <index>`: records the job about to start, with what it
+/// needs of the run that starts it.
+fn record_job(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(async move {
+        let shell = ctx.shell;
+        let run_tag = shell.env_str(RUN_TAG_VARIABLE).map(|tag| tag.into_owned());
+        let call_line = args.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let command = job_table::written_job(&call_line.join(" ")).unwrap_or_default();
+        // bash's number: one past the highest in use (the entry brush adds right after this gets
+        // it before any command sees it, see `job_table::name_jobs`).
+        let id = shell
+            .jobs()
+            .jobs
+            .iter()
+            .map(|job| job.id)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let serial = state::with_shell(shell, |s| {
+            let serial = s.next_job_serial;
+            s.next_job_serial += 1;
+            let origin = JobOrigin {
+                tag: format!("{}.j{serial}", run_tag.unwrap_or_default()),
+                run_stop: s.run_token.clone(),
+                run_output: s.run_output,
+            };
+            s.jobs.add(serial, id, format!("{command} &"), origin);
+            serial
+        });
+        if let Some(serial) = serial {
+            let variable = ShellVariable::new(ShellValue::String(serial.to_string()));
+            let _ = shell
+                .env_mut()
+                .add(JOB_SERIAL_VARIABLE, variable, EnvironmentScope::Global);
+        }
+        Ok(ExecutionResult::success())
+    })
+}
+
+/// `__shellwright_job <session> <index> &`: runs the registered list as the job.
 fn run_job(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
     args: Vec<CommandArg>,
@@ -39,17 +107,167 @@ fn run_job(
             shell, mut params, ..
         } = ctx;
         stages::enter_call(shell, &mut params, &args);
-        // The run that started the job: the one running while the job's task first runs.
-        let stop = state::with_shell(shell, |s| s.run_token.clone()).flatten();
+        let job = JobStart::take(shell);
+        if let Some(job) = &job {
+            job.enter(shell, &mut params);
+        }
         let program = stages::program_of(&command);
-        let ran = match stop {
-            Some(stop) => tokio::select! {
+        let ran = match &job {
+            Some(job) => tokio::select! {
                 biased;
-                _ = stop.cancelled() => return Ok(ExecutionResult::new(STOPPED_STATUS)),
-                ran = shell.run_program(program, &params) => ran,
+                _ = cancelled(job.origin.run_stop.as_ref()) => Err(STOPPED_STATUS),
+                _ = job.killed.cancelled() => Err(job.killed_status()),
+                ran = shell.run_program(program, &params) => Ok(ran),
             },
-            None => shell.run_program(program, &params).await,
+            // Not recorded (its session's record is gone): it goes as brush runs it.
+            None => Ok(shell.run_program(program, &params).await),
         };
-        Ok(ExecutionResult::new(stages::status_of(shell, &params, ran)))
+        let status = match ran {
+            Ok(ran) => stages::status_of(shell, &params, ran),
+            Err(status) => status,
+        };
+        if let Some(job) = job {
+            job.book.end(job.serial, i32::from(status));
+        }
+        Ok(ExecutionResult::new(status))
     })
+}
+
+/// Resolves when `token` fires; never without one.
+async fn cancelled(token: Option<&CancelToken>) {
+    match token {
+        Some(token) => {
+            token.cancelled().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The record a job's copy of the shell found (see [`record_job`]).
+struct JobStart {
+    serial: u64,
+    book: JobBook,
+    origin: JobOrigin,
+    /// Fired by `kill %N` with a signal that ends the job (see `job_table::signal_job`).
+    killed: CancelToken,
+}
+
+impl JobStart {
+    /// The job's record, from the variable its copy of the shell inherited (which is removed: it
+    /// is no variable of the user's).
+    fn take(shell: &mut Shell) -> Option<Self> {
+        let serial = shell.env_str(JOB_SERIAL_VARIABLE)?.parse::<u64>().ok()?;
+        let _ = shell.env_mut().unset(JOB_SERIAL_VARIABLE);
+        let book = state::with_shell(shell, |s| s.jobs.clone())?;
+        let (origin, killed) = book.start_of(serial)?;
+        Some(Self {
+            serial,
+            book,
+            origin,
+            killed,
+        })
+    }
+
+    /// The status of a job `kill %N` ended: 128 + the signal.
+    fn killed_status(&self) -> u8 {
+        let signal = self.book.stopped_by(self.serial);
+        let signal = signal.and_then(|n| u8::try_from(n).ok());
+        signal.map_or(STOPPED_STATUS, |n| 128u8.saturating_add(n))
+    }
+
+    /// Tags the job's processes with its own tag, and sends its output through its own pipe.
+    fn enter(&self, shell: &mut Shell, params: &mut ExecutionParameters) {
+        let mut variable = ShellVariable::new(ShellValue::String(self.origin.tag.clone()));
+        variable.export();
+        let _ = shell
+            .env_mut()
+            .add(RUN_TAG_VARIABLE, variable, EnvironmentScope::Global);
+        if let Some(run_output) = self.origin.run_output {
+            let _ = divert_output(shell, params, run_output, self);
+        }
+    }
+}
+
+/// Gives the job a pipe of its own in place of every descriptor it holds on its run's output
+/// (`run_output`: stdout, stderr, the call's saved stderr), and starts the thread that reads it,
+/// passing it on to the run's transcript while that run goes.
+fn divert_output(
+    shell: &mut Shell,
+    params: &mut ExecutionParameters,
+    run_output: (u64, u64),
+    job: &JobStart,
+) -> std::io::Result<()> {
+    let is_run_output = |file: &OpenFile| {
+        file.try_borrow_as_fd()
+            .ok()
+            .and_then(|fd| file_identity(fd).ok())
+            == Some(run_output)
+    };
+    let in_params: Vec<_> = params
+        .iter_fds(shell)
+        .filter(|(_, file)| is_run_output(file))
+        .collect();
+    let Some((_, run_file)) = in_params.first() else {
+        return Ok(());
+    };
+    // Passed on to the run only while it goes: a job whose task first runs after its run ended
+    // keeps everything it writes.
+    let still_running =
+        state::with_shell(shell, |s| s.run_output == Some(run_output)) == Some(true);
+    let forward: JobForward = Arc::new(Mutex::new(None));
+    if still_running {
+        let copy = run_file
+            .try_borrow_as_fd()
+            .map_err(std::io::Error::other)?
+            .try_clone_to_owned()?;
+        *lock(&forward) = Some(std::fs::File::from(copy));
+        state::with_shell(shell, |s| s.job_forwards.push(Arc::clone(&forward)));
+    }
+    let (read, write) = shellwright_io::pipe()?;
+    let write = std::io::PipeWriter::from(write);
+    for (fd, _) in &in_params {
+        params.set_fd(*fd, OpenFile::PipeWriter(write.try_clone()?));
+    }
+    let in_shell: Vec<_> = shell
+        .open_files()
+        .iter_fds()
+        .filter(|(_, file)| is_run_output(file))
+        .map(|(fd, _)| fd)
+        .collect();
+    for fd in in_shell {
+        shell
+            .open_files_mut()
+            .set_fd(fd, OpenFile::PipeWriter(write.try_clone()?));
+    }
+    drop(write);
+    let (book, serial) = (job.book.clone(), job.serial);
+    std::thread::Builder::new()
+        .name("shellwright-job-output".into())
+        .spawn(move || pass_on(std::io::PipeReader::from(read), &forward, &book, serial))?;
+    Ok(())
+}
+
+/// Reads the job's pipe until every writer is gone: to the run's transcript while `forward`
+/// holds it, to the job's record after.
+fn pass_on(mut pipe: std::io::PipeReader, forward: &JobForward, book: &JobBook, serial: u64) {
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let read = match pipe.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(read) => read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        let bytes = &buffer[..read];
+        // The lock is held while writing: the run's end waits for this chunk to be in its pipe.
+        let mut target = lock(forward);
+        let forwarded = target
+            .as_ref()
+            .is_some_and(|mut run_output| run_output.write_all(bytes).is_ok());
+        if !forwarded {
+            *target = None;
+            drop(target);
+            book.keep_output(serial, bytes);
+        }
+    }
 }

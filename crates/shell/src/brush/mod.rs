@@ -51,6 +51,7 @@ use brush_core::builtins::Registration;
 use brush_core::extensions::DefaultShellExtensions;
 use shellwright_proc::CancelToken;
 
+use crate::jobs::JobBook;
 use crate::limits::LimitExceeded;
 
 /// SIGKILL follows SIGTERM this long after a run is stopped (within 200 ms, as promised).
@@ -77,7 +78,7 @@ pub(crate) fn builtins() -> HashMap<String, Registration<DefaultShellExtensions>
     builtins::install(&mut table);
     hooks::install_builtins(&mut table);
     stages::install_builtin(&mut table);
-    jobs::install_builtin(&mut table);
+    jobs::install_builtins(&mut table);
     flags::install_builtin(&mut table);
     builtins::add_internal(&mut table, common::UNWIND_BUILTIN, unwind::run_unwind);
     funcnest::install_builtin(&mut table);
@@ -91,10 +92,11 @@ pub(crate) struct Integration {
 }
 
 impl Integration {
-    /// Registers a session whose processes and files get `umask`, and installs its DEBUG trap,
-    /// forced functrace and `$SHELLOPTS` in `shell` (built with [`builtins`]).
-    pub fn install(shell: &mut Shell, umask: u32) -> Self {
-        let id = state::register(umask);
+    /// Registers a session whose processes and files get `umask` and whose background jobs go in
+    /// `jobs`, and installs its DEBUG trap, forced functrace and `$SHELLOPTS` in `shell` (built
+    /// with [`builtins`]).
+    pub fn install(shell: &mut Shell, umask: u32, jobs: JobBook) -> Self {
+        let id = state::register(umask, jobs);
         hooks::install(shell, id);
         Self { id }
     }
@@ -105,11 +107,14 @@ impl Integration {
     }
 
     /// Makes `token` the one the DEBUG trap obeys until [`end_run`](Self::end_run), for the
-    /// run whose shells and jobs carry `tag`.
-    pub fn begin_run(&self, token: CancelToken, tag: &str) {
+    /// run whose shells and jobs carry `tag` and whose output goes to the pipe of identity
+    /// `output` ([`shellwright_io::file_identity`]; its jobs then write through pipes of their
+    /// own, see `jobs`).
+    pub fn begin_run(&self, token: CancelToken, tag: &str, output: Option<(u64, u64)>) {
         state::with_session(self.id, |s| {
             s.run_token = Some(token);
             s.run_tag = Some(tag.to_string());
+            s.run_output = output;
             s.line_abandoned = false;
             // Nothing of an earlier stopped run runs a command any more: its foreground unwound
             // before it ended, its jobs were dropped when it was stopped (see `jobs`). Keeping
@@ -140,6 +145,21 @@ impl Integration {
                 s.stopped_tags.insert(tag);
             }
         });
+    }
+
+    /// Stops passing the running run's jobs' output on to its transcript: from now on they keep it
+    /// in their records (see `jobs`). Call it before waiting for the end of the run's output: the
+    /// run's pipe is then held by nothing of its jobs. Also removes from `shell` the variable the
+    /// run's jobs got their records through.
+    pub fn end_job_forwarding(&self, shell: &mut Shell) {
+        let _ = shell.env_mut().unset(common::JOB_SERIAL_VARIABLE);
+        let forwards = state::with_session(self.id, |s| {
+            s.run_output = None;
+            std::mem::take(&mut s.job_forwards)
+        });
+        for forward in forwards.into_iter().flatten() {
+            shellwright_io::lock(&forward).take();
+        }
     }
 
     /// Puts back every command name diverted to unwind a stopped run in `shell` (see `unwind`).

@@ -55,7 +55,9 @@ use futures_util::future::BoxFuture;
 use shellwright_io::lock;
 use shellwright_io::poll::{PollFd, poll};
 
-use super::common::{JOB_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd};
+use super::common::{
+    JOB_BUILTIN, JOB_RECORD_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd,
+};
 use super::{builtins, devfd, flags, isolation, job_table, state, tty};
 
 /// The file descriptor that carries the stage's stderr past its own call's trace line.
@@ -106,6 +108,7 @@ pub(crate) fn rewritten_function(
 struct Templates {
     call: ast::SimpleCommand,
     job_call: ast::SimpleCommand,
+    job_record_call: ast::SimpleCommand,
     inner: ast::Command,
 }
 
@@ -122,6 +125,7 @@ static TEMPLATES: LazyLock<Option<Templates>> = LazyLock::new(|| {
     Some(Templates {
         call: call(STAGE_BUILTIN)?,
         job_call: call(JOB_BUILTIN)?,
+        job_record_call: call(JOB_RECORD_BUILTIN)?,
         inner,
     })
 });
@@ -135,15 +139,17 @@ fn first_command(text: &str) -> Option<ast::Command> {
     item.0.first.seq.into_iter().next()
 }
 
-/// Replaces every stage but the last of every pipeline in `program` by a call to the stage
-/// builtin of `session`.
-pub(crate) fn run_concurrently(program: &mut ast::Program, session: u64) {
+/// Replaces every stage but the last of every pipeline in `program` (parsed from `source`) by a
+/// call to the stage builtin of `session`, and every background job by the calls that record and
+/// run it (see `jobs`).
+pub(crate) fn run_concurrently(program: &mut ast::Program, source: &str, session: u64) {
     let Some(templates) = TEMPLATES.as_ref() else {
         return;
     };
     let mut all = stages();
     let mut rewriter = Rewriter {
         session,
+        source,
         templates,
         stages: all.entry(session).or_default(),
     };
@@ -154,33 +160,56 @@ pub(crate) fn run_concurrently(program: &mut ast::Program, session: u64) {
 
 struct Rewriter<'a> {
     session: u64,
+    source: &'a str,
     templates: &'a Templates,
     stages: &'a mut SessionStages,
 }
 
 impl Rewriter<'_> {
     fn list(&mut self, list: &mut ast::CompoundList) {
-        for ast::CompoundListItem(and_or, separator) in &mut list.0 {
+        let items = std::mem::take(&mut list.0);
+        for ast::CompoundListItem(mut and_or, separator) in items {
             let is_job = matches!(separator, ast::SeparatorOperator::Async);
-            let written = is_job.then(|| and_or.to_string());
+            let written = is_job.then(|| self.written(&and_or));
             self.pipeline(&mut and_or.first);
             for next in &mut and_or.additional {
                 match next {
                     ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
                 }
             }
-            if let Some(written) = written {
-                let call = self.job_call_for(and_or.clone(), written);
-                *and_or = ast::AndOrList {
-                    first: ast::Pipeline {
-                        timed: None,
-                        bang: false,
-                        seq: vec![ast::Command::Simple(call)],
-                    },
-                    additional: Vec::new(),
-                };
+            match written {
+                // `X &` becomes `<record the job>; <run X as a job> &`: the record is made by the
+                // shell that starts the job, in the order jobs start (see `jobs`).
+                Some(written) => {
+                    let [record, job] = self.job_calls_for(and_or, written);
+                    list.0.push(ast::CompoundListItem(
+                        simple_list(record),
+                        ast::SeparatorOperator::Sequence,
+                    ));
+                    list.0
+                        .push(ast::CompoundListItem(simple_list(job), separator));
+                }
+                None => list.0.push(ast::CompoundListItem(and_or, separator)),
             }
         }
+    }
+
+    /// `list` as the user wrote it: its text in the source (`jobs` shows it), or brush's
+    /// rendering of it where the parser kept no location.
+    fn written(&self, list: &ast::AndOrList) -> String {
+        use brush_parser::ast::SourceLocation as _;
+        list.location()
+            .map(|span| {
+                let text: String = self
+                    .source
+                    .chars()
+                    .skip(span.start.index)
+                    .take(span.length())
+                    .collect();
+                text.trim().to_string()
+            })
+            .filter(|text| !text.is_empty())
+            .unwrap_or_else(|| list.to_string())
     }
 
     fn pipeline(&mut self, pipeline: &mut ast::Pipeline) {
@@ -209,11 +238,19 @@ impl Rewriter<'_> {
     }
 
     /// Registers `original`, a list run with `&` (its pipelines already rewritten; `written`
-    /// before that), and returns the call that runs it as a background job (see `jobs`).
-    fn job_call_for(&mut self, original: ast::AndOrList, written: String) -> ast::SimpleCommand {
+    /// before that), and returns the calls that record it and run it as a background job (see
+    /// `jobs`).
+    fn job_calls_for(
+        &mut self,
+        original: ast::AndOrList,
+        written: String,
+    ) -> [ast::SimpleCommand; 2] {
         let index = self.register(original);
         job_table::remember_written(self.session, index, written);
-        self.call(&self.templates.job_call, index)
+        [
+            self.call(&self.templates.job_record_call, index),
+            self.call(&self.templates.job_call, index),
+        ]
     }
 
     /// Registers `original` in the brace group a stage or a job runs in, once per text.
@@ -458,6 +495,18 @@ fn run_stage(
         };
         Ok(ExecutionResult::new(status))
     })
+}
+
+/// An and-or list of the one simple command `command`.
+fn simple_list(command: ast::SimpleCommand) -> ast::AndOrList {
+    ast::AndOrList {
+        first: ast::Pipeline {
+            timed: None,
+            bang: false,
+            seq: vec![ast::Command::Simple(command)],
+        },
+        additional: Vec::new(),
+    }
 }
 
 /// The command registered for a stage's or a job's call (`<builtin> <session> <index> …`).

@@ -19,6 +19,11 @@ use shellwright_proc::CancelToken;
 use tokio::sync::Notify;
 
 use super::common::{self, BuiltinFn};
+use crate::jobs::JobBook;
+
+/// Where a job passes its output on while the run that started it goes: a copy of that run's
+/// output pipe, taken away when the run resolves (see `jobs`).
+pub(crate) type JobForward = Arc<Mutex<Option<std::fs::File>>>;
 use crate::limits::LimitExceeded;
 
 /// How a session was ended by one of our builtins, when that changes what happens at its end.
@@ -81,6 +86,14 @@ pub(crate) struct SessionRecord {
     pub signal_arrived: Arc<Notify>,
     /// The builtin a signal's trap made end as the trap did, the next time it runs.
     pub replaced_builtin: Option<ReplacedBuiltin>,
+    /// The session's background jobs, and the serial the next one gets (see `jobs`).
+    pub jobs: JobBook,
+    pub next_job_serial: u64,
+    /// The identity of the running run's output pipe (see [`shellwright_io::file_identity`]):
+    /// a job writing there gets a pipe of its own instead (see `jobs`).
+    pub run_output: Option<(u64, u64)>,
+    /// Where the running run's jobs pass their output on while it goes.
+    pub job_forwards: Vec<JobForward>,
 }
 
 /// A builtin whose function `signals` swapped for one call.
@@ -115,14 +128,22 @@ impl SessionRecord {
     }
 }
 
+/// Whether a shell tagged `tag` belongs to the run tagged `run`: the run's own shells, and its
+/// jobs' (`<run>.j<serial>`).
+fn within(tag: &str, run: &str) -> bool {
+    tag.strip_prefix(run)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
 static SESSIONS: LazyLock<Mutex<HashMap<u64, SessionRecord>>> = LazyLock::new(Mutex::default);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Registers a new session's record; returns its id.
-pub(crate) fn register(umask: u32) -> u64 {
+pub(crate) fn register(umask: u32, jobs: JobBook) -> u64 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let record = SessionRecord {
         umask,
+        jobs,
         ..SessionRecord::default()
     };
     lock(&SESSIONS).insert(id, record);
@@ -167,12 +188,12 @@ impl SessionRecord {
         let Some(tag) = tag else {
             return false;
         };
-        let current = self.run_tag.as_deref() == Some(tag)
+        let current = self.run_tag.as_deref().is_some_and(|run| within(tag, run))
             && self
                 .run_token
                 .as_ref()
                 .is_some_and(CancelToken::is_cancelled);
-        current || self.stopped_tags.contains(tag)
+        current || self.stopped_tags.iter().any(|run| within(tag, run))
     }
 
     /// Whether any run of this session is stopped (cheap: checked before reading a shell's tag).

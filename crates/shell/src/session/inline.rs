@@ -76,7 +76,7 @@ impl Session {
         let transcript = Transcript::default();
         let idle_stdio = self.lend_stdio(&transcript);
         let params = self.shell.default_exec_params();
-        self.brush.begin_run(request.cancel.clone(), &tag);
+        self.brush.begin_run(request.cancel.clone(), &tag, None);
         // Our DEBUG trap parks a cancelled run, yields to timers and checks the nesting limits:
         // nothing a run in place can need (no user trap is set, or it would not be in place). It
         // costs brush a parse and an expansion of its command before every simple command, a
@@ -91,7 +91,10 @@ impl Session {
         let program = Ok(inline.program);
         // Nothing can stop it (see above), and without our DEBUG trap no nesting limit is checked:
         // no stop is watched, which spared registering and dropping two waiters per run.
-        let ended = drive(runtime, self.execute_parsed(program, &params, None));
+        let ended = drive(
+            runtime,
+            self.execute_parsed(&request.command, program, &params, None),
+        );
         self.shell.options_mut().disable_filename_globbing = noglob;
         if let Some(trap) = debug_trap {
             self.shell.traps_mut().register_handler(

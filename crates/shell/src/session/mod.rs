@@ -38,6 +38,7 @@ use shellwright_proc::{CancelReason, CancelToken, Outcome, RunScope};
 use crate::brush::{self, Integration};
 use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment};
 use crate::error::ShellError;
+use crate::jobs::JobBook;
 use crate::limits::{self, LimitExceeded};
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::OutputPump;
@@ -224,6 +225,7 @@ impl Session {
         options: &SessionOptions,
         cancel: &CancelToken,
         stopped: StoppedRuns,
+        jobs: JobBook,
     ) -> Result<Self, CreateStopped> {
         let mut builder = Shell::builder()
             .do_not_inherit_env(true)
@@ -253,7 +255,7 @@ impl Session {
         let _ = shell
             .env_mut()
             .set_global("OLDPWD", starting_oldpwd(None, Path::new("/")));
-        let brush = Integration::install(&mut shell, brush::host_umask());
+        let brush = Integration::install(&mut shell, brush::host_umask(), jobs);
         let output = OutputPump::start()
             .map_err(|e| ShellError::Init(format!("cannot start the output thread: {e}")))?;
         let null = openfiles::null().map_err(|e| ShellError::Init(format!("/dev/null: {e}")))?;
@@ -302,7 +304,7 @@ impl Session {
 
         let scope = RunScope::begin();
         self.enter_command_scope(&[], scope.tag())?;
-        self.brush.begin_run(cancel.clone(), scope.tag());
+        self.brush.begin_run(cancel.clone(), scope.tag(), None);
         let limit = self.brush.watch_limits();
         let ended = {
             let source = self

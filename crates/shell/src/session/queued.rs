@@ -7,6 +7,7 @@
 
 use std::any::Any;
 use std::io::Write;
+use std::os::fd::AsFd as _;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
@@ -56,11 +57,17 @@ impl Session {
             .output
             .begin(on_chunk)
             .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
+        // A one-shot session has no later run to read its jobs' records: its jobs write to the
+        // run's pipe, which the drain reads, as `bash -c 'cmd &'` would.
+        let output = (!self.one_shot)
+            .then(|| shellwright_io::file_identity(writer.as_fd()).ok())
+            .flatten();
         self.attach_stdio(OpenFile::PipeWriter(writer))?;
         let params = self.exec_params();
         let direct = self.direct_command(&request.command, &params);
 
-        self.brush.begin_run(request.cancel.clone(), scope.tag());
+        self.brush
+            .begin_run(request.cancel.clone(), scope.tag(), output);
         let jobs_before = brush::job_marks(&mut self.shell);
         let limit = self.brush.watch_limits();
         let umask = self.brush.umask();
@@ -102,6 +109,8 @@ impl Session {
         self.brush.restore_diversions(&mut self.shell);
         let outcome = self.conclude(ended);
         self.detach_stdio();
+        // From here on the jobs keep what they write (see `brush::jobs`).
+        self.brush.end_job_forwarding(&mut self.shell);
         reader.finish().await;
         outcome.map(|outcome| outcome.took(started.elapsed()))
     }
@@ -165,18 +174,20 @@ impl Session {
                 },
             }
         };
-        self.execute_parsed(parsed, params, Some(stops)).await
+        self.execute_parsed(command, parsed, params, Some(stops))
+            .await
     }
 
-    /// Runs a parsed command (see [`execute`](Self::execute)).
+    /// Runs a parsed command, `source` its text (see [`execute`](Self::execute)).
     pub(super) async fn execute_parsed(
         &mut self,
+        source: &str,
         parsed: Result<ast::Program, ParseError>,
         params: &ExecutionParameters,
         stops: Option<Stops<'_>>,
     ) -> Ended {
         let parsed = parsed.map(|mut program| {
-            brush::run_concurrently(&mut program, self.brush.id());
+            brush::run_concurrently(&mut program, source, self.brush.id());
             program
         });
         // Like `bash -c`: `$-` has `c`, and `$LINENO` counts the command string's lines.

@@ -4,8 +4,11 @@
 //! group. A signal aimed there is meant for the shell itself, so it acts on the session as the
 //! signal would act on `bash -c` (see [`signals`]): a trap the script set runs, an ignored signal
 //! does nothing, and a fatal one ends the session with status 128 + the signal number (its EXIT
-//! trap runs, except after SIGKILL). The host never receives it. Every other target goes to the stock
-//! builtin, one target at a time; a coproc's `NAME_PID` as its job spec (see [`coproc_as_job`]).
+//! trap runs, except after SIGKILL). The host never receives it. A job spec (`%N`) reaches the
+//! job's processes, and the job itself when the signal ends it (see `job_table::signal_job`):
+//! brush runs a job as a task, which the stock builtin cannot signal. Every other target goes to
+//! the stock builtin, one target at a time; a coproc's `NAME_PID` as its job spec (see
+//! [`coproc_as_job`]).
 //!
 //! [`coproc_as_job`]: super::coproc_as_job
 
@@ -18,7 +21,7 @@ use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult, Shell}
 use futures_util::future::BoxFuture;
 
 use super::{coproc_as_job, operands, run_or_fail, stock};
-use crate::brush::signals;
+use crate::brush::{job_table, signals};
 
 /// A `kill` command line split into its signal and its targets.
 #[derive(Debug, PartialEq, Eq)]
@@ -93,7 +96,14 @@ pub(super) fn run(
         let args = coprocs_as_jobs(ctx.shell, args);
         let words = operands(&args);
         let request = match parse(&words) {
-            Some(request) if request.targets.iter().any(|t| is_self(t)) => request,
+            Some(request)
+                if request
+                    .targets
+                    .iter()
+                    .any(|t| is_self(t) || t.starts_with('%')) =>
+            {
+                request
+            }
             _ => return run_or_fail(stock("kill"), ctx, args).await,
         };
         let Some(signal) = signal_number(request.signal.as_deref()) else {
@@ -111,7 +121,14 @@ pub(super) fn run(
         } = ctx;
         let mut status = 0;
         for target in request.targets.iter().filter(|t| !is_self(t)) {
-            let argv = ["kill", "-s", &signal.to_string(), target.as_str()]
+            if let Some(id) = job_table::job_number(shell, target)
+                && job_table::signal_job(shell, id, signal)
+            {
+                continue;
+            }
+            let name =
+                TrapSignal::try_from(signal).map_or_else(|_| signal.to_string(), |s| s.to_string());
+            let argv = ["kill", "-s", name.as_str(), target.as_str()]
                 .map(|word| CommandArg::from(word.to_string()))
                 .to_vec();
             let context = ExecutionContext {
@@ -123,6 +140,9 @@ pub(super) fn run(
             if !result.is_success() {
                 status = u8::from(result.exit_code);
             }
+        }
+        if !request.targets.iter().any(|t| is_self(t)) {
+            return Ok(ExecutionResult::new(status));
         }
         // A copy of the shell (a subshell, stage, substitution or job) signals the session's
         // own shell, which acts on it at its next command; the shell itself acts at once.

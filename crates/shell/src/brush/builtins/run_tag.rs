@@ -15,6 +15,8 @@ use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 use shellwright_proc::RUN_TAG_VARIABLE;
 
+use crate::brush::common::JOB_SERIAL_VARIABLE;
+
 use super::{run_or_fail, stock};
 
 pub(super) fn declare(
@@ -66,7 +68,8 @@ pub(super) fn unset(
     run_or_fail(stock("unset"), ctx, args)
 }
 
-/// Runs the stock builtin `name` with the tag set aside.
+/// Runs the stock builtin `name` with the tag set aside, and the variable a job's record is
+/// handed over in (see `brush::jobs`).
 async fn without_tag(
     name: &str,
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
@@ -77,20 +80,24 @@ async fn without_tag(
         command_name,
         params,
     } = ctx;
-    let tag = match shell.env().get(RUN_TAG_VARIABLE) {
-        Some((EnvironmentScope::Global, _)) => shell.env_mut().unset(RUN_TAG_VARIABLE)?,
-        _ => None,
-    };
+    let mut aside = Vec::new();
+    for hidden in [RUN_TAG_VARIABLE, JOB_SERIAL_VARIABLE] {
+        if let Some((EnvironmentScope::Global, _)) = shell.env().get(hidden)
+            && let Some(variable) = shell.env_mut().unset(hidden)?
+        {
+            aside.push((hidden, variable));
+        }
+    }
     let context = ExecutionContext {
         shell: &mut *shell,
         command_name,
         params,
     };
     let result = run_or_fail(stock(name), context, args).await;
-    if let Some(tag) = tag {
+    for (hidden, variable) in aside {
         shell
             .env_mut()
-            .add(RUN_TAG_VARIABLE, tag, EnvironmentScope::Global)?;
+            .add(hidden, variable, EnvironmentScope::Global)?;
     }
     result
 }
