@@ -98,6 +98,14 @@ export interface PtyWaitOptions {
   signal?: AbortSignal
 }
 
+export interface SnapshotOptions {
+  /**
+   * Scrollback rows to include, the most recent first to go (default: all); 0 repaints the screen alone, a
+   * screenful however long the history. Truncated; negative counts as 0.
+   */
+  scrollback?: number
+}
+
 export interface VirtualTerminalOptions {
   /** Default 80, clamped to 2..1000. */
   cols?: number
@@ -220,8 +228,23 @@ export declare class PtySession {
    * Self-contained ANSI that repaints scrollback, screen, cursor, title and modes. Valid while
    * running and after exit, until the next `start`; throws `PTY session is not running` before
    * the first `start`.
+   *
+   * With `scrollback`, at most that many of the most recent scrollback rows (0: the screen
+   * alone, a screenful however long the history).
    */
-  snapshot(): string
+  snapshot(options?: SnapshotOptions): string
+  /**
+   * Each visible row (one entry per row) as runs of text in one style. Valid while running
+   * and after exit, until the next `start`; throws `PTY session is not running` before the
+   * first `start`.
+   */
+  styledLines(): Array<Array<StyledRun>>
+  /**
+   * The visible rows (0-based, ascending) whose text or style changed since the last call;
+   * every row on the first call of each run. Valid while running and after exit, until the
+   * next `start`; throws `PTY session is not running` before the first `start`.
+   */
+  changedRows(): Array<number>
   /**
    * Completed commands seen through OSC 133 (or the prompt fallback), oldest first. Valid while
    * running and after exit, until the next `start`; throws `PTY session is not running` before
@@ -400,8 +423,18 @@ export declare class VirtualTerminal {
   /** Changes the size (as in the class doc); the primary screen reflows. */
   resize(cols: number, rows: number): void
   screen(): TerminalScreen
-  /** Self-contained ANSI that repaints scrollback, screen, cursor, title and modes. */
-  snapshot(): string
+  /**
+   * Self-contained ANSI that repaints scrollback, screen, cursor, title and modes; with
+   * `scrollback`, at most that many of the most recent scrollback rows (0: the screen alone).
+   */
+  snapshot(options?: SnapshotOptions): string
+  /** Each visible row (one entry per row) as runs of text in one style. */
+  styledLines(): Array<Array<StyledRun>>
+  /**
+   * The visible rows (0-based, ascending) whose text or style changed since the last call;
+   * every row on the first call.
+   */
+  changedRows(): Array<number>
   /** Completed commands seen through OSC 133 (or the prompt fallback), oldest first. */
   commands(): Array<CommandRecord>
   /**
@@ -566,6 +599,24 @@ export interface ShellResult {
   minimized?: MinimizedOutput
 }
 
+/**
+ * Text drawn in one style. Attributes are present only when set; colours are absent for the
+ * terminal's default, a palette index (0–255: SGR 30–37 and 90–97 are 0–15) or `'#rrggbb'`.
+ */
+export interface StyledRun {
+  text: string
+  fg?: string | number
+  bg?: string | number
+  bold?: boolean
+  italic?: boolean
+  /** Any underline (single, double, curly, dotted, dashed). */
+  underline?: boolean
+  /** Reverse video: foreground and background swapped when drawn. */
+  inverse?: boolean
+  dim?: boolean
+  strikethrough?: boolean
+}
+
 export interface TerminalCursor {
   row: number
   col: number
@@ -605,4 +656,9 @@ export interface TerminalScreen {
   altScreen: boolean
   /** The input modes a client needs to send the program what it expects. */
   modes: TerminalModes
+  /**
+   * BEL characters rung since the terminal (or the run) started; a BEL that ends an OSC
+   * string is its terminator, not a bell.
+   */
+  bells: number
 }

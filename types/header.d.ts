@@ -98,6 +98,14 @@ export interface PtyWaitOptions {
   signal?: AbortSignal
 }
 
+export interface SnapshotOptions {
+  /**
+   * Scrollback rows to include, the most recent first to go (default: all); 0 repaints the screen alone, a
+   * screenful however long the history. Truncated; negative counts as 0.
+   */
+  scrollback?: number
+}
+
 export interface VirtualTerminalOptions {
   /** Default 80, clamped to 2..1000. */
   cols?: number

@@ -23,7 +23,9 @@ use crate::delivery::ChunkSink;
 use crate::error::{JsFailure, Settlement};
 use crate::options::{OptionReader, finite_arg, string_arg, truncate};
 use crate::settle::{CallScope, spawn_settled};
-use crate::terminal::{CommandRecord, TerminalScreen};
+use crate::terminal::{
+    CommandRecord, StyledRun, TerminalScreen, snapshot_scrollback, styled_lines,
+};
 
 /// How a PTY run ended.
 #[napi(object, object_from_js = false)]
@@ -207,9 +209,30 @@ impl PtySession {
     /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes. Valid while
     /// running and after exit, until the next `start`; throws `PTY session is not running` before
     /// the first `start`.
+    ///
+    /// With `scrollback`, at most that many of the most recent scrollback rows (0: the screen
+    /// alone, a screenful however long the history).
+    #[napi(catch_unwind, ts_args_type = "options?: SnapshotOptions")]
+    pub fn snapshot(&self, env: Env, options: Option<Unknown>) -> Result<String> {
+        let rows = snapshot_scrollback(&env, options)?;
+        Ok(self.terminal(&env)?.lock().snapshot_with_scrollback(rows))
+    }
+
+    /// Each visible row (one entry per row) as runs of text in one style. Valid while running
+    /// and after exit, until the next `start`; throws `PTY session is not running` before the
+    /// first `start`.
     #[napi(catch_unwind)]
-    pub fn snapshot(&self, env: Env) -> Result<String> {
-        Ok(self.terminal(&env)?.lock().snapshot())
+    pub fn styled_lines(&self, env: Env) -> Result<Vec<Vec<StyledRun>>> {
+        Ok(styled_lines(self.terminal(&env)?.lock().styled_lines()))
+    }
+
+    /// The visible rows (0-based, ascending) whose text or style changed since the last call;
+    /// every row on the first call of each run. Valid while running and after exit, until the
+    /// next `start`; throws `PTY session is not running` before the first `start`.
+    #[napi(catch_unwind)]
+    pub fn changed_rows(&self, env: Env) -> Result<Vec<u32>> {
+        let rows = self.terminal(&env)?.lock().changed_rows();
+        Ok(rows.into_iter().map(u32::from).collect())
     }
 
     /// Completed commands seen through OSC 133 (or the prompt fallback), oldest first. Valid while

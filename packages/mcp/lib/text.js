@@ -64,13 +64,57 @@ function describeExit(result) {
   return `exited with code ${result.exitCode}`
 }
 
+const COLOR_NAMES = ['black', 'red', 'green', 'yellow', 'blue', 'magenta', 'cyan', 'white']
+
+/** A run's colour in words: the 16 ANSI colours by name, other palette entries by number, '#rrggbb'. */
+function colorName(color) {
+  if (typeof color === 'string' || color >= 16) return String(color)
+  return color < 8 ? COLOR_NAMES[color] : `bright-${COLOR_NAMES[color - 8]}`
+}
+
+const FLAG_WORDS = [
+  ['inverse', 'inverse'],
+  ['bold', 'bold'],
+  ['dim', 'dim'],
+  ['italic', 'italic'],
+  ['underline', 'underline'],
+  ['strikethrough', 'strike'],
+]
+
+/** How a styled run looks, in words ("inverse fg=red bg=#202020"); '' for plain text. */
+function styleWords(run) {
+  const words = FLAG_WORDS.filter(([flag]) => run[flag]).map(([, word]) => word)
+  if (run.fg !== undefined) words.push(`fg=${colorName(run.fg)}`)
+  if (run.bg !== undefined) words.push(`bg=${colorName(run.bg)}`)
+  return words.join(' ')
+}
+
+/**
+ * One row's styled runs as text with its styles marked: `⟦inverse⟧ Open ⟦/⟧` — a mark where the
+ * look changes, `⟦/⟧` where plain text resumes (and at the end of a row left styled). Brackets a
+ * screen hardly ever shows, so the program's own `[` and `{` need no escaping.
+ */
+function markStyles(runs) {
+  let out = ''
+  let styled = false
+  for (const run of runs) {
+    const words = styleWords(run)
+    if (words) out += `⟦${words}⟧`
+    else if (styled) out += '⟦/⟧'
+    styled = words !== ''
+    out += run.text
+  }
+  return styled ? `${out}⟦/⟧` : out
+}
+
 /**
  * A screen as text: a status line (the session, what its program does, the size, where the cursor
  * is: 0-based row,col), then the rows as the terminal shows them (trailing blank rows dropped).
- * Nothing is inserted into the rows: the text a model reads is the program's.
+ * Nothing is inserted into the rows — the text a model reads is the program's — unless `styled`
+ * (the screen's `styledLines()`) is given: then each row marks its styles (see markStyles).
  */
-function renderScreen(id, status, screen) {
-  const lines = [...screen.lines]
+function renderScreen(id, status, screen, styled) {
+  const lines = styled ? styled.map(markStyles) : [...screen.lines]
   const { row, col, visible } = screen.cursor
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
   const cursor = `cursor ${row},${col}${visible ? '' : ' hidden'}`
@@ -79,4 +123,4 @@ function renderScreen(id, status, screen) {
   return [header, ...lines].join('\n')
 }
 
-module.exports = { OutputTail, tail, truncationHeader, describeExit, renderScreen }
+module.exports = { OutputTail, tail, truncationHeader, describeExit, renderScreen, markStyles }

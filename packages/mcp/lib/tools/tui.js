@@ -3,7 +3,7 @@
 // `tui_resize`, `tui_kill` and `tui_list`, over the server's TUI sessions (../sessions.js).
 const { z } = require('zod')
 const { ToolError } = require('../sessions.js')
-const { tail } = require('../text.js')
+const { tail, renderScreen } = require('../text.js')
 const {
   LIMITS,
   DEFAULT_QUIET_MS,
@@ -106,15 +106,22 @@ function registerTuiTools(mcp, sessions, watching) {
       description:
         'Returns what a session’s terminal shows now, without sending anything: by default plain text under a ' +
         'status line (session, whether the program waits for input, is running or how it exited, size, cursor ' +
-        'position); format "ansi" returns a self-contained ANSI snapshot (scrollback, colours, cursor) for a program ' +
-        'that renders terminals. Ended sessions keep their last screen until tui_kill.',
+        'position). Format "styled" is the same text with colours and attributes marked where they change, for ' +
+        'menus and lists whose selection is only a colour or reverse video: "⟦inverse⟧ Open ⟦/⟧ Save" (⟦/⟧: plain ' +
+        'again; words: inverse bold dim italic underline strike, fg=COLOR, bg=COLOR with COLOR a name such as red ' +
+        'or bright-blue, a palette number 16-255 or #rrggbb). Format "ansi" returns a self-contained ANSI snapshot ' +
+        '(scrollback, colours, cursor) for a program that renders terminals. Ended sessions keep their last screen ' +
+        'until tui_kill.',
       inputSchema: {
         id,
-        format: z.enum(['text', 'ansi']).optional().describe('"text" (default) or "ansi".'),
+        format: z.enum(['text', 'styled', 'ansi']).optional().describe('"text" (default), "styled" or "ansi".'),
       },
     },
     async (args) => {
       const session = sessions.get(args.id)
+      if (args.format === 'styled') {
+        return text(renderScreen(session.id, session.status(), session.pty.screen(), session.pty.styledLines()))
+      }
       if (args.format !== 'ansi') return text(session.render())
       const snapshot = session.pty.snapshot()
       const bytes = Buffer.byteLength(snapshot)
