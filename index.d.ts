@@ -277,19 +277,23 @@ export declare class PtySession {
    *
    * An attachment follows the current run until it ends (after its last chunk, `onData` is
    * not called again) or `detach()` is called; attached after the run, it gets the snapshot
-   * only; after the next `start`, attach again. If `onData` throws, the viewer is detached and
-   * the error is passed to `process.emitWarning`. Throws `PTY session is not running` before
-   * the first `start`.
+   * only; after the next `start`, attach again. `onEnd`, when given, is called once after the
+   * last chunk with how the run ended (also when attached after it; not after `detach()`).
+   * If `onData` throws, the viewer is detached and the error is passed to
+   * `process.emitWarning`. Throws `PTY session is not running` before the first `start`.
+   *
+   * `screenSnapshot` is `snapshot` without the scrollback, cut at the same point: a viewer on
+   * a slow link paints the screen from it (a screenful) and the history from `snapshot` after.
    *
    * ```ts
    * const session = new PtySession()
    * const run = session.start({ command: 'top', cols: 100, rows: 30 })
    * const view = new VirtualTerminal({ cols: 100, rows: 30 }) // or an xterm.js Terminal
-   * const attachment = session.attach((chunk) => view.write(chunk))
+   * const attachment = session.attach((chunk) => view.write(chunk), (end) => console.log(end.exitCode))
    * view.write(attachment.snapshot)
    * ```
    */
-  attach(onData: (chunk: string) => void): TerminalAttachment
+  attach(onData: (chunk: string) => void, onEnd?: (end: AttachmentEnd) => void): TerminalAttachment
   /**
    * The pid of the live run's child (the shell, or the program of `argv`); `null` while idle,
    * and for the moment between `start` returning and the child being spawned.
@@ -392,6 +396,12 @@ export declare class TerminalAttachment {
    */
   get snapshot(): string
   /**
+   * `snapshot` without the scrollback, at the same point of the stream: the screen (cursor,
+   * modes, title) alone, a screenful however long the history. A viewer on a slow link paints
+   * it first and `snapshot` after.
+   */
+  get screenSnapshot(): string
+  /**
    * Columns the stream is drawn for: the session's at `attach`, updated just before `onData`
    * receives a resync chunk.
    */
@@ -450,6 +460,18 @@ export declare class VirtualTerminal {
  * `2>&1`) without ever changing what the command does.
  */
 export declare function applyBashFixups(command: string): BashFixups
+
+/** How the run an attachment followed ended: `PtyResult`'s fields, or the error that ended it. */
+export interface AttachmentEnd {
+  /** Absent when cancelled, timed out, or failed; 128+N for a death by signal N. */
+  exitCode?: number
+  /** E.g. "SIGKILL" when the child died by a signal. */
+  signal?: string
+  cancelled: boolean
+  timedOut: boolean
+  /** Why the run failed (the message `start`'s promise rejected with, e.g. a missing `cwd`). */
+  error?: string
+}
 
 /** The result of `applyBashFixups`. */
 export interface BashFixups {

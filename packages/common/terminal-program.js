@@ -14,9 +14,18 @@ function startOptions(command) {
   return { command, env: BROWSER_TERMINAL_ENV }
 }
 
-/** How a run ended, as the page's `exit` message says it. */
+/**
+ * How a run ended, as the page's `exit` message says it: a `PtyResult` (or an attachment's end,
+ * which may carry the `error` that ended the run instead).
+ */
 function describeExit(result) {
-  return { exitCode: result.exitCode ?? null, signal: result.signal ?? null }
+  return {
+    exitCode: result.exitCode ?? null,
+    signal: result.signal ?? null,
+    cancelled: result.cancelled === true,
+    timedOut: result.timedOut === true,
+    error: result.error ?? null,
+  }
 }
 
 /** Kills a run this code started and waits until it has ended (`done` is its start promise). */

@@ -303,24 +303,33 @@ impl PtySession {
     ///
     /// An attachment follows the current run until it ends (after its last chunk, `onData` is
     /// not called again) or `detach()` is called; attached after the run, it gets the snapshot
-    /// only; after the next `start`, attach again. If `onData` throws, the viewer is detached and
-    /// the error is passed to `process.emitWarning`. Throws `PTY session is not running` before
-    /// the first `start`.
+    /// only; after the next `start`, attach again. `onEnd`, when given, is called once after the
+    /// last chunk with how the run ended (also when attached after it; not after `detach()`).
+    /// If `onData` throws, the viewer is detached and the error is passed to
+    /// `process.emitWarning`. Throws `PTY session is not running` before the first `start`.
+    ///
+    /// `screenSnapshot` is `snapshot` without the scrollback, cut at the same point: a viewer on
+    /// a slow link paints the screen from it (a screenful) and the history from `snapshot` after.
     ///
     /// ```ts
     /// const session = new PtySession()
     /// const run = session.start({ command: 'top', cols: 100, rows: 30 })
     /// const view = new VirtualTerminal({ cols: 100, rows: 30 }) // or an xterm.js Terminal
-    /// const attachment = session.attach((chunk) => view.write(chunk))
+    /// const attachment = session.attach((chunk) => view.write(chunk), (end) => console.log(end.exitCode))
     /// view.write(attachment.snapshot)
     /// ```
     #[napi(
         catch_unwind,
-        ts_args_type = "onData: (chunk: string) => void",
+        ts_args_type = "onData: (chunk: string) => void, onEnd?: (end: AttachmentEnd) => void",
         ts_return_type = "TerminalAttachment"
     )]
-    pub fn attach(&self, env: Env, on_data: Unknown) -> Result<TerminalAttachment> {
-        crate::attach::attach(&env, &self.inner, on_data)?
+    pub fn attach(
+        &self,
+        env: Env,
+        on_data: Unknown,
+        on_end: Option<Unknown>,
+    ) -> Result<TerminalAttachment> {
+        crate::attach::attach(&env, &self.inner, on_data, on_end)?
             .map_err(|err| pty_failure(err).throw(&env))
     }
 

@@ -52,5 +52,5 @@ pub use run::{
 pub use session::{PtySession, RunGuard, RunOptions};
 #[cfg(unix)]
 pub use viewers::{
-    Attachment, Delivery, OPEN_SEQUENCE_LIMIT, VIEWER_QUEUE_LIMIT, Viewer, ViewerSink,
+    Attachment, Delivery, OPEN_SEQUENCE_LIMIT, RunEnd, VIEWER_QUEUE_LIMIT, Viewer, ViewerSink,
 };
