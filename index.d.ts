@@ -67,7 +67,7 @@ export interface PtyStartOptions {
   shell?: string
   /** -lc instead of -c (default false). */
   login?: boolean
-  /** Start the shell itself as an interactive session (bash gets OSC 133 hooks). */
+  /** Start the shell itself as an interactive session (bash, zsh and fish get OSC 133 hooks). */
   interactive?: boolean
   cwd?: string
   /** Overlaid on the host environment. */

@@ -1,7 +1,7 @@
 'use strict'
-// The program a terminal viewer shows when it is given none — the user's shell, interactive (bash
-// gets the shell-integration hooks), or a command line run through `sh -c` — and its end. The web
-// terminal and the CLI's `serve` start and stop programs with it.
+// The program a terminal viewer shows when it is given none — the user's shell, interactive (bash,
+// zsh and fish get the shell-integration hooks), or a command line run through `sh -c` — and its
+// end. The web terminal and the CLI's `serve` start and stop programs with it.
 
 /** The environment of a program shown in xterm.js. */
 const BROWSER_TERMINAL_ENV = { TERM: 'xterm-256color', COLORTERM: 'truecolor' }
