@@ -381,7 +381,9 @@ export declare class ShellMirror {
   open(onData: (data: string) => void): void
   /**
    * Input typed into the view: `"\x03"` (Ctrl+C) cancels the running command and returns
-   * true; anything else is refused (false), the view being read-only.
+   * true; anything else is refused (false), the view being read-only. Refused input, and
+   * Ctrl+C while no command runs, get a one-line notice in the view (once until it shows
+   * something new).
    */
   handleInput(data: string): boolean
   /** Stops the view; the Shell and other views go on. Closing twice is harmless. */
