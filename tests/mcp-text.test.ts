@@ -1,14 +1,19 @@
-// What the MCP tools hand a model beyond plain rows, through an in-memory MCP client: a screen with
-// its styles marked, for menus whose selection is only a colour.
+// What the MCP tools hand a model, through an in-memory MCP client: a screen with its styles marked,
+// for menus whose selection is only a colour; shell output without colour and escape sequences
+// (which the Shell's history keeps).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createMcpServer } from '../packages/mcp/index.js'
+import type { Shell } from '../index.js'
+import * as mcpServer from '../packages/mcp/index.js'
+
+/** The server and its shell (`buildServer` is the package's internal constructor behind createMcpServer). */
+const { mcp, shell } = (mcpServer as unknown as { buildServer(): { mcp: ReturnType<typeof mcpServer.createMcpServer>; shell(): Shell } }).buildServer()
 
 let client: Client
 beforeAll(async () => {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  await createMcpServer().connect(serverSide)
+  await mcp.connect(serverSide)
   client = new Client({ name: 'shellwright-tests', version: '1.0.0' })
   await client.connect(clientSide)
 })
@@ -39,5 +44,16 @@ describe('tui_screen format "styled"', () => {
     expect(styled.split('\n')[0]).toBe(plain.split('\n')[0])
     expect(plain.split('\n').slice(1)).toEqual(['  Open', '  Save', '  Quit now', '[x]'])
     await ok('tui_kill', { id })
+  })
+})
+
+describe('shell_run', () => {
+  it('hands the model the text without colour and escape sequences; the history keeps them', async () => {
+    const command =
+      "printf '\\033[1;31merror\\033[0m: \\033]8;;file:///a\\033\\\\a.txt\\033]8;;\\033\\\\ missing\\n\\033]0;title\\007\\033[2Kdone\\tok\\n'"
+    expect(await ok('shell_run', { command })).toBe('error: a.txt missing\ndone\tok\n[exit code 0]')
+    expect(shell().history().at(-1)!.output).toBe(
+      '\x1b[1;31merror\x1b[0m: \x1b]8;;file:///a\x1b\\a.txt\x1b]8;;\x1b\\ missing\n\x1b]0;title\x07\x1b[2Kdone\tok\n',
+    )
   })
 })

@@ -3,6 +3,18 @@
 // its beginning (the end of a command's output is where its result and errors are) and says so in a
 // header; a screen is its rows, exactly as shown, under a status line that says where the cursor is.
 
+/**
+ * What colours text and moves the cursor rather than what it says: escape sequences (CSI; OSC,
+ * DCS, APC, PM and SOS strings up to BEL or ST, or to the end when cut off; two-byte escapes; a
+ * lone ESC) and C0 controls other than tab, newline and carriage return.
+ */
+const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~])?|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g
+
+/** `text` without escape sequences and control characters, as a person reads it off a terminal. */
+function plainText(text) {
+  return text.replace(ESCAPES, '')
+}
+
 /** The header put in front of a transcript whose beginning was dropped. */
 function truncationHeader(droppedBytes) {
   return `[Terminal output truncated: ~${Math.ceil(droppedBytes / 1024)} KB dropped from beginning]\n`
@@ -123,4 +135,4 @@ function renderScreen(id, status, screen, styled) {
   return [header, ...lines].join('\n')
 }
 
-module.exports = { OutputTail, tail, truncationHeader, describeExit, renderScreen, markStyles }
+module.exports = { OutputTail, tail, truncationHeader, describeExit, renderScreen, markStyles, plainText }

@@ -1,7 +1,7 @@
 'use strict'
 // The shell tool: `shell_run`, one persistent Shell per server.
 const { z } = require('zod')
-const { OutputTail, tail } = require('../text.js')
+const { OutputTail, plainText, tail } = require('../text.js')
 const { LIMITS, DEFAULT_RUN_TIMEOUT_MS, timeoutMs, text, transcript } = require('./common.js')
 
 function registerShellTools(mcp, shell, options) {
@@ -10,7 +10,8 @@ function registerShellTools(mcp, shell, options) {
     {
       title: 'Run a shell command',
       description:
-        'Runs a command in one persistent bash-compatible shell and returns its combined stdout and stderr, then a ' +
+        'Runs a command in one persistent bash-compatible shell and returns its combined stdout and stderr (colour ' +
+        'and other escape sequences left out), then a ' +
         'line with its exit code. The shell is shared by every call: `cd`, `export`, variables and functions ' +
         `persist. Use it for non-interactive commands (builds, tests, git, file edits). Output longer than ` +
         `${LIMITS.maxOutputBytes / 1024} KB keeps its end and starts with a "[Terminal output truncated: ~N KB ` +
@@ -32,7 +33,8 @@ function registerShellTools(mcp, shell, options) {
       const run = { command, cwd, timeoutMs: timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS, signal: extra.signal }
       const result = await shell().run(run, (chunk) => out.push(chunk))
       // With the minimizer on, a filter's rewrite (errors and summaries kept) replaces the transcript.
-      const output = result.minimized ? tail(result.minimized.text, LIMITS.maxOutputBytes) : out.text()
+      // The model reads text, not colours: escapes are left out here (the Shell's history keeps them).
+      const output = plainText(result.minimized ? tail(result.minimized.text, LIMITS.maxOutputBytes) : out.text())
       if (result.timedOut) {
         return text(transcript(output, `timed out after ${run.timeoutMs} ms: the command and everything it started were stopped`))
       }
