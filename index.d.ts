@@ -67,7 +67,7 @@ export interface PtyStartOptions {
   shell?: string
   /** -lc instead of -c (default false). */
   login?: boolean
-  /** Start the shell itself as an interactive session (bash gets OSC 133 hooks). */
+  /** Start the shell itself as an interactive session (bash, zsh and fish get OSC 133 hooks). */
   interactive?: boolean
   cwd?: string
   /** Overlaid on the host environment. */
@@ -132,6 +132,14 @@ export interface ExecWriteOptions {
 /** `await using sessions = new ExecSessions()` closes them (kills every session) at the end of the scope. */
 export interface ExecSessions {
   [Symbol.asyncDispose](): Promise<void>
+}
+
+export interface SnapshotOptions {
+  /**
+   * Scrollback rows to include, the most recent first to go (default: all); 0 repaints the screen alone, a
+   * screenful however long the history. Truncated; negative counts as 0.
+   */
+  scrollback?: number
 }
 
 export interface VirtualTerminalOptions {
@@ -320,8 +328,23 @@ export declare class PtySession {
    * Self-contained ANSI that repaints scrollback, screen, cursor, title and modes. Valid while
    * running and after exit, until the next `start`; throws `PTY session is not running` before
    * the first `start`.
+   *
+   * With `scrollback`, at most that many of the most recent scrollback rows (0: the screen
+   * alone, a screenful however long the history).
    */
-  snapshot(): string
+  snapshot(options?: SnapshotOptions): string
+  /**
+   * Each visible row (one entry per row) as runs of text in one style. Valid while running
+   * and after exit, until the next `start`; throws `PTY session is not running` before the
+   * first `start`.
+   */
+  styledLines(): Array<Array<StyledRun>>
+  /**
+   * The visible rows (0-based, ascending) whose text or style changed since the last call;
+   * every row on the first call of each run. Valid while running and after exit, until the
+   * next `start`; throws `PTY session is not running` before the first `start`.
+   */
+  changedRows(): Array<number>
   /**
    * Completed commands seen through OSC 133 (or the prompt fallback), oldest first. Valid while
    * running and after exit, until the next `start`; throws `PTY session is not running` before
@@ -354,19 +377,23 @@ export declare class PtySession {
    *
    * An attachment follows the current run until it ends (after its last chunk, `onData` is
    * not called again) or `detach()` is called; attached after the run, it gets the snapshot
-   * only; after the next `start`, attach again. If `onData` throws, the viewer is detached and
-   * the error is passed to `process.emitWarning`. Throws `PTY session is not running` before
-   * the first `start`.
+   * only; after the next `start`, attach again. `onEnd`, when given, is called once after the
+   * last chunk with how the run ended (also when attached after it; not after `detach()`).
+   * If `onData` throws, the viewer is detached and the error is passed to
+   * `process.emitWarning`. Throws `PTY session is not running` before the first `start`.
+   *
+   * `screenSnapshot` is `snapshot` without the scrollback, cut at the same point: a viewer on
+   * a slow link paints the screen from it (a screenful) and the history from `snapshot` after.
    *
    * ```ts
    * const session = new PtySession()
    * const run = session.start({ command: 'top', cols: 100, rows: 30 })
    * const view = new VirtualTerminal({ cols: 100, rows: 30 }) // or an xterm.js Terminal
-   * const attachment = session.attach((chunk) => view.write(chunk))
+   * const attachment = session.attach((chunk) => view.write(chunk), (end) => console.log(end.exitCode))
    * view.write(attachment.snapshot)
    * ```
    */
-  attach(onData: (chunk: string) => void): TerminalAttachment
+  attach(onData: (chunk: string) => void, onEnd?: (end: AttachmentEnd) => void): TerminalAttachment
   /**
    * The pid of the live run's child (the shell, or the program of `argv`); `null` while idle,
    * and for the moment between `start` returning and the child being spawned.
@@ -466,7 +493,9 @@ export declare class ShellMirror {
   open(onData: (data: string) => void): void
   /**
    * Input typed into the view: `"\x03"` (Ctrl+C) cancels the running command and returns
-   * true; anything else is refused (false), the view being read-only.
+   * true; anything else is refused (false), the view being read-only. Refused input, and
+   * Ctrl+C while no command runs, get a one-line notice in the view (once until it shows
+   * something new).
    */
   handleInput(data: string): boolean
   /** Stops the view; the Shell and other views go on. Closing twice is harmless. */
@@ -480,6 +509,12 @@ export declare class TerminalAttachment {
    * up to the point where `onData`'s stream starts.
    */
   get snapshot(): string
+  /**
+   * `snapshot` without the scrollback, at the same point of the stream: the screen (cursor,
+   * modes, title) alone, a screenful however long the history. A viewer on a slow link paints
+   * it first and `snapshot` after.
+   */
+  get screenSnapshot(): string
   /**
    * Columns the stream is drawn for: the session's at `attach`, updated just before `onData`
    * receives a resync chunk.
@@ -512,8 +547,18 @@ export declare class VirtualTerminal {
   /** Changes the size (as in the class doc); the primary screen reflows. */
   resize(cols: number, rows: number): void
   screen(): TerminalScreen
-  /** Self-contained ANSI that repaints scrollback, screen, cursor, title and modes. */
-  snapshot(): string
+  /**
+   * Self-contained ANSI that repaints scrollback, screen, cursor, title and modes; with
+   * `scrollback`, at most that many of the most recent scrollback rows (0: the screen alone).
+   */
+  snapshot(options?: SnapshotOptions): string
+  /** Each visible row (one entry per row) as runs of text in one style. */
+  styledLines(): Array<Array<StyledRun>>
+  /**
+   * The visible rows (0-based, ascending) whose text or style changed since the last call;
+   * every row on the first call.
+   */
+  changedRows(): Array<number>
   /** Completed commands seen through OSC 133 (or the prompt fallback), oldest first. */
   commands(): Array<CommandRecord>
   /**
@@ -529,6 +574,18 @@ export declare class VirtualTerminal {
  * `2>&1`) without ever changing what the command does.
  */
 export declare function applyBashFixups(command: string): BashFixups
+
+/** How the run an attachment followed ended: `PtyResult`'s fields, or the error that ended it. */
+export interface AttachmentEnd {
+  /** Absent when cancelled, timed out, or failed; 128+N for a death by signal N. */
+  exitCode?: number
+  /** E.g. "SIGKILL" when the child died by a signal. */
+  signal?: string
+  cancelled: boolean
+  timedOut: boolean
+  /** Why the run failed (the message `start`'s promise rejected with, e.g. a missing `cwd`). */
+  error?: string
+}
 
 /** The result of `applyBashFixups`. */
 export interface BashFixups {
@@ -742,6 +799,24 @@ export interface ShellResult {
   minimized?: MinimizedOutput
 }
 
+/**
+ * Text drawn in one style. Attributes are present only when set; colours are absent for the
+ * terminal's default, a palette index (0–255: SGR 30–37 and 90–97 are 0–15) or `'#rrggbb'`.
+ */
+export interface StyledRun {
+  text: string
+  fg?: string | number
+  bg?: string | number
+  bold?: boolean
+  italic?: boolean
+  /** Any underline (single, double, curly, dotted, dashed). */
+  underline?: boolean
+  /** Reverse video: foreground and background swapped when drawn. */
+  inverse?: boolean
+  dim?: boolean
+  strikethrough?: boolean
+}
+
 export interface TerminalCursor {
   row: number
   col: number
@@ -781,4 +856,9 @@ export interface TerminalScreen {
   altScreen: boolean
   /** The input modes a client needs to send the program what it expects. */
   modes: TerminalModes
+  /**
+   * BEL characters rung since the terminal (or the run) started; a BEL that ends an OSC
+   * string is its terminator, not a bell.
+   */
+  bells: number
 }

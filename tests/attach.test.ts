@@ -1,13 +1,14 @@
 // PtySession.attach: the seam between a viewer's snapshot and its stream, proved by replaying
 // viewers that attach and detach at random moments of a mixed stream into fresh @xterm/headless and
 // VirtualTerminal instances; attaching after exit; many viewers; detach; the queue bound's resync;
-// resizes; answered queries; callback errors; argument errors.
+// resizes; answered queries; callback errors; how the run ended (onEnd); the screen alone
+// (screenSnapshot); argument errors.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Terminal as XtermTerminal } from '@xterm/headless'
 import { afterAll, describe, expect, it } from 'vitest'
-import { PtySession, type TerminalAttachment, type TerminalScreen, VirtualTerminal } from '../index.js'
+import { type AttachmentEnd, PtySession, type TerminalAttachment, type TerminalScreen, VirtualTerminal } from '../index.js'
 import { collector, expectTypeError, waitUntil } from './helpers.js'
 
 type Xterm = InstanceType<typeof XtermTerminal>
@@ -323,9 +324,80 @@ describe('PtySession.attach', () => {
     expect(calls).toBe(1)
   })
 
+  it('tells onEnd how the run ended, once, after the last chunk; a viewer attached later too', async () => {
+    const session = new PtySession()
+    const done = session.start({ command: 'read line; echo "got $line"; exit 3', cols: 40, rows: 5 })
+    const events: string[] = []
+    const ended = new Promise<AttachmentEnd>((resolve) =>
+      session.attach(
+        (chunk) => events.push(chunk),
+        (end) => {
+          events.push('<end>')
+          resolve(end)
+        },
+      ),
+    )
+    session.write('x\r')
+    expect(await ended).toEqual({ exitCode: 3, cancelled: false, timedOut: false })
+    expect(events.join('')).toBe('x\r\ngot x\r\n<end>')
+    expect(await done).toEqual({ exitCode: 3, cancelled: false, timedOut: false })
+    const endOf = () => new Promise<AttachmentEnd>((resolve) => session.attach(() => {}, resolve))
+    expect(await endOf()).toEqual({ exitCode: 3, cancelled: false, timedOut: false })
+
+    // Every way a run ends: a signal, a kill, a timeout, a start that fails.
+    await session.start({ command: 'kill -9 $$' })
+    expect(await endOf()).toEqual({ exitCode: 137, signal: 'SIGKILL', cancelled: false, timedOut: false })
+    const killed = session.start({ command: 'exec sleep 30' })
+    const killedEnd = endOf()
+    session.kill()
+    await killed
+    expect(await killedEnd).toEqual({ cancelled: true, timedOut: false })
+    await session.start({ command: 'exec sleep 30', timeoutMs: 100 })
+    expect(await endOf()).toEqual({ cancelled: false, timedOut: true })
+    await expect(session.start({ command: 'true', cwd: join(scratch, 'missing') })).rejects.toThrow(/^Failed to set cwd: /)
+    expect(await endOf()).toEqual({ cancelled: false, timedOut: false, error: expect.stringMatching(/^Failed to set cwd: /) })
+  })
+
+  it('does not call onEnd after detach()', async () => {
+    const session = new PtySession()
+    const done = session.start({ command: 'cat', cols: 40, rows: 5 })
+    let ends = 0
+    const attachment = session.attach(
+      () => {},
+      () => ends++,
+    )
+    const other = new Promise((resolve) => session.attach(() => {}, resolve))
+    attachment.detach()
+    session.write('\x04')
+    await done
+    await other
+    await tick()
+    expect(ends).toBe(0)
+  })
+
+  it('gives the screen alone, at the same cut, in screenSnapshot', async () => {
+    const session = new PtySession()
+    const done = session.start({ command: 'seq 1 2000; read line; echo "got $line"', cols: 30, rows: 5 })
+    await waitUntil(() => session.screen().lines.includes('2000'), 5000, 'the numbers')
+    const out = collector()
+    const attachment = session.attach(out.push)
+    expect(attachment.snapshot.length).toBeGreaterThan(10_000)
+    expect(attachment.screenSnapshot.length).toBeLessThan(200)
+    const screenOnly = new VirtualTerminal({ cols: 30, rows: 5 })
+    screenOnly.write(attachment.screenSnapshot)
+    expect(screenOnly.screen()).toEqual(session.screen())
+    expect(screenOnly.snapshot()).toBe(screenOnly.snapshot({ scrollback: 0 }))
+    session.write('y\r')
+    await done
+    await waitUntil(() => out.text.includes('got y'), 5000, 'the stream')
+    screenOnly.write(out.text)
+    expect(screenOnly.screen()).toEqual(session.screen())
+  })
+
   it('checks its argument and the session', () => {
     const session = new PtySession()
     expectTypeError(() => session.attach('nope' as never), 'onData must be a function')
+    expectTypeError(() => session.attach(() => {}, 5 as never), 'onEnd must be a function')
     let thrown: unknown
     try {
       session.attach(() => {})

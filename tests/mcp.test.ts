@@ -146,7 +146,7 @@ describe('shellwright mcp: tools', () => {
     expect(start.cols).toMatchObject({ type: 'integer', minimum: 20, maximum: 400 })
     expect(start.answer_queries).toMatchObject({ type: 'boolean' })
     const screen = tools.find((t) => t.name === 'tui_screen')!.inputSchema.properties as Record<string, object>
-    expect(screen.format).toMatchObject({ type: 'string', enum: ['text', 'ansi'] })
+    expect(screen.format).toMatchObject({ type: 'string', enum: ['text', 'styled', 'ansi'] })
   })
 })
 

@@ -54,6 +54,47 @@ describe('minimizer', () => {
     })
   })
 
+  it('summarises git log --stat of 200 commits to each subject and its totals, in under half the bytes', async () => {
+    // 200 commits with a body and one to five changed files each, one body naming an error.
+    const history = join(dir, 'history')
+    execFileSync('git', ['init', '-q', '-b', 'main', history])
+    const files = new Map<string, string>()
+    let stream = ''
+    for (let i = 1; i <= 200; i++) {
+      const body = i === 100 ? 'error: the old parser dropped the last line' : 'Why: the reader kept one byte too many.'
+      const message = `module ${i % 7}: change ${i} to the parser\n\n${body}\nRefs #${i}\n`
+      stream += `commit refs/heads/main\ncommitter Ann <ann@example.com> ${1_767_607_200 + i * 60} +0000\n`
+      stream += `data ${Buffer.byteLength(message)}\n${message}`
+      for (let f = 1; f <= 1 + (i % 5); f++) {
+        const path = `src/m${i % 7}/file${f}.rs`
+        const content = `${files.get(path) ?? ''}line ${i}\n`
+        files.set(path, content)
+        stream += `M 100644 inline ${path}\ndata ${Buffer.byteLength(content)}\n${content}`
+      }
+    }
+    execFileSync('git', ['-C', history, 'fast-import', '--quiet'], { input: stream })
+    const result = await executeShell({ command: 'git log --stat', cwd: history, minimizer: { enabled: true } })
+    expect(result.exitCode).toBe(0)
+    const { text, inputBytes, outputBytes } = result.minimized!
+    expect(outputBytes).toBeLessThan(inputBytes / 2)
+    const lines = text.split('\n')
+    expect(lines.slice(0, 2)).toEqual([
+      '[day, time zone and author shown only where they change]',
+      "[git log --stat summarised: each commit's subject and totals; 399 message body lines and 600 per-file lines omitted (git show --stat <commit> shows one whole)]",
+    ])
+    expect(lines.filter((line) => line.startsWith('commit '))).toHaveLength(200)
+    expect(lines.filter((line) => / change \d+ to the parser$/.test(line))).toHaveLength(200)
+    expect(lines.filter((line) => /^ \d+ files? changed, \d+ insertions?\(\+\)$/.test(line))).toHaveLength(200)
+    // The newest commit, whole: header, subject, totals; the body naming an error is kept.
+    expect(lines.slice(2, 5)).toEqual([
+      expect.stringMatching(/^commit [0-9a-f]{8} · 2026-01-05 \d\d:\d\d \+0000 · Ann$/),
+      '    module 4: change 200 to the parser',
+      ' 1 file changed, 1 insertion(+)',
+    ])
+    expect(lines).toContain('    error: the old parser dropped the last line')
+    expect(text).not.toContain('Why: the reader')
+  })
+
   it('minimizes a run done in place from the transcript it collected, with and without onChunk', async () => {
     const shell = new Shell({ minimizer: { enabled: true } })
     const names = Array.from({ length: 30 }, (_, i) => `SW_SAME_${i + 1}`)

@@ -12,6 +12,8 @@ import { xterm, xtermLines, xtermWrite } from './xterm.js'
 
 /** What a view shows once the last run ended: the next prompt. */
 const PROMPT_TAIL = '\x1b]633;A\x07$ \x1b]633;B\x07'
+const READ_ONLY = "[read-only: this view shows the agent's shell; Ctrl+C stops its running command]"
+const NOTHING_RUNS = "[read-only: no command is running; this view shows the agent's shell]"
 const FIVE_MB = 50_000 * 101 - 1 // fold ends the last line without a newline
 
 const mirrors: sw.ShellMirror[] = []
@@ -263,6 +265,53 @@ describe('ShellMirror', () => {
     expect(shell.history()[0].output).toBe('begun\nfinished\n')
   })
 
+  it('says in the view, once until it shows something new, that it is read-only when input is refused', async () => {
+    const shell = new sw.Shell()
+    await shell.run({ command: 'echo earlier' })
+    const out = view(shell)
+    const screen = () => {
+      const term = new sw.VirtualTerminal({ cols: 100, rows: 12 })
+      term.write(out.text)
+      return term.screen().lines.filter((line) => line !== '')
+    }
+    const delivered = () => new Promise((resolve) => setImmediate(resolve))
+    // At the prompt: the notice goes above a fresh prompt, said once however many keys come.
+    expect(out.mirror.handleInput('ls')).toBe(false)
+    expect(out.mirror.handleInput('\r')).toBe(false)
+    await waitUntil(() => out.text.includes(READ_ONLY), 5000, 'the notice')
+    await delivered()
+    expect(screen()).toEqual(['$ echo earlier', 'earlier', READ_ONLY, '$'])
+    // Ctrl+C with nothing running says so.
+    expect(out.mirror.handleInput('\x03')).toBe(true)
+    await waitUntil(() => out.text.includes(NOTHING_RUNS), 5000, 'the idle notice')
+    expect(screen()).toEqual(['$ echo earlier', 'earlier', READ_ONLY, NOTHING_RUNS, '$'])
+    // During a run: after its output, on a line of its own; Ctrl+C stops it without a word.
+    const run = shell.run({ command: 'echo first; sleep 30' })
+    await waitUntil(() => out.text.includes('first'), 5000, 'the run')
+    expect(out.mirror.handleInput('q')).toBe(false)
+    await waitUntil(() => out.text.split(READ_ONLY).length === 3, 5000, 'the notice in the run')
+    expect(out.mirror.handleInput('\x03')).toBe(true)
+    expect(await run).toMatchObject({ cancelled: true })
+    await settled(out, 2)
+    expect(screen().slice(-5)).toEqual(['$ echo first; sleep 30', 'first', READ_ONLY, '[Command cancelled]', '$'])
+    // A line the run has not finished is not broken: the notice waits for its end (here, the run's).
+    const partial = shell.run({ command: 'printf partial; sleep 30' })
+    await waitUntil(() => out.text.includes('partial'), 5000, 'the partial line')
+    expect(out.mirror.handleInput('q')).toBe(false)
+    await delivered()
+    expect(out.text.split(READ_ONLY)).toHaveLength(3)
+    expect(out.mirror.handleInput('\x03')).toBe(true)
+    await partial
+    await settled(out, 3)
+    await waitUntil(() => out.text.split(READ_ONLY).length === 4, 5000, 'the held notice')
+    expect(screen().slice(-5)).toEqual(['$ printf partial; sleep 30', 'partial', '[Command cancelled]', READ_ONLY, '$'])
+    expect(records(out.text).map((r) => [r.command, r.output])).toEqual([
+      ['echo earlier', 'earlier'],
+      ['echo first; sleep 30', `first\n${READ_ONLY}\n[Command cancelled]`],
+      ['printf partial; sleep 30', 'partial\n[Command cancelled]'],
+    ])
+  })
+
   it('hands over the replay before open returns; a throw there closes the view and comes out of open', async () => {
     const shell = new sw.Shell()
     await shell.run({ command: 'echo replayed' })
@@ -336,7 +385,8 @@ describe('shellwright/vscode', () => {
     await waitUntil(() => written.endsWith(PROMPT_TAIL) && written.includes('[Command cancelled]'), 5000, 'the end')
     expect(records(written).map((r) => [r.command, r.output, r.exitCode])).toEqual([
       ['echo earlier', 'earlier', 0],
-      ['echo go; sleep 30', 'go\n[Command cancelled]', undefined],
+      // The key typed during the run got its notice there.
+      ['echo go; sleep 30', `go\n${READ_ONLY}\n[Command cancelled]`, undefined],
     ])
     pty.close()
     pty.close()

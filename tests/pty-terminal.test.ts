@@ -50,6 +50,7 @@ describe('PtySession screen, snapshot and commands', () => {
       cursor: { row: 1, col: 5, visible: true },
       title: 'my title',
       altScreen: false,
+      bells: 0,
       modes: {
         applicationCursorKeys: false,
         applicationKeypad: false,

@@ -39,6 +39,7 @@ describe('VirtualTerminal', () => {
       cursor: { row: 1, col: 5, visible: false },
       title: '',
       altScreen: true,
+      bells: 0,
       modes: {
         applicationCursorKeys: false,
         applicationKeypad: false,

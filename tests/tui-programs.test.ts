@@ -42,6 +42,7 @@ describe('real TUI programs under PtySession', () => {
       cursor: { row: 0, col: 10, visible: true },
       title: '',
       altScreen: true,
+      bells: 0,
       // Full-screen programs switch to the alternate screen and application cursor keys.
       modes: expect.objectContaining({ altScreen: true, applicationCursorKeys: true, mouseTracking: 'none' }),
     })
@@ -66,6 +67,7 @@ describe('real TUI programs under PtySession', () => {
       cursor: { row: 9, col: 1, visible: true },
       title: '',
       altScreen: true,
+      bells: 0,
       // Full-screen programs switch to the alternate screen and application cursor keys.
       modes: expect.objectContaining({ altScreen: true, applicationCursorKeys: true, mouseTracking: 'none' }),
     })
@@ -95,6 +97,7 @@ describe('real TUI programs under PtySession', () => {
       cursor: { row: 3, col: 11, visible: false },
       title: '',
       altScreen: true,
+      bells: 0,
       // Full-screen programs switch to the alternate screen and application cursor keys.
       modes: expect.objectContaining({ altScreen: true, applicationCursorKeys: true, mouseTracking: 'none' }),
     })

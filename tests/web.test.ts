@@ -45,12 +45,12 @@ async function stop(session: PtySession, done: Promise<PtyResult>) {
   await done
 }
 
-/** Opens the page in a fresh browser context and waits until it shows the session. */
-async function openPage(url: string): Promise<Page> {
+/** Opens the page in a fresh browser context and waits until it shows the session (or is in one of `states`). */
+async function openPage(url: string, states = ['connected']): Promise<Page> {
   const context = await browser.newContext({ viewport: VIEWPORT })
   const page = await context.newPage()
   await page.goto(url)
-  await page.waitForFunction(() => (globalThis as any).shellwright?.state === 'connected', null, { timeout: 10_000 })
+  await page.waitForFunction((states) => states.includes((globalThis as any).shellwright?.state), states, { timeout: 10_000 })
   return page
 }
 
@@ -90,6 +90,24 @@ async function pageMatchesSession(page: Page, session: PtySession, timeoutMs = 1
     }
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
+}
+
+/**
+ * Asserts that the page shows its whole terminal inside the window: nothing scrolled and nothing
+ * past the edges (a terminal larger than the window is scaled down).
+ */
+async function expectFitsWindow(page: Page) {
+  await page.waitForFunction(
+    () => {
+      const container = document.getElementById('terminal')!
+      const screen = container.querySelector('.xterm-screen')!.getBoundingClientRect()
+      const box = container.getBoundingClientRect()
+      const inside = screen.left >= box.left && screen.top >= box.top && screen.right <= box.right + 0.5 && screen.bottom <= box.bottom + 0.5
+      return inside && container.scrollTop === 0 && container.scrollLeft === 0
+    },
+    null,
+    { timeout: 5000 },
+  )
 }
 
 async function pageShows(page: Page, text: string) {
@@ -455,27 +473,176 @@ describe('in the browser', () => {
     expect(after.exitCode).toBe(0)
   })
 
-  it('the terminal takes the size of the browser that typed last', async () => {
+  it('the terminal takes the size of the page that typed last, not of the one that opened last', async () => {
     const { session, done } = launch('cat')
     const server = await createTerminalServer({ session })
     const wide = await openPage(server.url)
     const narrowContext = await browser.newContext({ viewport: { width: 500, height: 300 } })
     const narrow = await narrowContext.newPage()
     try {
+      // The first page drives the size.
+      const wideSize = await wide.evaluate(() => [(globalThis as any).term.cols, (globalThis as any).term.rows])
+      await waitUntil(() => session.screen().cols === wideSize[0], 5000, 'the wide size')
       await narrow.goto(server.url)
       await narrow.waitForFunction(() => (globalThis as any).shellwright?.state === 'connected', null, { timeout: 10_000 })
-      const narrowSize = await narrow.evaluate(() => [(globalThis as any).term.cols, (globalThis as any).term.rows])
-      await waitUntil(() => session.screen().cols === narrowSize[0], 5000, 'the narrow size')
+      // Opening the second page left the size alone: it shows the wide terminal, scaled to fit.
+      expect([session.screen().cols, session.screen().rows]).toEqual(wideSize)
+      expect(await pageMatchesSession(narrow, session)).toMatchObject({ cols: wideSize[0], rows: wideSize[1] })
+      await expectFitsWindow(narrow)
+      await narrow.click('#terminal')
+      await narrow.keyboard.type('n')
+      await waitUntil(() => session.screen().cols < wideSize[0], 5000, 'the narrow size')
+      const narrowScreen = await pageMatchesSession(narrow, session)
+      expect(await pageMatchesSession(wide, session)).toEqual(narrowScreen)
       await wide.click('#terminal')
       await wide.keyboard.type('w')
-      await waitUntil(() => session.screen().cols > narrowSize[0], 5000, 'the wide size')
+      await waitUntil(() => session.screen().cols === wideSize[0], 5000, 'the wide size again')
       const wideScreen = await pageMatchesSession(wide, session)
       expect(await pageMatchesSession(narrow, session)).toEqual(wideScreen)
+      await expectFitsWindow(narrow)
     } finally {
       await wide.context().close()
       await narrowContext.close()
       await server.close()
       await stop(session, done)
+    }
+  })
+
+  it('read-only: a small window shows the whole terminal, scaled, and never scrolls the prompt away', async () => {
+    const { session, done } = launch("seq 1 100; printf 'prompt> '; exec cat")
+    const server = await createTerminalServer({ session, readOnly: true })
+    const context = await browser.newContext({ viewport: { width: 480, height: 260 } })
+    const page = await context.newPage()
+    try {
+      await page.goto(server.url)
+      await page.waitForFunction(() => (globalThis as any).shellwright?.state === 'connected', null, { timeout: 10_000 })
+      await waitUntil(() => session.screen().lines[23] === 'prompt>', 5000, 'the prompt')
+      expect(await pageMatchesSession(page, session)).toMatchObject({ cols: 80, rows: 24 })
+      await expectFitsWindow(page)
+      // Keys pressed in a read-only page (xterm.js keeps its input field at the cursor) scroll nothing.
+      await page.click('#terminal')
+      for (const key of ['a', 'Enter', 'End', 'PageDown', 'ArrowDown', 'Space']) await page.keyboard.press(key)
+      session.write('more\r')
+      await waitUntil(() => session.screen().lines[22] === 'more', 5000, "cat's copy")
+      await pageMatchesSession(page, session)
+      await expectFitsWindow(page)
+    } finally {
+      await context.close()
+      await server.close()
+      await stop(session, done)
+    }
+  })
+
+  it('paints the screen from the first message (at most 64 KiB), then the 10 000 lines of scrollback', async () => {
+    const line = (i: number) => `${i} ${'x'.repeat(60)}`
+    const { session, done } = launch(`seq -f '%g ${'x'.repeat(60)}' 1 20000; exec cat`)
+    await waitUntil(() => session.screen().lines[22] === line(20000), 10_000, 'the lines')
+    // Read-only, so the page keeps the session's 80 × 24 (a resize would move rows to and from
+    // the scrollback).
+    const server = await createTerminalServer({ session, readOnly: true })
+    const context = await browser.newContext({ viewport: VIEWPORT })
+    const page = await context.newPage()
+    // Between the page and the server: every message from the server is counted, and the scrollback
+    // is held back until the test lets it through.
+    const fromServer: string[] = []
+    const held: string[] = []
+    let hold = true
+    let toPage: ((message: string) => void) | undefined
+    await page.routeWebSocket(/\/ws/, (ws) => {
+      const upstream = ws.connectToServer()
+      ws.onMessage((message) => upstream.send(message))
+      toPage = (message) => ws.send(message)
+      upstream.onMessage((message) => {
+        const text = typeof message === 'string' ? message : message.toString('utf8')
+        fromServer.push(text)
+        if (typeof message === 'string' && JSON.parse(message).type === 'history' && hold) held.push(message)
+        else ws.send(message)
+      })
+    })
+    try {
+      await page.goto(server.url)
+      await page.waitForFunction(() => (globalThis as any).shellwright?.state === 'connected', null, { timeout: 10_000 })
+      // The screen is right from the first message alone.
+      const first = JSON.parse(fromServer[0])
+      expect(first).toMatchObject({ type: 'snapshot', history: true })
+      expect(Buffer.byteLength(fromServer[0])).toBeLessThanOrEqual(64 * 1024)
+      await pageMatchesSession(page, session)
+      const bufferLength = () => page.evaluate(() => (globalThis as any).term.buffer.active.length as number)
+      expect(await bufferLength()).toBe(24)
+      // Output goes on while the scrollback is on its way.
+      session.write('live\r')
+      await waitUntil(() => session.screen().lines[22] === 'live', 5000, "cat's copy")
+      await pageMatchesSession(page, session)
+      await waitUntil(() => held.some((message) => JSON.parse(message).last), 10_000, 'the whole history')
+      const total = held.reduce((sum, message) => sum + Buffer.byteLength(message), 0)
+      expect(total).toBeGreaterThan(600_000)
+      hold = false
+      for (const message of held) toPage!(message)
+      await page.waitForFunction(() => (globalThis as any).term.buffer.active.length === 10_024, null, { timeout: 10_000 })
+      await pageMatchesSession(page, session)
+      const top = await page.evaluate(() => (globalThis as any).term.buffer.active.getLine(0).translateToString(true).trimEnd())
+      // 20 000 lines, `live` twice (the echo and cat's copy) and the empty last row: 10 000 above the screen.
+      expect(top).toBe(line(20000 + 2 + 1 - 24 - 10_000 + 1))
+    } finally {
+      await context.close()
+      await server.close()
+      await stop(session, done)
+    }
+  })
+
+  it.each<[string, { command: string; kill?: boolean; timeoutMs?: number }, string]>([
+    ['an exit code', { command: 'read x; exit 3' }, 'the program exited with 3'],
+    ['a signal', { command: 'read x; kill -9 $$' }, 'the program was killed by SIGKILL'],
+    ['a kill', { command: 'exec sleep 30', kill: true }, 'the program was stopped'],
+    ['a timeout', { command: 'exec sleep 30', timeoutMs: 500 }, 'the program timed out'],
+  ])('says how a given session ended: %s, and stays on it', async (_, how, said) => {
+    const session = new PtySession()
+    const done = session.start({ command: how.command, env, timeoutMs: how.timeoutMs ?? 60_000 })
+    const server = await createTerminalServer({ session })
+    // A timeout may come before the page is up.
+    const page = await openPage(server.url, ['connected', 'exited'])
+    try {
+      if (how.kill) session.kill()
+      else if (!how.timeoutMs) session.write('x\r')
+      await done
+      await page.waitForFunction(() => (globalThis as any).shellwright.state === 'exited', null, { timeout: 10_000 })
+      expect(await page.textContent('#state')).toBe(said)
+      // A page opened after the end is told too.
+      const late = await openPage(server.url, ['exited'])
+      expect(await late.textContent('#state')).toBe(said)
+      await late.context().close()
+      // The server goes away: the page keeps its last screen and says how the program ended.
+      await server.close()
+      await page.waitForFunction(() => (globalThis as any).shellwright.socket === null, null, { timeout: 5000 })
+      expect(await page.evaluate(() => (globalThis as any).shellwright.state)).toBe('exited')
+      expect(await page.textContent('#state')).toBe(said)
+    } finally {
+      await page.context().close()
+      await server.close()
+    }
+  })
+
+  it('says why a program it started could not run', async () => {
+    const server = await createTerminalServer({ command: 'true', port: 0 })
+    // A server that starts its program: the pages learn the end from the run itself.
+    const page = await openPage(server.url, ['exited'])
+    try {
+      expect(await page.textContent('#state')).toBe('the program exited with 0')
+      expect(await server.exited).toMatchObject({ exitCode: 0 })
+    } finally {
+      await page.context().close()
+      await server.close()
+    }
+    const session = new PtySession()
+    const failed = session.start({ command: 'true', cwd: join(scratch, 'missing') })
+    await expect(failed).rejects.toThrow(/^Failed to set cwd: /)
+    const given = await createTerminalServer({ session })
+    const late = await openPage(given.url, ['exited'])
+    try {
+      expect(await late.textContent('#state')).toMatch(/^the program could not run: Failed to set cwd: /)
+    } finally {
+      await late.context().close()
+      await given.close()
     }
   })
 
@@ -535,6 +702,25 @@ describe('shellwright serve', () => {
     expect(await done).toBe(0)
     expect(isRunning(pid)).toBe(false)
     expect(out.stderr).toBe('Serving the terminal at the URL above; Ctrl+C stops.\n')
+  })
+
+  it('tells the page how the program ended before it stops, and the page stays on it', async () => {
+    const { child, out, done } = serve(['--', "printf 'ready> '; read x; exit 4"])
+    await waitUntil(() => out.stdout.includes('\n'), 10_000, 'the URL')
+    const page = await openPage(out.stdout.trim())
+    try {
+      await pageShows(page, 'ready>')
+      await page.click('#terminal')
+      await page.keyboard.type('bye')
+      await page.keyboard.press('Enter')
+      expect(await done).toBe(4)
+      expect(child.exitCode).toBe(4)
+      await page.waitForFunction(() => (globalThis as any).shellwright.socket === null, null, { timeout: 5000 })
+      expect(await page.evaluate(() => (globalThis as any).shellwright.state)).toBe('exited')
+      expect(await page.textContent('#state')).toBe('the program exited with 4')
+    } finally {
+      await page.context().close()
+    }
   })
 
   it("ends with the program's exit code, and refuses bad arguments with 2", async () => {

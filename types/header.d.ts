@@ -67,7 +67,7 @@ export interface PtyStartOptions {
   shell?: string
   /** -lc instead of -c (default false). */
   login?: boolean
-  /** Start the shell itself as an interactive session (bash gets OSC 133 hooks). */
+  /** Start the shell itself as an interactive session (bash, zsh and fish get OSC 133 hooks). */
   interactive?: boolean
   cwd?: string
   /** Overlaid on the host environment. */
@@ -132,6 +132,14 @@ export interface ExecWriteOptions {
 /** `await using sessions = new ExecSessions()` closes them (kills every session) at the end of the scope. */
 export interface ExecSessions {
   [Symbol.asyncDispose](): Promise<void>
+}
+
+export interface SnapshotOptions {
+  /**
+   * Scrollback rows to include, the most recent first to go (default: all); 0 repaints the screen alone, a
+   * screenful however long the history. Truncated; negative counts as 0.
+   */
+  scrollback?: number
 }
 
 export interface VirtualTerminalOptions {

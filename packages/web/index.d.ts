@@ -1,5 +1,5 @@
 // Types of `shellwright/web`, the web terminal server.
-import type { PtySession, Shell } from '../../index.js'
+import type { PtyResult, PtySession, Shell } from '../../index.js'
 
 export interface TerminalServerOptions {
   /** An existing session to show (never killed by `close()`). Give at most one of `session`, `command`, `mirror`. */
@@ -32,7 +32,13 @@ export interface TerminalServer {
   readonly url: string
   readonly token: string
   /**
-   * Disconnects every viewer, stops listening and kills the session the server started (not one it was
+   * For a server that started its program (`command`, or the user's shell): settles as the run does, once every
+   * page has been told how it ended. `undefined` when the server was given a `session` or a `mirror`.
+   */
+  readonly exited: Promise<PtyResult> | undefined
+  /**
+   * Disconnects every viewer (a page told that the program ended gets a clean close and stays on its last screen;
+   * others reconnect by themselves), stops listening and kills the session the server started (not one it was
    * given); resolves once all of it is done.
    */
   close(): Promise<void>
@@ -40,8 +46,9 @@ export interface TerminalServer {
 
 /**
  * Serves a terminal in the browser: a page with xterm.js (served from the installed package, no CDN) that is
- * painted from the session's snapshot and then follows its output; keys and the window's size go back to the
- * session. Several pages may watch one session; the terminal takes the size of the page that typed last.
+ * painted from the session's snapshot — the screen first, the scrollback after — and then follows its output;
+ * keys and the window's size go back to the session. Several pages may watch one session; the terminal takes the
+ * size of the page that typed last. When the program ends every page says how ("exited with 3").
  * Rejects with a `code`d error for bad options (`ERR_INVALID_ARG_TYPE`, `ERR_INVALID_ARG_VALUE`) and with the
  * listen error (e.g. `EADDRINUSE`).
  *

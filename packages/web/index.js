@@ -145,10 +145,19 @@ async function createTerminalServer(options) {
     throw error
   }
   const hub = new ViewerHub(shown.source, { readOnly: config.readOnly })
+  // Pages are told how the program ended before anyone awaiting `exited` goes on (and closes).
   const done = shown.started?.then(
-    (result) => hub.ended(describeExit(result)),
-    (error) => hub.ended({ exitCode: null, signal: null, error: error.message }),
+    (result) => {
+      hub.ended(describeExit(result))
+      return result
+    },
+    (error) => {
+      hub.ended(describeExit({ error: error.message }))
+      throw error
+    },
   )
+  // Whoever never awaits `exited` must not get an unhandled rejection.
+  done?.catch(() => {})
 
   let closing = null
   server.on('request', answerRequest(config.token, port, assets))
@@ -174,7 +183,7 @@ async function createTerminalServer(options) {
     })()
     return closing
   }
-  return { url: urlFor(config.host, port, config.token), token: config.token, close }
+  return { url: urlFor(config.host, port, config.token), token: config.token, exited: done, close }
 }
 
 module.exports = { createTerminalServer }

@@ -7,24 +7,25 @@
 //! waits for JS. The threadsafe function is released once the stream has ended (the run ended and
 //! its last chunk was delivered) or the viewer detached, so an attachment keeps Node alive only
 //! while it has something to deliver. A throw from `onData` is caught: the viewer is detached and
-//! the error goes to `process.emitWarning`, never crashing the host.
+//! the error goes to `process.emitWarning`, never crashing the host. `onEnd` is called by the same
+//! function, after the last `onData`, so it always comes last.
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use napi::bindgen_prelude::{
-    Env, Function, FunctionRef, JsObjectValue, JsValue, Object, Result, Unknown,
+    Env, Function, FunctionRef, JsObjectValue, JsValue, Object, Result, ToNapiValue, Unknown,
 };
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{ValueType, sys};
 use napi_derive::napi;
 use shellwright_io::lock;
-use shellwright_pty::{Viewer, ViewerSink};
+use shellwright_pty::{RunEnd, Viewer, ViewerSink};
 
 use crate::delivery::call_catching;
-use crate::options::type_error;
+use crate::options::{is_absent, type_error};
 
 type DataTsfn = ThreadsafeFunction<(), (), String, napi::Status, false>;
-type DataCallback = FunctionRef<String, Unknown<'static>>;
+type CallbackRef = FunctionRef<Unknown<'static>, Unknown<'static>>;
 
 /// What the attachment, its sink and its threadsafe function share.
 #[derive(Default)]
@@ -35,6 +36,8 @@ struct Shared {
     viewer: OnceLock<Viewer>,
     /// The size the stream is drawn for: the attachment's, then each resync's.
     size: Mutex<(u16, u16)>,
+    /// How the run ended, taken with the stream's last piece, until `onEnd` is called with it.
+    end: Mutex<Option<RunEnd>>,
 }
 
 impl Shared {
@@ -65,8 +68,43 @@ impl Shared {
         }
         if delivery.ended {
             self.tsfn().take();
+            *lock(&self.end) = delivery.run_end;
         }
         delivery.chunk
+    }
+}
+
+/// How the run an attachment followed ended: `PtyResult`'s fields, or the error that ended it.
+#[napi(object, object_from_js = false)]
+pub struct AttachmentEnd {
+    /// Absent when cancelled, timed out, or failed; 128+N for a death by signal N.
+    pub exit_code: Option<i32>,
+    /// E.g. "SIGKILL" when the child died by a signal.
+    pub signal: Option<String>,
+    pub cancelled: bool,
+    pub timed_out: bool,
+    /// Why the run failed (the message `start`'s promise rejected with, e.g. a missing `cwd`).
+    pub error: Option<String>,
+}
+
+impl From<RunEnd> for AttachmentEnd {
+    fn from(end: RunEnd) -> Self {
+        match end {
+            Ok(outcome) => Self {
+                exit_code: outcome.exit_code(),
+                signal: outcome.signal_name(),
+                cancelled: outcome.cancelled(),
+                timed_out: outcome.timed_out(),
+                error: None,
+            },
+            Err(error) => Self {
+                exit_code: None,
+                signal: None,
+                cancelled: false,
+                timed_out: false,
+                error: Some(error),
+            },
+        }
     }
 }
 
@@ -87,6 +125,7 @@ impl ViewerSink for Ready {
 #[napi]
 pub struct TerminalAttachment {
     snapshot: String,
+    screen_snapshot: String,
     shared: Arc<Shared>,
 }
 
@@ -97,6 +136,14 @@ impl TerminalAttachment {
     #[napi(getter)]
     pub fn snapshot(&self) -> String {
         self.snapshot.clone()
+    }
+
+    /// `snapshot` without the scrollback, at the same point of the stream: the screen (cursor,
+    /// modes, title) alone, a screenful however long the history. A viewer on a slow link paints
+    /// it first and `snapshot` after.
+    #[napi(getter)]
+    pub fn screen_snapshot(&self) -> String {
+        self.screen_snapshot.clone()
     }
 
     /// Columns the stream is drawn for: the session's at `attach`, updated just before `onData`
@@ -120,19 +167,25 @@ impl TerminalAttachment {
     }
 }
 
-/// Attaches a viewer calling `on_data` to `session` (see `PtySession.attach`).
+/// Attaches a viewer calling `on_data` (and `on_end` at the end) to `session` (see
+/// `PtySession.attach`).
 pub fn attach(
     env: &Env,
     session: &shellwright_pty::PtySession,
     on_data: Unknown<'_>,
+    on_end: Option<Unknown<'_>>,
 ) -> Result<std::result::Result<TerminalAttachment, shellwright_pty::PtyError>> {
-    if on_data.get_type()? != ValueType::Function {
-        return Err(type_error(env, "onData must be a function".to_string()));
-    }
-    // SAFETY: checked to be a function.
-    let callback: Function<String, Unknown<'static>> = unsafe { on_data.cast()? };
+    let callbacks = Callbacks {
+        data: function_arg(env, on_data, "onData")?.create_ref()?,
+        end: match on_end {
+            Some(on_end) if !is_absent(Some(&on_end))? => {
+                Some(function_arg(env, on_end, "onEnd")?.create_ref()?)
+            }
+            _ => None,
+        },
+    };
     let shared = Arc::new(Shared::default());
-    let deliver = deliver_function(env, callback.create_ref()?, &shared)?;
+    let deliver = deliver_function(env, callbacks, &shared)?;
     let source = Arc::clone(&shared);
     let tsfn = deliver
         .build_threadsafe_function::<()>()
@@ -150,28 +203,60 @@ pub fn attach(
     let _ = shared.viewer.set(attachment.viewer);
     Ok(Ok(TerminalAttachment {
         snapshot: attachment.snapshot,
+        screen_snapshot: attachment.screen_snapshot,
         shared,
     }))
 }
 
-/// The JS function the threadsafe function calls: passes a non-empty chunk to `callback`; a
-/// throw detaches the viewer and becomes a process warning.
+/// `value` as a function, or the TypeError naming `name`.
+fn function_arg<'env>(
+    env: &Env,
+    value: Unknown<'env>,
+    name: &str,
+) -> Result<Function<'env, Unknown<'static>, Unknown<'static>>> {
+    if value.get_type()? != ValueType::Function {
+        return Err(type_error(env, format!("{name} must be a function")));
+    }
+    // SAFETY: checked to be a function.
+    unsafe { value.cast() }
+}
+
+/// The viewer's JS callbacks.
+struct Callbacks {
+    data: CallbackRef,
+    end: Option<CallbackRef>,
+}
+
+/// The JS function the threadsafe function calls: passes a non-empty chunk to `onData`, then,
+/// once the stream has ended with the run's end known, that end to `onEnd`; a throw from either
+/// detaches the viewer and becomes a process warning.
 fn deliver_function<'env>(
     env: &'env Env,
-    callback: DataCallback,
+    callbacks: Callbacks,
     shared: &Arc<Shared>,
 ) -> Result<Function<'env, String, ()>> {
     let shared = Arc::clone(shared);
     env.create_function_from_closure("deliverTerminalData", move |ctx| {
         let chunk: String = ctx.get(0)?;
-        if chunk.is_empty() {
-            return Ok(());
+        if !chunk.is_empty() {
+            let callback = callbacks.data.borrow_back(ctx.env)?;
+            let arg = ctx.get::<Unknown>(0)?;
+            if let Some(thrown) = call_catching(ctx.env, callback.raw(), arg) {
+                shared.stop();
+                return warn(ctx.env, thrown);
+            }
         }
-        let callback = callback.borrow_back(ctx.env)?;
-        let arg = ctx.get::<Unknown>(0)?;
-        if let Some(thrown) = call_catching(ctx.env, callback.raw(), arg) {
-            shared.stop();
-            warn(ctx.env, thrown)?;
+        let end = lock(&shared.end).take();
+        if let (Some(end), Some(callback)) = (end, &callbacks.end) {
+            let callback = callback.borrow_back(ctx.env)?;
+            // SAFETY: a value converted in this call's environment.
+            let arg = unsafe {
+                let raw = AttachmentEnd::to_napi_value(ctx.env.raw(), end.into())?;
+                Unknown::from_raw_unchecked(ctx.env.raw(), raw)
+            };
+            if let Some(thrown) = call_catching(ctx.env, callback.raw(), arg) {
+                warn(ctx.env, thrown)?;
+            }
         }
         Ok(())
     })

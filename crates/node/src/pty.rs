@@ -23,7 +23,9 @@ use crate::delivery::ChunkSink;
 use crate::error::{JsFailure, Settlement};
 use crate::options::{OptionReader, finite_arg, string_arg, truncate};
 use crate::settle::{CallScope, spawn_settled};
-use crate::terminal::{CommandRecord, TerminalScreen};
+use crate::terminal::{
+    CommandRecord, StyledRun, TerminalScreen, snapshot_scrollback, styled_lines,
+};
 
 /// How a PTY run ended.
 #[napi(object, object_from_js = false)]
@@ -222,9 +224,30 @@ impl PtySession {
     /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes. Valid while
     /// running and after exit, until the next `start`; throws `PTY session is not running` before
     /// the first `start`.
+    ///
+    /// With `scrollback`, at most that many of the most recent scrollback rows (0: the screen
+    /// alone, a screenful however long the history).
+    #[napi(catch_unwind, ts_args_type = "options?: SnapshotOptions")]
+    pub fn snapshot(&self, env: Env, options: Option<Unknown>) -> Result<String> {
+        let rows = snapshot_scrollback(&env, options)?;
+        Ok(self.terminal(&env)?.lock().snapshot_with_scrollback(rows))
+    }
+
+    /// Each visible row (one entry per row) as runs of text in one style. Valid while running
+    /// and after exit, until the next `start`; throws `PTY session is not running` before the
+    /// first `start`.
     #[napi(catch_unwind)]
-    pub fn snapshot(&self, env: Env) -> Result<String> {
-        Ok(self.terminal(&env)?.lock().snapshot())
+    pub fn styled_lines(&self, env: Env) -> Result<Vec<Vec<StyledRun>>> {
+        Ok(styled_lines(self.terminal(&env)?.lock().styled_lines()))
+    }
+
+    /// The visible rows (0-based, ascending) whose text or style changed since the last call;
+    /// every row on the first call of each run. Valid while running and after exit, until the
+    /// next `start`; throws `PTY session is not running` before the first `start`.
+    #[napi(catch_unwind)]
+    pub fn changed_rows(&self, env: Env) -> Result<Vec<u32>> {
+        let rows = self.terminal(&env)?.lock().changed_rows();
+        Ok(rows.into_iter().map(u32::from).collect())
     }
 
     /// Completed commands seen through OSC 133 (or the prompt fallback), oldest first. Valid while
@@ -295,24 +318,33 @@ impl PtySession {
     ///
     /// An attachment follows the current run until it ends (after its last chunk, `onData` is
     /// not called again) or `detach()` is called; attached after the run, it gets the snapshot
-    /// only; after the next `start`, attach again. If `onData` throws, the viewer is detached and
-    /// the error is passed to `process.emitWarning`. Throws `PTY session is not running` before
-    /// the first `start`.
+    /// only; after the next `start`, attach again. `onEnd`, when given, is called once after the
+    /// last chunk with how the run ended (also when attached after it; not after `detach()`).
+    /// If `onData` throws, the viewer is detached and the error is passed to
+    /// `process.emitWarning`. Throws `PTY session is not running` before the first `start`.
+    ///
+    /// `screenSnapshot` is `snapshot` without the scrollback, cut at the same point: a viewer on
+    /// a slow link paints the screen from it (a screenful) and the history from `snapshot` after.
     ///
     /// ```ts
     /// const session = new PtySession()
     /// const run = session.start({ command: 'top', cols: 100, rows: 30 })
     /// const view = new VirtualTerminal({ cols: 100, rows: 30 }) // or an xterm.js Terminal
-    /// const attachment = session.attach((chunk) => view.write(chunk))
+    /// const attachment = session.attach((chunk) => view.write(chunk), (end) => console.log(end.exitCode))
     /// view.write(attachment.snapshot)
     /// ```
     #[napi(
         catch_unwind,
-        ts_args_type = "onData: (chunk: string) => void",
+        ts_args_type = "onData: (chunk: string) => void, onEnd?: (end: AttachmentEnd) => void",
         ts_return_type = "TerminalAttachment"
     )]
-    pub fn attach(&self, env: Env, on_data: Unknown) -> Result<TerminalAttachment> {
-        crate::attach::attach(&env, &self.inner, on_data)?
+    pub fn attach(
+        &self,
+        env: Env,
+        on_data: Unknown,
+        on_end: Option<Unknown>,
+    ) -> Result<TerminalAttachment> {
+        crate::attach::attach(&env, &self.inner, on_data, on_end)?
             .map_err(|err| pty_failure(&err).throw(&env))
     }
 

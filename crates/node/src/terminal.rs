@@ -1,15 +1,16 @@
 //! `VirtualTerminal` over `shellwright_term::Terminal`, and the JS shapes of
-//! `TerminalScreen` and `CommandRecord` that `PtySession` returns too.
+//! `TerminalScreen`, `StyledRun` and `CommandRecord` and the reading of snapshot options, which
+//! `PtySession` shares.
 
 use napi::ValueType;
 use napi::bindgen_prelude::{
-    Env, FromNapiValue, JsValue, Result, This, Uint8ArraySlice, Unknown, ValidateNapiValue,
+    Either, Env, FromNapiValue, JsValue, Result, This, Uint8ArraySlice, Unknown, ValidateNapiValue,
 };
 use napi_derive::napi;
 use shellwright_term::terminal::{
     DEFAULT_SCROLLBACK, MAX_COLS, MAX_ROWS, MAX_SCROLLBACK, MIN_COLS, MIN_ROWS,
 };
-use shellwright_term::{Terminal, TerminalOptions};
+use shellwright_term::{RunColor, Terminal, TerminalOptions};
 
 use crate::error::JsFailure;
 use crate::options::{OptionReader, clamp_count, finite_arg, type_error};
@@ -27,6 +28,9 @@ pub struct TerminalScreen {
     pub alt_screen: bool,
     /// The input modes a client needs to send the program what it expects.
     pub modes: TerminalModes,
+    /// BEL characters rung since the terminal (or the run) started; a BEL that ends an OSC
+    /// string is its terminator, not a bell.
+    pub bells: f64,
 }
 
 /// The program's input modes: which bytes keys send, pastes, mouse reports.
@@ -89,8 +93,72 @@ impl From<shellwright_term::TerminalScreen> for TerminalScreen {
             title: screen.title,
             alt_screen: screen.alt_screen,
             modes: screen.modes.into(),
+            bells: screen.bells as f64,
         }
     }
+}
+
+/// Text drawn in one style. Attributes are present only when set; colours are absent for the
+/// terminal's default, a palette index (0–255: SGR 30–37 and 90–97 are 0–15) or `'#rrggbb'`.
+#[napi(object, object_from_js = false)]
+pub struct StyledRun {
+    pub text: String,
+    #[napi(ts_type = "string | number")]
+    pub fg: Option<Either<String, u32>>,
+    #[napi(ts_type = "string | number")]
+    pub bg: Option<Either<String, u32>>,
+    pub bold: Option<bool>,
+    pub italic: Option<bool>,
+    /// Any underline (single, double, curly, dotted, dashed).
+    pub underline: Option<bool>,
+    /// Reverse video: foreground and background swapped when drawn.
+    pub inverse: Option<bool>,
+    pub dim: Option<bool>,
+    pub strikethrough: Option<bool>,
+}
+
+impl From<shellwright_term::StyledRun> for StyledRun {
+    fn from(run: shellwright_term::StyledRun) -> Self {
+        let style = run.style;
+        let set = |on: bool| on.then_some(true);
+        Self {
+            text: run.text,
+            fg: style.fg.map(color),
+            bg: style.bg.map(color),
+            bold: set(style.bold),
+            italic: set(style.italic),
+            underline: set(style.underline),
+            inverse: set(style.inverse),
+            dim: set(style.dim),
+            strikethrough: set(style.strikethrough),
+        }
+    }
+}
+
+fn color(color: RunColor) -> Either<String, u32> {
+    match color {
+        RunColor::Palette(index) => Either::B(index.into()),
+        RunColor::Rgb(r, g, b) => Either::A(format!("#{r:02x}{g:02x}{b:02x}")),
+    }
+}
+
+/// The JS form of `styledLines()`.
+pub fn styled_lines(lines: Vec<Vec<shellwright_term::StyledRun>>) -> Vec<Vec<StyledRun>> {
+    lines
+        .into_iter()
+        .map(|runs| runs.into_iter().map(StyledRun::from).collect())
+        .collect()
+}
+
+/// The scrollback rows `snapshot(options)` keeps: `options.scrollback` (truncated, negative as 0),
+/// all when absent.
+pub fn snapshot_scrollback(env: &Env, options: Option<Unknown>) -> Result<usize> {
+    let reader = OptionReader::new(env, options, "options", true)?;
+    Ok(reader
+        .count("scrollback", 0, i64::MAX)?
+        .map_or(usize::MAX, |rows| {
+            usize::try_from(rows).unwrap_or(usize::MAX)
+        }))
 }
 
 /// One command seen through OSC 133 (or the prompt fallback).
@@ -238,10 +306,26 @@ impl VirtualTerminal {
         Ok(self.live(&env)?.screen().into())
     }
 
-    /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes.
+    /// Self-contained ANSI that repaints scrollback, screen, cursor, title and modes; with
+    /// `scrollback`, at most that many of the most recent scrollback rows (0: the screen alone).
+    #[napi(catch_unwind, ts_args_type = "options?: SnapshotOptions")]
+    pub fn snapshot(&mut self, env: Env, options: Option<Unknown>) -> Result<String> {
+        let rows = snapshot_scrollback(&env, options)?;
+        Ok(self.live(&env)?.snapshot_with_scrollback(rows))
+    }
+
+    /// Each visible row (one entry per row) as runs of text in one style.
     #[napi(catch_unwind)]
-    pub fn snapshot(&mut self, env: Env) -> Result<String> {
-        Ok(self.live(&env)?.snapshot())
+    pub fn styled_lines(&mut self, env: Env) -> Result<Vec<Vec<StyledRun>>> {
+        Ok(styled_lines(self.live(&env)?.styled_lines()))
+    }
+
+    /// The visible rows (0-based, ascending) whose text or style changed since the last call;
+    /// every row on the first call.
+    #[napi(catch_unwind)]
+    pub fn changed_rows(&mut self, env: Env) -> Result<Vec<u32>> {
+        let rows = self.live(&env)?.changed_rows();
+        Ok(rows.into_iter().map(u32::from).collect())
     }
 
     /// Completed commands seen through OSC 133 (or the prompt fallback), oldest first.

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::PtyError;
+#[cfg(unix)]
+use crate::hooks::Integration;
 
 /// A terminal size in character cells, always within [`TermSize::COLS`] × [`TermSize::ROWS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,8 +65,8 @@ pub struct PtyCommand {
     pub shell: String,
     /// Run as a login shell (`-lc` instead of `-c`; POSIX-style shells only).
     pub login: bool,
-    /// Start the shell itself as an interactive session instead of running `command`; bash gets
-    /// shell-integration hooks (see [`PtyCommand::wants_bash_hooks`]).
+    /// Start the shell itself as an interactive session instead of running `command`; bash, zsh
+    /// and fish get shell-integration hooks (see `hooks`).
     pub interactive: bool,
     /// The working directory; `None` is the host process's current directory.
     pub cwd: Option<PathBuf>,
@@ -93,7 +95,8 @@ impl PtyCommand {
 
     /// The program and its arguments: `cmd /c`, `powershell -Command`, else `-c` (`-lc` for a
     /// login shell). Interactive: the shell alone (`-i`, plus `-l` for a login shell, for
-    /// POSIX-style shells); bash with hooks is started by the spawner with its rcfile instead.
+    /// POSIX-style shells); bash, zsh and fish are started by the spawner with their hooks
+    /// instead.
     pub fn argv(&self) -> Vec<String> {
         if let Some(program) = &self.program {
             return program.clone();
@@ -101,7 +104,7 @@ impl PtyCommand {
         let kind = shell_kind(&self.shell);
         let mut argv = vec![self.shell.clone()];
         if self.interactive {
-            if matches!(kind, ShellKind::Bash | ShellKind::Posix) {
+            if kind.is_posix_style() {
                 argv.push("-i".to_string());
                 if self.login {
                     argv.push("-l".to_string());
@@ -112,8 +115,8 @@ impl PtyCommand {
         let flag = match kind {
             ShellKind::Cmd => "/c",
             ShellKind::PowerShell => "-Command",
-            ShellKind::Bash | ShellKind::Posix if self.login => "-lc",
-            ShellKind::Bash | ShellKind::Posix => "-c",
+            _ if self.login => "-lc",
+            _ => "-c",
         };
         argv.extend([flag.to_string(), self.command.clone()]);
         argv
@@ -180,10 +183,28 @@ impl PtyCommand {
         Ok(())
     }
 
-    /// Whether the run starts bash interactively, which gets the generated rcfile with OSC 133
-    /// hooks (`bash --rcfile <file> -i`).
-    pub fn wants_bash_hooks(&self) -> bool {
-        self.program.is_none() && self.interactive && shell_kind(&self.shell) == ShellKind::Bash
+    /// The shell integration the run gets: bash, zsh or fish started interactively (see `hooks`).
+    #[cfg(unix)]
+    pub(crate) fn integration(&self) -> Option<Integration> {
+        if self.program.is_some() || !self.interactive {
+            return None;
+        }
+        match shell_kind(&self.shell) {
+            ShellKind::Bash => Some(Integration::Bash),
+            ShellKind::Zsh => Some(Integration::Zsh),
+            ShellKind::Fish => Some(Integration::Fish),
+            _ => None,
+        }
+    }
+
+    /// The `ZDOTDIR` the user's zsh would read its startup files from: the run's, else the host's.
+    #[cfg(unix)]
+    pub(crate) fn user_zdotdir(&self) -> Option<String> {
+        match self.env.iter().rev().find(|(key, _)| key == "ZDOTDIR") {
+            Some((_, dir)) => Some(dir.clone()),
+            None => std::env::var("ZDOTDIR").ok(),
+        }
+        .filter(|dir| !dir.is_empty())
     }
 
     /// The directory the child starts in, checked to exist and be a directory: it is never
@@ -221,9 +242,18 @@ fn io_reason(err: &std::io::Error) -> String {
 #[derive(Debug, PartialEq, Eq)]
 enum ShellKind {
     Bash,
+    Zsh,
+    Fish,
     Cmd,
     PowerShell,
     Posix,
+}
+
+impl ShellKind {
+    /// Takes `-c`, `-l` and `-i` as POSIX shells do (fish too).
+    fn is_posix_style(&self) -> bool {
+        !matches!(self, Self::Cmd | Self::PowerShell)
+    }
 }
 
 fn shell_kind(shell: &str) -> ShellKind {
@@ -235,6 +265,8 @@ fn shell_kind(shell: &str) -> ShellKind {
     let name = name.strip_suffix(".exe").unwrap_or(&name);
     match name {
         "bash" => ShellKind::Bash,
+        "zsh" => ShellKind::Zsh,
+        "fish" => ShellKind::Fish,
         "cmd" => ShellKind::Cmd,
         "powershell" | "pwsh" => ShellKind::PowerShell,
         _ => ShellKind::Posix,
@@ -280,17 +312,34 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn builds_interactive_shell_command_lines() {
         let table = [
-            ("sh", false, vec!["sh", "-i"], false),
-            ("zsh", true, vec!["zsh", "-i", "-l"], false),
-            ("/bin/bash", false, vec!["/bin/bash", "-i"], true),
-            ("bash", true, vec!["bash", "-i", "-l"], true),
-            ("cmd.exe", false, vec!["cmd.exe"], false),
-            ("pwsh", true, vec!["pwsh"], false),
+            ("sh", false, vec!["sh", "-i"], None),
+            ("zsh", true, vec!["zsh", "-i", "-l"], Some(Integration::Zsh)),
+            (
+                "/usr/bin/fish",
+                false,
+                vec!["/usr/bin/fish", "-i"],
+                Some(Integration::Fish),
+            ),
+            (
+                "/bin/bash",
+                false,
+                vec!["/bin/bash", "-i"],
+                Some(Integration::Bash),
+            ),
+            (
+                "bash",
+                true,
+                vec!["bash", "-i", "-l"],
+                Some(Integration::Bash),
+            ),
+            ("cmd.exe", false, vec!["cmd.exe"], None),
+            ("pwsh", true, vec!["pwsh"], None),
         ];
-        for (shell, login, want, hooks) in table {
+        for (shell, login, want, integration) in table {
             let command = PtyCommand {
                 shell: shell.to_string(),
                 login,
@@ -298,9 +347,28 @@ mod tests {
                 ..PtyCommand::new("ignored")
             };
             assert_eq!(command.argv(), want, "{shell} login={login}");
-            assert_eq!(command.wants_bash_hooks(), hooks, "{shell}");
+            assert_eq!(command.integration(), integration, "{shell}");
         }
-        assert!(!PtyCommand::new("x").wants_bash_hooks());
+        let not_interactive = PtyCommand {
+            shell: "zsh".to_string(),
+            ..PtyCommand::new("x")
+        };
+        assert_eq!(not_interactive.integration(), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_users_zdotdir_comes_from_the_run_before_the_host() {
+        let command = PtyCommand {
+            env: vec![("ZDOTDIR".to_string(), "/run/own".to_string())],
+            ..PtyCommand::new("x")
+        };
+        assert_eq!(command.user_zdotdir().as_deref(), Some("/run/own"));
+        let empty = PtyCommand {
+            env: vec![("ZDOTDIR".to_string(), String::new())],
+            ..PtyCommand::new("x")
+        };
+        assert_eq!(empty.user_zdotdir(), None);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use shellwright_term::{CommandRecord, Terminal, TerminalOptions};
 use tokio::sync::watch;
 
 use crate::input::{InputState, POLL_INTERVAL, QUIET_FALLBACK, STEADY, prompt_of};
-use crate::viewers::{Attachment, Delivery, Queue, Viewer, ViewerSink, Viewers};
+use crate::viewers::{Attachment, Delivery, Queue, RunEnd, Viewer, ViewerSink, Viewers};
 use crate::{PtyControl, PtyOutput};
 
 /// Why [`SessionTerminal::exec`] gave up.
@@ -76,6 +76,9 @@ pub struct SessionTerminal {
 
 struct Shared {
     terminal: Mutex<Terminal>,
+    /// The run's owner reports how it ended ([`SessionTerminal::finish_run`]): viewers' streams
+    /// end then, with it, rather than at end of input.
+    run_end_follows: bool,
     /// Locked only while `terminal` is held (see `viewers`).
     viewers: Mutex<Viewers>,
     progress: watch::Sender<Progress>,
@@ -84,10 +87,22 @@ struct Shared {
 }
 
 impl SessionTerminal {
+    /// A terminal whose viewers' streams end at end of input.
     pub fn new(options: TerminalOptions) -> Self {
+        Self::build(options, false)
+    }
+
+    /// A terminal whose viewers' streams end when [`finish_run`](Self::finish_run) says how the
+    /// run ended, so that they learn it with their last piece.
+    pub fn reporting_run_end(options: TerminalOptions) -> Self {
+        Self::build(options, true)
+    }
+
+    fn build(options: TerminalOptions, run_end_follows: bool) -> Self {
         Self {
             shared: Arc::new(Shared {
                 terminal: Mutex::new(Terminal::new(options)),
+                run_end_follows,
                 viewers: Mutex::new(Viewers::default()),
                 progress: watch::Sender::new(Progress::default()),
                 exec_turn: tokio::sync::Mutex::new(()),
@@ -114,11 +129,13 @@ impl SessionTerminal {
     pub fn attach(&self, sink: impl ViewerSink) -> Attachment {
         let mut terminal = self.lock();
         let snapshot = terminal.snapshot();
+        let screen_snapshot = terminal.snapshot_with_scrollback(0);
         let (cols, rows) = terminal.size();
         let queue = self.viewers().add(Box::new(sink));
         drop(terminal);
         Attachment {
             snapshot,
+            screen_snapshot,
             cols,
             rows,
             viewer: Viewer::new(queue, self.clone()),
@@ -152,11 +169,22 @@ impl SessionTerminal {
     }
 
     /// Marks the run over: pending and later [`exec`](Self::exec) calls fail with
-    /// [`ExecError::Ended`]. The output does it at end of input; a run that never started needs
-    /// it from its owner.
+    /// [`ExecError::Ended`], and viewers' streams end unless the owner reports how the run ended
+    /// ([`reporting_run_end`](Self::reporting_run_end)). The output does it at end of input.
     pub fn mark_ended(&self) {
         let terminal = self.lock();
-        self.viewers().end();
+        if !self.shared.run_end_follows {
+            self.viewers().end(None);
+        }
+        self.publish(&terminal, true);
+    }
+
+    /// Marks the run over and ends viewers' streams with how it ended (its outcome, or the error
+    /// that ended it, a spawn that failed): for the owner of a terminal made with
+    /// [`reporting_run_end`](Self::reporting_run_end), once the run's result is known.
+    pub fn finish_run(&self, end: RunEnd) {
+        let terminal = self.lock();
+        self.viewers().end(Some(end));
         self.publish(&terminal, true);
     }
 

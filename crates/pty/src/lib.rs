@@ -11,8 +11,8 @@
 //! byte in order on the thread that read it. [`SessionTerminal`] is that emulator for one run: its
 //! [`EmulatedOutput`] feeds every byte to a `shellwright_term::Terminal`, writes the terminal's
 //! query replies back to the child, passes the rest on, and wakes [`SessionTerminal::exec`]
-//! waiters when a prompt shows or a command completes. Interactive bash gets OSC 133/633 hooks
-//! through a generated rcfile (`hooks`). [`PtySession`] puts these together for a caller that
+//! waiters when a prompt shows or a command completes. Interactive bash, zsh and fish get OSC
+//! 133/633 hooks through generated startup files (`hooks`). [`PtySession`] puts these together for a caller that
 //! runs one command at a time and reads the terminal after the run. [`SessionTerminal::attach`]
 //! adds a viewer (`viewers`): a snapshot and the live stream after it, cut at one point of the
 //! stream, with a bounded queue that never holds the read loop back. [`exec::ExecSessions`]
@@ -56,5 +56,5 @@ pub use run::{
 pub use session::{PtySession, RunGuard, RunOptions};
 #[cfg(unix)]
 pub use viewers::{
-    Attachment, Delivery, OPEN_SEQUENCE_LIMIT, VIEWER_QUEUE_LIMIT, Viewer, ViewerSink,
+    Attachment, Delivery, OPEN_SEQUENCE_LIMIT, RunEnd, VIEWER_QUEUE_LIMIT, Viewer, ViewerSink,
 };

@@ -109,7 +109,7 @@ impl PtySession {
         PtyError,
     > {
         let control = PtyControl::new(command.size);
-        let terminal = SessionTerminal::new(TerminalOptions {
+        let terminal = SessionTerminal::reporting_run_end(TerminalOptions {
             cols: command.size.cols(),
             rows: command.size.rows(),
             scrollback: options.scrollback,
@@ -135,8 +135,13 @@ impl PtySession {
         let work = async move {
             let _deadline = cancel.deadline(timeout);
             let exit = run_reading(command, control, output, reading, &cancel).await;
-            // The output marks the end at end of input; this covers runs that never spawned.
-            terminal.mark_ended();
+            // Viewers learn how it ended with their last piece; this also covers runs that never
+            // spawned.
+            terminal.finish_run(
+                exit.as_ref()
+                    .map(|outcome| *outcome)
+                    .map_err(ToString::to_string),
+            );
             exit
         };
         let guard = RunGuard {

@@ -22,11 +22,16 @@
 //! it, on the viewer's thread: a fresh snapshot (it begins with RIS, `ESC c`, so it repaints an
 //! already-used terminal from scratch) followed by the unfinished sequence, if any, with the size
 //! it is drawn for.
+//!
+//! The end. A stream ends after the run's last byte, and when the run's owner says how it ended
+//! (an exit status, a signal, a cancel, an error) the last delivery carries that too, as does the
+//! first of a viewer attached later: a viewer in another process cannot ask the run itself.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use shellwright_io::Utf8Decoder;
 use shellwright_io::lock;
+use shellwright_proc::Outcome;
 
 /// A viewer whose queue would grow past this many bytes is resynchronised instead.
 pub const VIEWER_QUEUE_LIMIT: usize = 8 * 1024 * 1024;
@@ -47,6 +52,10 @@ impl<F: Fn() + Send + Sync + 'static> ViewerSink for F {
     }
 }
 
+/// How the run a viewer followed ended: its outcome, or the message of the error that ended it
+/// (a program that could not be spawned).
+pub type RunEnd = Result<Outcome, String>;
+
 /// What [`Viewer::take`] hands over.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Delivery {
@@ -58,12 +67,19 @@ pub struct Delivery {
     pub resync: Option<(u16, u16)>,
     /// Nothing will follow: the run has ended (this was its last piece) or the viewer detached.
     pub ended: bool,
+    /// With `ended`, how the run ended, when its owner said (see
+    /// [`SessionTerminal::finish_run`](crate::SessionTerminal::finish_run)); `None` for a viewer
+    /// that detached.
+    pub run_end: Option<RunEnd>,
 }
 
 /// A new viewer: where its stream starts and the handle to follow it.
 pub struct Attachment {
     /// Repaints a fresh terminal of `cols` × `rows` up to the cut.
     pub snapshot: String,
+    /// `snapshot` without the scrollback, taken at the same cut: the screen alone, a screenful
+    /// however long the history, for a viewer that paints the screen before the history.
+    pub screen_snapshot: String,
     pub cols: u16,
     pub rows: u16,
     pub viewer: Viewer,
@@ -113,6 +129,8 @@ pub(crate) struct Viewers {
     open_known: bool,
     queues: Vec<Arc<Queue>>,
     ended: bool,
+    /// How the run ended, once the stream ended with it known; given to later viewers too.
+    run_end: Option<RunEnd>,
 }
 
 impl Default for Viewers {
@@ -123,6 +141,7 @@ impl Default for Viewers {
             open_known: true,
             queues: Vec::new(),
             ended: false,
+            run_end: None,
         }
     }
 }
@@ -144,17 +163,20 @@ impl Viewers {
         self.push(&text);
     }
 
-    /// Ends every viewer's stream after what it was given; later viewers get the snapshot only.
-    pub(crate) fn end(&mut self) {
+    /// Ends every viewer's stream after what it was given, saying how the run ended when that is
+    /// known; later viewers get the snapshot only (and `run_end`).
+    pub(crate) fn end(&mut self, run_end: Option<RunEnd>) {
         if self.ended {
             return;
         }
         let text = self.decoder.finish();
         self.push(&text);
         self.ended = true;
+        self.run_end = run_end;
         for queue in self.queues.drain(..) {
             let mut state = queue.lock();
             state.ended = true;
+            state.run_end.clone_from(&self.run_end);
             if state.mode == Mode::AwaitSeam {
                 // Nothing follows, so the snapshot alone is exact.
                 state.mode = Mode::Resync;
@@ -181,6 +203,7 @@ impl Viewers {
         let mut state = queue.lock();
         if self.ended {
             state.ended = true;
+            state.run_end.clone_from(&self.run_end);
         } else {
             match self.resume_text() {
                 Some(text) => state.text = text,
@@ -265,6 +288,7 @@ pub(crate) struct QueueState {
     /// The sink was told and the viewer has not taken since.
     told: bool,
     ended: bool,
+    run_end: Option<RunEnd>,
 }
 
 impl QueueState {
@@ -273,6 +297,15 @@ impl QueueState {
             chunk: std::mem::take(&mut self.text),
             resync: None,
             ended: self.ended || self.mode == Mode::Detached,
+            run_end: self.take_run_end(),
+        }
+    }
+
+    /// How the run ended, given once with the end of a stream a viewer did not detach from.
+    fn take_run_end(&mut self) -> Option<RunEnd> {
+        match self.mode {
+            Mode::Detached => None,
+            _ => self.run_end.take(),
         }
     }
 }
@@ -286,6 +319,7 @@ impl Queue {
                 mode: Mode::Live,
                 told: false,
                 ended: false,
+                run_end: None,
             }),
         }
     }
@@ -348,6 +382,7 @@ impl Queue {
             chunk,
             resync: Some(size),
             ended: state.ended,
+            run_end: state.take_run_end(),
         }
     }
 }

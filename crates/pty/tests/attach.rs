@@ -1,7 +1,8 @@
 //! Viewers of a session's terminal (`SessionTerminal::attach`): the seam between a viewer's
 //! snapshot and its stream, proved by replaying every viewer into a fresh terminal and comparing it
 //! with the session's own; many viewers; attaching after the end; detaching; the queue bound;
-//! resizes; answered queries; and the same through a real pseudo-terminal at full speed.
+//! resizes; answered queries; the same through a real pseudo-terminal at full speed; the screen
+//! alone at the same cut; and how the run ended, told with a stream's last piece.
 
 mod common;
 
@@ -455,4 +456,117 @@ fn viewers_of_a_real_pseudo_terminal_streaming_at_full_speed() {
         compared >= 10,
         "{compared} viewers attached while the stream flowed"
     );
+}
+
+#[test]
+fn a_screen_snapshot_repaints_the_screen_at_the_same_cut_without_the_history() {
+    let (terminal, mut output) = session_terminal();
+    for i in 0..500 {
+        output.bytes(format!("\x1b[3{}mline {i}\x1b[0m\r\n", i % 8).as_bytes());
+    }
+    output.bytes(b"\x1b[1mprompt$ ");
+    let attachment = terminal.attach(|| {});
+    assert!(attachment.snapshot.len() > 10 * attachment.screen_snapshot.len());
+    let mut screen_only = fresh(attachment.cols, attachment.rows);
+    let _ = screen_only.feed(attachment.screen_snapshot.as_bytes());
+    assert!(screen_only.scrollback_lines().is_empty());
+    let mut replay = Replay::new(attachment);
+    output.bytes(b"typed\r\nmore");
+    output.finish();
+    let chunk = replay.take();
+    let _ = screen_only.feed(chunk.as_bytes());
+    let mut session = terminal.lock();
+    assert_eq!(screen_only.screen(), session.screen());
+    same_screen(&mut replay.terminal, &mut session, "the full snapshot");
+}
+
+/// Attaches to `session` with a sink that signals `told`.
+fn attach_told(session: &PtySession) -> (Viewer, std::sync::mpsc::Receiver<()>) {
+    let (tell, told) = std::sync::mpsc::channel();
+    let attachment = session
+        .attach(move || {
+            let _ = tell.send(());
+        })
+        .expect("attach");
+    (attachment.viewer, told)
+}
+
+/// Takes from `viewer` each time its sink is told until its stream ends; returns the last
+/// delivery.
+fn last_delivery(viewer: &Viewer, told: &std::sync::mpsc::Receiver<()>) -> Delivery {
+    loop {
+        let delivery = viewer.take();
+        if delivery.ended {
+            return delivery;
+        }
+        told.recv_timeout(Duration::from_secs(10))
+            .expect("told within 10 s");
+    }
+}
+
+#[test]
+fn viewers_of_a_session_learn_how_the_run_ended_with_their_last_piece() {
+    let session = PtySession::new();
+    let runtime = runtime();
+    let start = |command: &str| {
+        session
+            .start(
+                PtyCommand::new(command.to_string()),
+                RunOptions::default(),
+                CancelToken::new(),
+                |_: &[u8]| {},
+            )
+            .expect("start")
+    };
+    let (run, guard) = start("read line; echo \"got $line\"; exit 3");
+    let run = runtime.spawn(run);
+    let (viewer, told) = attach_told(&session);
+    let (detached, detached_told) = attach_told(&session);
+    detached.detach();
+    session.write(b"x\r").expect("write");
+    let end = last_delivery(&viewer, &told);
+    assert_eq!(end.run_end, Some(Ok(shellwright_proc::Outcome::Exited(3))));
+    assert_eq!(last_delivery(&detached, &detached_told).run_end, None);
+    // Told once: later takes give nothing more.
+    assert_eq!(
+        viewer.take(),
+        Delivery {
+            ended: true,
+            ..Delivery::default()
+        }
+    );
+    runtime.block_on(run).expect("join").expect("run");
+    drop(guard);
+    // A viewer attached after the end is told too.
+    let late = session.attach(|| {}).expect("attach");
+    assert_eq!(
+        late.viewer.take().run_end,
+        Some(Ok(shellwright_proc::Outcome::Exited(3)))
+    );
+
+    // A run that is cancelled, and one that cannot start.
+    let (run, guard) = start("exec sleep 30");
+    let run = runtime.spawn(run);
+    let (viewer, told) = attach_told(&session);
+    session.kill().expect("kill");
+    let end = last_delivery(&viewer, &told);
+    assert_eq!(end.run_end, Some(Ok(shellwright_proc::Outcome::Cancelled)));
+    runtime.block_on(run).expect("join").expect("run");
+    drop(guard);
+    let (run, guard) = session
+        .start(
+            PtyCommand {
+                cwd: Some("/nonexistent/shellwright".into()),
+                ..PtyCommand::new("true".to_string())
+            },
+            RunOptions::default(),
+            CancelToken::new(),
+            |_: &[u8]| {},
+        )
+        .expect("start");
+    let failed = runtime.block_on(run);
+    drop(guard);
+    let message = failed.expect_err("a missing cwd fails the run").to_string();
+    let late = session.attach(|| {}).expect("attach");
+    assert_eq!(late.viewer.take().run_end, Some(Err(message)));
 }

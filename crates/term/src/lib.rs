@@ -14,6 +14,6 @@ pub mod terminal;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub use terminal::{
-    Checked, CommandRecord, CursorState, Feed, IntegrationMark, MouseTracking, Scrolled, ShownRow,
-    Terminal, TerminalModes, TerminalOptions, TerminalScreen,
+    Checked, CommandRecord, CursorState, Feed, IntegrationMark, MouseTracking, RunColor, Scrolled,
+    ShownRow, Style, StyledRun, Terminal, TerminalModes, TerminalOptions, TerminalScreen,
 };

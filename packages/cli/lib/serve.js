@@ -3,9 +3,7 @@
 // the command) in a pseudo-terminal and serves it to browsers (shellwright/web), printing the URL
 // with its token. Ends when the program exits, or on Ctrl+C / SIGTERM, which kill it.
 const { parseArgs } = require('node:util')
-const { PtySession } = require('../../../index.js')
 const { createTerminalServer } = require('../../web/index.js')
-const { startOptions, stopRun } = require('../../common/terminal-program.js')
 
 const HELP = `usage: shellwright serve [--host H] [--port P] [--read-only] [-- command…]
 
@@ -63,34 +61,30 @@ async function main(args) {
     return 0
   }
 
-  const session = new PtySession()
-  let done
-  try {
-    done = session.start(startOptions(options.command))
-  } catch (error) {
-    process.stderr.write(`shellwright serve: ${error.message}\n`)
-    return 1
-  }
   const signals = firstSignal(['SIGINT', 'SIGTERM'])
   let server
   try {
-    server = await createTerminalServer({ session, host: options.host, port: options.port, readOnly: options.readOnly })
+    // The server starts the program and owns it: the pages are told how it ended before it closes.
+    server = await createTerminalServer({
+      command: options.command,
+      host: options.host,
+      port: options.port,
+      readOnly: options.readOnly,
+    })
   } catch (error) {
     signals.stop()
-    await stopRun(session, done)
     process.stderr.write(`shellwright serve: ${error.message}\n`)
     return 1
   }
   process.stdout.write(`${server.url}\n`)
   process.stderr.write('Serving the terminal at the URL above; Ctrl+C stops.\n')
 
-  const ended = await Promise.race([done.then((result) => ({ result }), (error) => ({ error })), signals.received])
+  const exited = server.exited.then((result) => ({ result }), (error) => ({ error }))
+  const ended = await Promise.race([exited, signals.received])
   signals.stop()
+  // Closing kills the program when a signal came first.
   await server.close()
-  if (typeof ended === 'string') {
-    await stopRun(session, done)
-    return 0
-  }
+  if (typeof ended === 'string') return 0
   if (ended.error) {
     process.stderr.write(`shellwright serve: ${ended.error.message}\n`)
     return 1

@@ -138,12 +138,13 @@ class TuiSession {
   }
 
   /** The screen under its status line (the text a model reads) and as facts (a tool's structuredContent). */
-  view() {
+  view({ styled = false } = {}) {
     const screen = this.pty.screen()
     const status = this.status()
+    const styles = styled ? this.pty.styledLines() : undefined
     return {
-      text: renderScreen(this.id, status, screen),
-      facts: { id: this.id, status, running: this.running, ...screenFacts(screen) },
+      text: renderScreen(this.id, status, screen, styles),
+      facts: { id: this.id, status, running: this.running, ...screenFacts(screen, styles) },
     }
   }
 

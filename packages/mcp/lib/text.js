@@ -3,6 +3,18 @@
 // its beginning (the end of a command's output is where its result and errors are) and says so in a
 // header; a screen is its rows, exactly as shown, under a status line that says where the cursor is.
 
+/**
+ * What colours text and moves the cursor rather than what it says: escape sequences (CSI; OSC,
+ * DCS, APC, PM and SOS strings up to BEL or ST, or to the end when cut off; two-byte escapes; a
+ * lone ESC) and C0 controls other than tab, newline and carriage return.
+ */
+const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~])?|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g
+
+/** `text` without escape sequences and control characters, as a person reads it off a terminal. */
+function plainText(text) {
+  return text.replace(ESCAPES, '')
+}
+
 /** The header put in front of a transcript whose beginning was dropped. */
 function truncationHeader(droppedBytes) {
   return `[Terminal output truncated: ~${Math.ceil(droppedBytes / 1024)} KB dropped from beginning]\n`
@@ -64,25 +76,69 @@ function describeExit(result) {
   return `exited with code ${result.exitCode}`
 }
 
+const COLOR_NAMES = ['black', 'red', 'green', 'yellow', 'blue', 'magenta', 'cyan', 'white']
+
+/** A run's colour in words: the 16 ANSI colours by name, other palette entries by number, '#rrggbb'. */
+function colorName(color) {
+  if (typeof color === 'string' || color >= 16) return String(color)
+  return color < 8 ? COLOR_NAMES[color] : `bright-${COLOR_NAMES[color - 8]}`
+}
+
+const FLAG_WORDS = [
+  ['inverse', 'inverse'],
+  ['bold', 'bold'],
+  ['dim', 'dim'],
+  ['italic', 'italic'],
+  ['underline', 'underline'],
+  ['strikethrough', 'strike'],
+]
+
+/** How a styled run looks, in words ("inverse fg=red bg=#202020"); '' for plain text. */
+function styleWords(run) {
+  const words = FLAG_WORDS.filter(([flag]) => run[flag]).map(([, word]) => word)
+  if (run.fg !== undefined) words.push(`fg=${colorName(run.fg)}`)
+  if (run.bg !== undefined) words.push(`bg=${colorName(run.bg)}`)
+  return words.join(' ')
+}
+
+/**
+ * One row's styled runs as text with its styles marked: `⟦inverse⟧ Open ⟦/⟧` — a mark where the
+ * look changes, `⟦/⟧` where plain text resumes (and at the end of a row left styled). Brackets a
+ * screen hardly ever shows, so the program's own `[` and `{` need no escaping.
+ */
+function markStyles(runs) {
+  let out = ''
+  let styled = false
+  for (const run of runs) {
+    const words = styleWords(run)
+    if (words) out += `⟦${words}⟧`
+    else if (styled) out += '⟦/⟧'
+    styled = words !== ''
+    out += run.text
+  }
+  return styled ? `${out}⟦/⟧` : out
+}
+
 /**
  * A screen as facts: its size, the cursor (0-based row,col), its title and its rows as the terminal
- * shows them, trailing blank rows dropped. Nothing is inserted into the rows: the text a model reads
- * is the program's.
+ * shows them, trailing blank rows dropped. Nothing is inserted into the rows — the text a model reads
+ * is the program's — unless `styled` (the screen's `styledLines()`) is given: then each row marks its
+ * styles (see markStyles).
  */
-function screenFacts(screen) {
-  const lines = [...screen.lines]
+function screenFacts(screen, styled) {
+  const lines = styled ? styled.map(markStyles) : [...screen.lines]
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
   const { row, col, visible } = screen.cursor
   return { cols: screen.cols, rows: screen.rows, cursor: { row, col, visible }, title: screen.title, lines }
 }
 
 /** A screen as text: a status line (the session, what its program does, the size, the cursor), then its rows. */
-function renderScreen(id, status, screen) {
-  const { cols, rows, cursor, title, lines } = screenFacts(screen)
+function renderScreen(id, status, screen, styled) {
+  const { cols, rows, cursor, title, lines } = screenFacts(screen, styled)
   const where = `cursor ${cursor.row},${cursor.col}${cursor.visible ? '' : ' hidden'}`
   const titled = title ? ` · title ${JSON.stringify(title)}` : ''
   const header = `[${id} · ${status} · ${cols}x${rows} · ${where}${titled}]`
   return [header, ...lines].join('\n')
 }
 
-module.exports = { OutputTail, tail, truncationHeader, describeExit, renderScreen, screenFacts }
+module.exports = { OutputTail, tail, truncationHeader, describeExit, renderScreen, screenFacts, markStyles, plainText }

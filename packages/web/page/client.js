@@ -1,7 +1,11 @@
 // The web terminal's page: an xterm.js terminal that mirrors the server's session over a WebSocket
 // (protocol: packages/web/lib/viewers.js). Every connection starts with a snapshot that replaces
 // what the terminal shows, so a page that reconnects (with backoff, by itself) is repainted from the
-// session's own screen rather than from replayed output. `window.term` is the xterm.js Terminal.
+// session's own screen rather than from replayed output: the screen first, then the scrollback,
+// which is written behind synchronized output (mode 2026) so the screen stays as it is until the
+// whole history is in. A terminal whose size the page does not set (read-only, or another page
+// typed last) is scaled down to fit the window, never scrolled. Once the program has ended the page
+// says how and stays. `window.term` is the xterm.js Terminal.
 'use strict'
 ;(function () {
   const RETRY_FIRST_MS = 250
@@ -9,8 +13,13 @@
   /** Acknowledge written output at least this often, so the server keeps streaming. */
   const ACK_EVERY_BYTES = 64 * 1024
   const RESIZE_DEBOUNCE_MS = 100
+  /** RIS, which every snapshot starts with. */
+  const RESET = '\x1bc'
+  const SYNC_START = '\x1b[?2026h'
+  const SYNC_END = '\x1b[?2026l'
 
   const token = new URLSearchParams(location.search).get('token')
+  const container = document.getElementById('terminal')
   const stateView = document.getElementById('state')
   const readOnlyView = document.getElementById('read-only')
   const titleView = document.getElementById('title')
@@ -24,7 +33,7 @@
   })
   const fit = new FitAddon.FitAddon()
   term.loadAddon(fit)
-  term.open(document.getElementById('terminal'))
+  term.open(container)
   term.focus()
   window.term = term
 
@@ -35,6 +44,15 @@
   let refusal = null
   /** Snapshots painted since the page loaded (one per connection, plus one per resync). */
   let snapshots = 0
+  /**
+   * While the scrollback of the last snapshot comes in: its pieces so far and the output written
+   * since the snapshot (written again after the history, which repaints from the snapshot's point).
+   */
+  let history = null
+  /** How the program ended, once the server said so: the page stays on it. */
+  let exited = null
+  /** Whether the terminal's size came from the server rather than from fitting the window. */
+  let sized = false
 
   function showState(state, text) {
     document.body.dataset.state = state
@@ -71,7 +89,9 @@
       if (connection === current) receive(current, event.data)
     }
     socket.onclose = () => {
-      if (connection === current) retry()
+      if (connection !== current) return
+      if (exited) connection = null
+      else retry()
     }
   }
 
@@ -87,6 +107,7 @@
   function receive(current, data) {
     if (typeof data === 'string') return control(JSON.parse(data))
     const bytes = new Uint8Array(data)
+    if (history) history.replay.push(bytes)
     current.received += bytes.length
     term.write(bytes, () => {
       current.written += bytes.length
@@ -103,30 +124,77 @@
 
   function control(message) {
     if (message.type === 'snapshot') paint(message)
+    else if (message.type === 'history') addHistory(message)
     else if (message.type === 'exit') {
-      const how = message.signal ? `by ${message.signal}` : `with code ${message.exitCode}`
-      showState('exited', `the program exited ${how}`)
+      exited = message
+      showState('exited', describeExit(message))
     } else if (message.type === 'error') {
       refusal = message.message
       showState('error', message.message)
     }
   }
 
+  /** How the program ended, in words. */
+  function describeExit({ exitCode, signal, cancelled, timedOut, error }) {
+    if (error) return `the program could not run: ${error}`
+    if (timedOut) return 'the program timed out'
+    if (cancelled) return 'the program was stopped'
+    if (signal) return `the program was killed by ${signal}`
+    return `the program exited with ${exitCode}`
+  }
+
   /** Replaces the screen with a snapshot, after whatever xterm.js still has queued. */
-  function paint({ data, cols, rows, readOnly: viewOnly }) {
+  function paint({ data, cols, rows, readOnly: viewOnly, history: more }) {
     snapshots++
     readOnly = viewOnly
     term.options.disableStdin = viewOnly
     readOnlyView.hidden = !viewOnly
+    history = more ? { pieces: [], replay: [] } : null
     term.write('', () => {
       term.reset()
-      if (cols && rows) term.resize(cols, rows)
+      sized = Boolean(cols && rows)
+      if (sized) term.resize(cols, rows)
       else fit.fit()
+      requestAnimationFrame(fitView)
     })
     term.write(data)
     failures = 0
     refusal = null
-    showState('connected', 'connected')
+    if (!exited) showState('connected', 'connected')
+  }
+
+  /**
+   * Takes a piece of the full repaint; with the last, repaints from it and writes again what came
+   * since, all inside synchronized output, so the screen shown does not change until it is done.
+   */
+  function addHistory({ data, last }) {
+    if (!history) return
+    history.pieces.push(data)
+    if (!last) return
+    const full = history.pieces.join('')
+    const replay = history.replay
+    history = null
+    const body = full.startsWith(RESET) ? full.slice(RESET.length) : full
+    // RIS ends synchronized output, so it is entered right after.
+    term.write(RESET + SYNC_START + body)
+    for (const bytes of replay) term.write(bytes)
+    term.write(SYNC_END)
+  }
+
+  /**
+   * Scales the terminal down to fit the window when its size is not the window's (read-only, or
+   * another page typed last), so nothing is ever scrolled out of view.
+   */
+  function fitView() {
+    const screen = term.element && term.element.querySelector('.xterm-screen')
+    if (!screen) return
+    term.element.style.transform = ''
+    if (!sized) return
+    const style = getComputedStyle(container)
+    const width = container.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)
+    const height = container.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom)
+    const scale = Math.min(1, width / screen.offsetWidth, height / screen.offsetHeight)
+    if (scale < 1) term.element.style.transform = `scale(${scale})`
   }
 
   term.onData((data) => {
@@ -143,8 +211,11 @@
     resizeTimer = setTimeout(() => {
       const size = fittedSize()
       if (size && !readOnly) send({ type: 'resize', cols: size.cols, rows: size.rows })
+      fitView()
     }, RESIZE_DEBOUNCE_MS)
   })
+  // xterm.js lays out a new size on its next frame: measure after it.
+  term.onResize(() => requestAnimationFrame(fitView))
 
   // For tests and the curious: the live socket and the connection state.
   window.shellwright = {

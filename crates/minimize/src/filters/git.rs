@@ -3,7 +3,9 @@
 //! commit's, the message kept verbatim); diffs and `--stat` lines are compacted by [`super::diff`]; `status`
 //! loses its `(use "git …")` hints; `push`, `pull`, `fetch` and `clone` lose their
 //! object-transfer progress. Custom formats (`--oneline`, `--format`, `--pretty`) keep their
-//! lines and only get their diffs compacted.
+//! lines and only get their diffs compacted. `git log --stat` is summarised
+//! ([`summarise_stat_log`]): each commit's header, subject and totals line, the message bodies
+//! and the per-file lines counted once at the top, with how to see a commit whole.
 
 use std::sync::LazyLock;
 
@@ -23,6 +25,10 @@ static STATUS_ENTRY: LazyLock<Regex> = pattern!(
 );
 
 static STATUS_HINT: LazyLock<Regex> = pattern!(r#"^\s+\((use "git |commit or discard|use -u )"#);
+
+/// A `--stat` line for one file: its changed lines and bar, a binary file's sizes, or a bare 0.
+static FILE_STAT: LazyLock<Regex> =
+    pattern!(r"^ \S.*? +\| +(\d+(?: [+-]*)?|Bin \d+ -> \d+ bytes)$");
 
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -52,7 +58,14 @@ pub fn git(invocation: &Invocation, cleaned: &Transcript) -> Option<String> {
             || a.starts_with("--pretty")
             || a == "-p" && sub == "log"
     });
+    let stat = invocation
+        .args
+        .iter()
+        .any(|a| a == "--stat" || a.starts_with("--stat="));
     Some(match sub {
+        "log" if !custom_format && stat => {
+            compact_headers(&Transcript::new(&summarise_stat_log(cleaned)))
+        }
         "log" | "show" | "whatchanged" if !custom_format => {
             if diff::rewrites(cleaned) {
                 compact_headers(&Transcript::new(&diff::compact(cleaned)))
@@ -69,6 +82,61 @@ pub fn git(invocation: &Invocation, cleaned: &Transcript) -> Option<String> {
         }
         _ => generic(cleaned),
     })
+}
+
+/// Where [`summarise_stat_log`] is in a commit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum InCommit {
+    /// The header, up to the message's first line.
+    Header,
+    /// The message after its subject, and the stat lines.
+    Rest,
+}
+
+/// `git log --stat` as a summary: each commit's header, subject (the message's first line) and
+/// totals line (` 4 files changed, 46 insertions(+), 32 deletions(-)`); the rest of each message
+/// and the per-file lines are counted in a first line that says how to see a commit whole.
+/// Important lines stay wherever they are.
+fn summarise_stat_log(cleaned: &Transcript) -> String {
+    let mut out = Output::with_capacity(cleaned.len() / 2);
+    let (mut body_lines, mut file_lines) = (0, 0);
+    let mut at = InCommit::Rest;
+    for line in lines(cleaned) {
+        let keep = if commit_line(line).is_some() {
+            at = InCommit::Header;
+            true
+        } else if let Some(message) = line.strip_prefix("    ") {
+            let subject = std::mem::replace(&mut at, InCommit::Rest) == InCommit::Header;
+            let keep = subject || cleaned.is_important(line);
+            if !keep {
+                body_lines += usize::from(!message.trim().is_empty());
+            }
+            keep
+        } else if line.contains(" | ") && FILE_STAT.is_match(line) && !cleaned.is_important(line) {
+            file_lines += 1;
+            false
+        } else {
+            // The blank lines around a message and before its stat go: the next header's own
+            // line marks a commit's start.
+            !(line.is_empty() && at == InCommit::Rest)
+        };
+        if keep {
+            out.line(line);
+        }
+    }
+    let mut text = out.finish();
+    if body_lines + file_lines > 0 {
+        let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        text.insert_str(
+            0,
+            &format!(
+                "[git log --stat summarised: each commit's subject and totals; {} and {} omitted (git show --stat <commit> shows one whole)]\n",
+                count(body_lines, "message body line"),
+                count(file_lines, "per-file line"),
+            ),
+        );
+    }
+    text
 }
 
 /// `git status` entries, one tab-indented path a line (`\tmodified:   a.txt`, or a bare path
@@ -296,6 +364,28 @@ mod tests {
                 "[day, time zone and author shown only where they change]\ncommit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    fix the error path\n\n    body line\ncommit e55026ce · merge 1a2b 3c4d · 2026-11-22 10:00 · Bob\n    merge\n"
             )
         );
+    }
+
+    #[test]
+    fn log_stat_keeps_each_subject_and_totals_and_every_important_line() {
+        let text = "commit 077b84e3682f69477bb847609ebd7b3579e08830\nAuthor: Ann Example <ann@example.com>\nDate:   Mon Nov 23 12:22:23 2026 +0000\n\n    parser: trim the carriage return\n\n    The reader kept one byte too many.\n    error: this line names an error and stays\n\n src/reader.rs     | 12 ++++++++----\n assets/logo.png   | Bin 0 -> 1234 bytes\n src/mode.sh       | 0\n 3 files changed, 8 insertions(+), 4 deletions(-)\n\ncommit e55026ce3f36ac0388f7de61ceb60cbbbc5f2baf\nMerge: 1a2b 3c4d\nAuthor: Ann Example <ann@example.com>\nDate:   Mon Nov 23 10:00:00 2026 +0000\n\n    Merge branch 'fix' where a test failed\n\ncommit 1234567812345678123456781234567812345678\nAuthor: Bob <bob@example.com>\nDate:   Sun Nov 22 09:00:00 2026 +0000\n\n    docs: one line\n\n README.md | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n";
+        assert_eq!(
+            git(
+                &git_args(&["log", "--stat", "-n", "3"]),
+                &Transcript::new(text)
+            )
+            .as_deref(),
+            Some(
+                "[day, time zone and author shown only where they change]\n\
+                 [git log --stat summarised: each commit's subject and totals; 1 message body line and 4 per-file lines omitted (git show --stat <commit> shows one whole)]\n\
+                 commit 077b84e3 · 2026-11-23 12:22 +0000 · Ann Example\n    parser: trim the carriage return\n    error: this line names an error and stays\n 3 files changed, 8 insertions(+), 4 deletions(-)\n\
+                 commit e55026ce · merge 1a2b 3c4d · 10:00\n    Merge branch 'fix' where a test failed\n\
+                 commit 12345678 · 2026-11-22 09:00 · Bob\n    docs: one line\n 1 file changed, 1 insertion(+), 1 deletion(-)\n"
+            )
+        );
+        // With a custom format or a patch, the log is not summarised.
+        let patch = git(&git_args(&["log", "--stat", "-p"]), &Transcript::new(text));
+        assert!(patch.is_some_and(|t| t.contains("The reader kept one byte too many.")));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use shellwright_io::{PollFd, WakeReceiver, poll};
 
 use super::control::PtyControl;
 use super::reader::{MasterReader, ReadDriver, ReadState};
-use crate::hooks::BashHooks;
+use crate::hooks::ShellHooks;
 
 /// How long processes that outlive the child may keep the terminal open before the read ends.
 pub const ORPHAN_DRAIN: Duration = Duration::from_secs(1);
@@ -64,7 +64,7 @@ pub(super) struct IoLoop {
     pub(super) driver: Option<Box<dyn ReadDriver>>,
     pub(super) backstop: Backstop,
     /// The interactive bash's generated rcfile, removed when the run ends.
-    pub(super) hooks: Option<BashHooks>,
+    pub(super) hooks: Option<ShellHooks>,
 }
 
 /// What one poll reported.

@@ -27,7 +27,7 @@ pub use io_loop::ORPHAN_DRAIN;
 use io_loop::{Backstop, ChildExit, IoLoop};
 pub use reader::{MasterReader, PtyOutput, ReadDriver, ReadState, Reading};
 
-use crate::hooks::BashHooks;
+use crate::hooks::ShellHooks;
 use crate::{PtyCommand, PtyError};
 
 /// How long SIGTERM gets before SIGKILL when a run is cancelled.
@@ -66,15 +66,16 @@ pub fn spawn_reading(
     let pair = native_pty_system()
         .openpty(pty_size(size))
         .map_err(|err| PtyError::Open(err.to_string()))?;
-    // The rcfile must outlive bash's startup; the I/O thread keeps it until the run ends.
-    let hooks = if command.wants_bash_hooks() {
-        let hooks = BashHooks::write(command.login).map_err(|err| PtyError::Spawn {
-            program: command.shell.clone(),
-            reason: format!("cannot write the shell-integration rcfile: {err}"),
-        })?;
-        Some(hooks)
-    } else {
-        None
+    // The generated files must outlive the shell's startup; the I/O thread keeps them until the
+    // run ends.
+    let hooks = match command.integration() {
+        Some(integration) => Some(ShellHooks::write(integration, command.login).map_err(
+            |err| PtyError::Spawn {
+                program: command.shell.clone(),
+                reason: format!("cannot write the shell-integration files: {err}"),
+            },
+        )?),
+        None => None,
     };
     let argv = hooks
         .as_ref()
@@ -91,6 +92,11 @@ pub fn spawn_reading(
     }
     for (key, value) in &command.env {
         builder.env(key, value);
+    }
+    if let Some(hooks) = &hooks {
+        for (key, value) in hooks.env(command.user_zdotdir()) {
+            builder.env(key, value);
+        }
     }
     // Set last, so that the run's processes can always be found by it.
     let scope = RunScope::begin();

@@ -156,7 +156,7 @@ impl Backlog {
 
 /// The elements at the start of `bytes` when their bytes alone show that [`direct`] takes them as
 /// drawing (text: printable ASCII and whole UTF-8 characters other than C1 controls; a C0 control
-/// other than SO and SI; DEL; a CSI without private marker, intermediate or sub-parameter, of at
+/// other than BEL, SO and SI; DEL; a CSI without private marker, intermediate or sub-parameter, of at
 /// most 32 parameters, ending in a drawing function): their length and the last character they
 /// print. `None` when that takes [`direct`] itself to tell.
 #[inline]
@@ -166,7 +166,8 @@ fn drawing(bytes: &[u8]) -> Option<(usize, Option<char>)> {
     match bytes[0] {
         b' '..=b'~' | 0x80.. => text(bytes),
         0x7f => Some((1, Some('\x7f'))),
-        0x0e | 0x0f => None,
+        // A bell is no drawing: it is counted, so it must not be dropped with the drawing.
+        0x07 | 0x0e | 0x0f => None,
         0x1b => {
             let body = bytes.strip_prefix(b"\x1b[")?;
             let params_len = span_within::<b'0', b';'>(body);

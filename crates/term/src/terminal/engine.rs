@@ -23,6 +23,7 @@
 //! and through [`PrintRuns`], which writes runs of characters one cell wide into the grid a
 //! row-slice at a time instead of one `input` call per character.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,24 +33,30 @@ use alacritty_terminal::grid::{Cursor, Dimensions};
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
-use alacritty_terminal::vte::ansi::{NamedColor, Processor, Rgb, Timeout};
+use alacritty_terminal::vte::ansi::{Color, NamedColor, Processor, Rgb, Timeout};
 use shellwright_io::Utf8Decoder;
 
 use super::alternate::{self, Stop};
 use super::direct::{self, Step};
 use super::print_runs::PrintRuns;
 
-/// Captures the title events of the engine (its own title field is private).
+/// Captures the events of the engine the crate reports: the title (its own title field is
+/// private) and the bells it rang.
 #[derive(Clone, Default)]
-pub(crate) struct TitleListener {
+pub(crate) struct EngineEvents {
     title: Arc<Mutex<String>>,
+    bells: Arc<AtomicU64>,
 }
 
-impl EventListener for TitleListener {
+impl EventListener for EngineEvents {
     fn send_event(&self, event: Event) {
         let title = match event {
             Event::Title(title) => title,
             Event::ResetTitle => String::new(),
+            Event::Bell => {
+                self.bells.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
             // Replies the engine would write itself are ignored: the query responder answers.
             _ => return,
         };
@@ -90,9 +97,9 @@ impl Dimensions for Size {
 }
 
 pub(crate) struct Engine {
-    term: Term<TitleListener>,
+    term: Term<EngineEvents>,
     processor: Processor<NoSyncUpdates>,
-    listener: TitleListener,
+    listener: EngineEvents,
     /// Follows the UTF-8 character the parser was left inside, if any.
     utf8: Utf8Decoder,
     backlog: PlainBacklog,
@@ -137,7 +144,7 @@ impl Parser<'_> {
         self.utf8.pending_len() == 0 && self.open_sequence.is_empty()
     }
 
-    fn feed(&mut self, handler: &mut PrintRuns<'_, TitleListener>, mut bytes: &[u8]) {
+    fn feed(&mut self, handler: &mut PrintRuns<'_, EngineEvents>, mut bytes: &[u8]) {
         if let Some(c) = self.unseen_print.take() {
             self.processor
                 .advance(&mut Unseen, c.encode_utf8(&mut [0; 4]).as_bytes());
@@ -398,7 +405,7 @@ fn is_plain(bytes: &[u8]) -> bool {
 
 impl Engine {
     pub(crate) fn new(cols: u16, rows: u16, scrollback: usize) -> Self {
-        let listener = TitleListener::default();
+        let listener = EngineEvents::default();
         let config = Config {
             scrolling_history: scrollback,
             ..Config::default()
@@ -600,6 +607,11 @@ impl Engine {
         *self.term.mode()
     }
 
+    /// BEL characters the emulator executed (a BEL that ends an OSC string is no bell).
+    pub(crate) fn bells(&self) -> u64 {
+        self.listener.bells.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn title(&self) -> String {
         self.listener
             .title
@@ -723,7 +735,7 @@ impl Engine {
 fn run(
     bytes: &[u8],
     parser: &mut Parser<'_>,
-    handler: &mut PrintRuns<'_, TitleListener>,
+    handler: &mut PrintRuns<'_, EngineEvents>,
     mut alternate: Option<&mut alternate::Backlog>,
 ) {
     let mut at = 0;
@@ -803,6 +815,16 @@ pub(crate) fn row_text(grid: &Grid<Cell>, line: i32) -> String {
 /// text can keep it), but what a person sees there is a blank.
 pub(crate) fn shown_char(cell: &Cell) -> char {
     if cell.c == '\t' { ' ' } else { cell.c }
+}
+
+/// A blank that looks like the default background: it shows nothing, so it can be left out at the
+/// end of a row.
+pub(crate) fn is_plain_blank(cell: &Cell) -> bool {
+    shown_char(cell) == ' '
+        && matches!(cell.bg, Color::Named(NamedColor::Background))
+        && !cell
+            .flags
+            .intersects(Flags::INVERSE | Flags::ALL_UNDERLINES | Flags::STRIKEOUT)
 }
 
 /// True when the row continues on the next one (it was filled and wrapped).

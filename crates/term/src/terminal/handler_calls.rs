@@ -19,7 +19,6 @@ macro_rules! drawing_calls {
             fn backspace(&mut self);
             fn carriage_return(&mut self);
             fn linefeed(&mut self);
-            fn bell(&mut self);
             fn substitute(&mut self);
             fn clear_line(&mut self, mode: ::alacritty_terminal::vte::ansi::LineClearMode);
             fn clear_screen(&mut self, mode: ::alacritty_terminal::vte::ansi::ClearMode);
@@ -42,6 +41,7 @@ macro_rules! private_mode_calls {
 macro_rules! other_calls {
     ($then:ident) => {
         $then! {
+            fn bell(&mut self);
             fn set_title(&mut self, title: Option<String>);
             fn set_cursor_style(&mut self, style: Option<::alacritty_terminal::vte::ansi::CursorStyle>);
             fn set_cursor_shape(&mut self, shape: ::alacritty_terminal::vte::ansi::CursorShape);

@@ -4,8 +4,9 @@
 //! [`Terminal::feed`] takes each chunk read from a pseudo-terminal and returns the bytes to pass on
 //! to viewers (the chunk itself, borrowed, unless an answered query was cut out of it or the tail of
 //! a possibly-query sequence is being held for the next chunk) and the replies owed to the program.
-//! Everything else is read back on demand: [`Terminal::screen`], [`Terminal::snapshot`],
-//! [`Terminal::commands`], [`Terminal::prompt_showing`].
+//! Everything else is read back on demand: [`Terminal::screen`], [`Terminal::styled_lines`],
+//! [`Terminal::changed_rows`], [`Terminal::snapshot`], [`Terminal::commands`],
+//! [`Terminal::prompt_showing`].
 //!
 //! Between the scanner and the emulator sit the corrections that make the emulator cost what the
 //! input is worth and behave as xterm does: counts cut to the screen (`bounds`), tab stops kept for
@@ -26,6 +27,7 @@ mod queries;
 mod rows;
 mod scanner;
 mod snapshot;
+mod styles;
 
 use std::borrow::Cow;
 
@@ -36,6 +38,7 @@ pub use commands::{CommandRecord, IntegrationMark, MAX_OUTPUT_BYTES, MAX_RECORDS
 pub use modes::{MouseTracking, TerminalModes};
 pub use queries::{PRIMARY_ATTRIBUTES, SECONDARY_ATTRIBUTES, TERTIARY_ATTRIBUTES};
 pub use rows::{Scrolled, ShownRow};
+pub use styles::{RunColor, Style, StyledRun};
 
 use actions::{Action, TabChange, action, default_tab_stops};
 use commands::{CommandTracker, looks_like_prompt};
@@ -123,6 +126,9 @@ pub struct TerminalScreen {
     pub title: String,
     pub alt_screen: bool,
     pub modes: TerminalModes,
+    /// BEL characters rung since the terminal was made (a BEL that ends an OSC string is its
+    /// terminator, not a bell).
+    pub bells: u64,
 }
 
 /// A terminal emulator with scrollback, query answers and command tracking. No I/O.
@@ -147,6 +153,8 @@ pub struct Terminal {
     /// The scrollback was cleared or reflowed since [`take_scrolled`](Self::take_scrolled) last
     /// looked (see [`Scrolled::realigned`]).
     scrollback_realigned: bool,
+    /// The rows as [`changed_rows`](Self::changed_rows) last saw them.
+    damage: styles::Damage,
 }
 
 impl Terminal {
@@ -164,6 +172,7 @@ impl Terminal {
             repeat_run: bounds::RepeatRun::default(),
             tab_stops: default_tab_stops(cols),
             scrollback_realigned: false,
+            damage: styles::Damage::default(),
         }
     }
 
@@ -523,7 +532,24 @@ impl Terminal {
             title: self.engine.title(),
             alt_screen: modes.contains(TermMode::ALT_SCREEN),
             modes: TerminalModes::of(modes),
+            bells: self.engine.bells(),
         }
+    }
+
+    /// Each visible row as runs of text in one style (see [`StyledRun`]).
+    pub fn styled_lines(&mut self) -> Vec<Vec<StyledRun>> {
+        self.engine.settle();
+        let grid = self.engine.grid();
+        (0..i32::from(self.engine.rows()))
+            .map(|line| styles::styled_row(grid, line))
+            .collect()
+    }
+
+    /// The visible rows (0-based, ascending) whose text or style differs from when this was last
+    /// called; every row on the first call. Costs a [`styled_lines`](Self::styled_lines).
+    pub fn changed_rows(&mut self) -> Vec<u16> {
+        let now = self.styled_lines();
+        self.damage.changed(now)
     }
 
     /// The primary screen's scrollback, oldest line first, trailing blanks trimmed.
@@ -539,11 +565,17 @@ impl Terminal {
     /// Takes `&mut self` only to reach the primary screen while the alternate one is active; the
     /// terminal's observable state does not change.
     pub fn snapshot(&mut self) -> String {
+        self.snapshot_with_scrollback(usize::MAX)
+    }
+
+    /// [`snapshot`](Self::snapshot) with at most `rows` of the scrollback (the most recent): with
+    /// 0 it repaints the screen alone, a screenful however long the history.
+    pub fn snapshot_with_scrollback(&mut self, rows: usize) -> String {
         self.engine.settle();
         let title = self.engine.title();
         let size = self.engine.cols();
         let tabs = (self.tab_stops != default_tab_stops(size)).then_some(&self.tab_stops[..]);
-        snapshot::snapshot(&mut self.engine, self.scroll_region, tabs, &title)
+        snapshot::snapshot(&mut self.engine, rows, self.scroll_region, tabs, &title)
     }
 
     /// Completed commands, oldest first (at most [`MAX_RECORDS`]).

@@ -363,7 +363,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::PrintRuns;
-    use crate::terminal::engine::{NoSyncUpdates, TitleListener};
+    use crate::terminal::engine::{EngineEvents, NoSyncUpdates};
 
     struct Size(usize, usize);
 
@@ -379,16 +379,16 @@ mod tests {
         }
     }
 
-    fn term() -> Term<TitleListener> {
+    fn term() -> Term<EngineEvents> {
         let config = Config {
             scrolling_history: 6,
             ..Config::default()
         };
-        Term::new(config, &Size(9, 4), TitleListener::default())
+        Term::new(config, &Size(9, 4), EngineEvents::default())
     }
 
     /// Every cell of scrollback and screen, the cursor (with its pen and charsets) and the modes.
-    fn state(term: &Term<TitleListener>) -> impl PartialEq + std::fmt::Debug {
+    fn state(term: &Term<EngineEvents>) -> impl PartialEq + std::fmt::Debug {
         let grid = term.grid();
         let history = grid.history_size() as i32;
         let cells: Vec<_> = (-history..grid.screen_lines() as i32)
@@ -401,7 +401,7 @@ mod tests {
 
     /// Alacritty driven character by character, with wide characters cut in two mended as
     /// [`PrintRuns`] mends them: what runs must match.
-    struct Single<'a>(&'a mut Term<TitleListener>);
+    struct Single<'a>(&'a mut Term<EngineEvents>);
 
     macro_rules! forward_single {
         ($(fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*);)*) => {

@@ -2,9 +2,9 @@
 //! with the same scrollback text, screen, attributes, cursor, title and input modes.
 //!
 //! Layout: RIS; on the primary screen, the cursor DECSC saved on the alternate one (kept across
-//! visits), saved during a brief visit there; the primary screen's scrollback rows then its visible
-//! rows, printed top to bottom so the rows past the screen height scroll into the viewer's
-//! scrollback (rows that wrapped are printed to the last column and left to wrap, so reflow still
+//! visits), saved during a brief visit there; the primary screen's scrollback rows (all, or the
+//! most recent up to a limit) then its visible rows, printed top to bottom so the rows past the
+//! screen height scroll into the viewer's scrollback (rows that wrapped are printed to the last column and left to wrap, so reflow still
 //! joins them; the row wrapped into gets at least its first cell, and is cleared past its text when
 //! the wrap may have scrolled it in with a coloured background); then, when the alternate screen
 //! is on, the primary cursor, `CSI ? 1049 h` (cleared when the pen it fills with is coloured) and
@@ -25,7 +25,7 @@ use alacritty_terminal::term::TermMode;
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::vte::ansi::{CharsetIndex, Color, NamedColor, StandardCharset};
 
-use super::engine::{Engine, row_wraps, shown_char};
+use super::engine::{Engine, is_plain_blank, row_wraps, shown_char};
 
 /// Cell flags that change how a cell is drawn (and so go into SGR).
 const STYLE: Flags = Flags::BOLD
@@ -64,15 +64,6 @@ impl Pen {
             flags: cell.flags & STYLE,
             underline: cell.underline_color(),
         }
-    }
-
-    /// A blank that looks like the default background: safe to leave out at the end of a row.
-    fn is_plain_blank(cell: &Cell) -> bool {
-        shown_char(cell) == ' '
-            && matches!(cell.bg, Color::Named(NamedColor::Background))
-            && !cell
-                .flags
-                .intersects(Flags::INVERSE | Flags::ALL_UNDERLINES | Flags::STRIKEOUT)
     }
 
     fn write(&self, out: &mut String) {
@@ -238,7 +229,7 @@ fn row_end(grid: &Grid<Cell>, line: i32, full: bool, wrapped_into: bool) -> usiz
     }
     (0..cols)
         .rev()
-        .find(|&c| !Pen::is_plain_blank(&row[Column(c)]))
+        .find(|&c| !is_plain_blank(&row[Column(c)]))
         .map_or(usize::from(wrapped_into), |c| c + 1)
 }
 
@@ -299,14 +290,11 @@ fn write_cell_text(out: &mut String, cell: &Cell) {
     }
 }
 
-/// Writes the whole grid (scrollback first when `with_scrollback`), returning the pen left in effect.
-fn write_grid(out: &mut String, grid: &Grid<Cell>, with_scrollback: bool) -> Pen {
+/// Writes the grid's screen, after its last `history` scrollback rows (fewer when it has fewer),
+/// returning the pen left in effect.
+fn write_grid(out: &mut String, grid: &Grid<Cell>, history: usize) -> Pen {
     let mut pen = Pen::default();
-    let history = if with_scrollback {
-        grid.history_size() as i32
-    } else {
-        0
-    };
+    let history = i32::try_from(history.min(grid.history_size())).unwrap_or(i32::MAX);
     let rows = grid.screen_lines() as i32;
     // Without scrollback, rows below the last non-blank one need not be printed (nothing to push up).
     let end = if history > 0 {
@@ -327,7 +315,7 @@ fn write_grid(out: &mut String, grid: &Grid<Cell>, with_scrollback: bool) -> Pen
 
 fn row_is_blank(grid: &Grid<Cell>, line: i32) -> bool {
     let row = &grid[Line(line)];
-    (0..grid.columns()).all(|c| Pen::is_plain_blank(&row[Column(c)]))
+    (0..grid.columns()).all(|c| is_plain_blank(&row[Column(c)]))
 }
 
 /// Positions the cursor. When it stands past the last column (the next character wraps first), the
@@ -365,9 +353,11 @@ fn write_tab_stops(out: &mut String, stops: &[bool]) {
     }
 }
 
-/// Builds the snapshot of `engine`; `scroll_region` is the DECSTBM region (1-based) when one is set.
+/// Builds the snapshot of `engine` with at most `history` scrollback rows (the most recent);
+/// `scroll_region` is the DECSTBM region (1-based) when one is set.
 pub(crate) fn snapshot(
     engine: &mut Engine,
+    history: usize,
     scroll_region: Option<(u16, u16)>,
     tab_stops: Option<&[bool]>,
     title: &str,
@@ -386,8 +376,9 @@ pub(crate) fn snapshot(
     let modes = engine.mode();
     let alternate = modes.contains(TermMode::ALT_SCREEN);
     let primary_cursor = engine.with_primary_grid(|grid| {
-        out.reserve((grid.history_size() + grid.screen_lines()) * (grid.columns() + 2));
-        write_grid(&mut out, grid, true);
+        let rows = history.min(grid.history_size()) + grid.screen_lines();
+        out.reserve(rows * (grid.columns() + 2));
+        write_grid(&mut out, grid, history);
         alternate.then(|| {
             // `CSI ? 1049 h` saves the primary cursor, which `CSI ? 1049 l` restores.
             write_cursor(&mut out, grid, 1);
@@ -404,7 +395,7 @@ pub(crate) fn snapshot(
             out.push_str("\x1b[2J");
         }
         out.push_str("\x1b[H");
-        write_grid(&mut out, engine.grid(), false);
+        write_grid(&mut out, engine.grid(), 0);
     }
     if let Some(stops) = tab_stops {
         write_tab_stops(&mut out, stops);

@@ -1065,5 +1065,6 @@ fn alternate_screen_drawing_stays_bounded() {
 
 mod cost;
 mod fidelity;
+mod looks;
 mod seams;
 mod viewers;

@@ -1,7 +1,7 @@
 'use strict'
 // The shell tool: `shell_run`, one persistent Shell per server.
 const { z } = require('zod')
-const { OutputTail, tail } = require('../text.js')
+const { OutputTail, plainText, tail } = require('../text.js')
 const { LIMITS, DEFAULT_RUN_TIMEOUT_MS, timeoutMs, result, transcript } = require('./common.js')
 
 function registerShellTools(mcp, shell, options) {
@@ -10,10 +10,11 @@ function registerShellTools(mcp, shell, options) {
     {
       title: 'Run a shell command',
       description:
-        'Runs a command in one persistent bash-compatible shell and returns its combined stdout and stderr, then a ' +
-        'line with its exit code. The shell is shared by every call: `cd`, `export`, variables, functions and ' +
-        'background jobs persist, also across a timeout; only `exit` (or `exec`) ends the shell, which the result ' +
-        `says, and the next call starts a fresh one. Use it for non-interactive commands (builds, tests, git, file edits). Output longer than ` +
+        'Runs a command in one persistent bash-compatible shell and returns its combined stdout and stderr (colour ' +
+        'and other escape sequences left out), then a line with its exit code. The shell is shared by every call: ' +
+        '`cd`, `export`, variables, functions and background jobs persist, also across a timeout; only `exit` (or ' +
+        '`exec`) ends the shell, which the result says, and the next call starts a fresh one. Use it for ' +
+        `non-interactive commands (builds, tests, git, file edits). Output longer than ` +
         `${LIMITS.maxOutputBytes / 1024} KB keeps its end and starts with a "[Terminal output truncated: ~N KB ` +
         `dropped from beginning]" line. A command still running after timeout_ms (default ${DEFAULT_RUN_TIMEOUT_MS / 1000} s) ` +
         'is stopped with everything it started and reported as timed out. Programs that need a terminal or keyboard ' +
@@ -33,7 +34,7 @@ function registerShellTools(mcp, shell, options) {
         cancelled: z.boolean(),
         cwd: z.string().describe('Where the shell is now: where the next command starts.'),
         session_reset: z.boolean().optional().describe('Present when the command ended the shell (exit): the next one starts fresh.'),
-        output: z.string().describe('Its combined stdout and stderr (the end of it, under a truncation header when longer).'),
+        output: z.string().describe('Its combined stdout and stderr without escape sequences (the end of it, under a truncation header when longer).'),
         minimized: z.boolean().describe('Whether the output is the minimizer’s rewrite.'),
       },
     },
@@ -42,7 +43,8 @@ function registerShellTools(mcp, shell, options) {
       const request = { command, cwd, timeoutMs: timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS, signal: extra.signal }
       const run = await shell().run(request, (chunk) => out.push(chunk))
       // With the minimizer on, a filter's rewrite (errors and summaries kept) replaces the transcript.
-      const output = run.minimized ? tail(run.minimized.text, LIMITS.maxOutputBytes) : out.text()
+      // The model reads text, not colours: escapes are left out here (the Shell's history keeps them).
+      const output = plainText(run.minimized ? tail(run.minimized.text, LIMITS.maxOutputBytes) : out.text())
       const facts = {
         ...(run.exitCode != null && { exit_code: run.exitCode }),
         timed_out: run.timedOut,

@@ -27,12 +27,14 @@ const screenShape = {
   rows: z.number().int(),
   cursor: z.object({ row: z.number().int(), col: z.number().int(), visible: z.boolean() }).describe('0-based.'),
   title: z.string(),
-  lines: z.array(z.string()).describe('The rows as the terminal shows them, trailing blank rows dropped.'),
+  lines: z
+    .array(z.string())
+    .describe('The rows as the terminal shows them (their styles marked with format "styled"), trailing blank rows dropped.'),
 }
 
 /** A result showing a session's screen: the text under its status line, and the same as facts. */
-function screenResult(session, before = '', extra = {}) {
-  const { text, facts } = session.view()
+function screenResult(session, before = '', extra = {}, how = {}) {
+  const { text, facts } = session.view(how)
   return result(before + text, { ...facts, ...extra })
 }
 
@@ -129,17 +131,21 @@ function registerTuiTools(mcp, sessions, watching) {
       description:
         'Returns what a session’s terminal shows now, without sending anything: by default plain text under a ' +
         'status line (session, whether the program waits for input, is running or how it exited, size, cursor ' +
-        'position); format "ansi" returns a self-contained ANSI snapshot (scrollback, colours, cursor) for a program ' +
-        'that renders terminals. Ended sessions keep their last screen until tui_kill.',
+        'position). Format "styled" is the same text with colours and attributes marked where they change, for ' +
+        'menus and lists whose selection is only a colour or reverse video: "⟦inverse⟧ Open ⟦/⟧ Save" (⟦/⟧: plain ' +
+        'again; words: inverse bold dim italic underline strike, fg=COLOR, bg=COLOR with COLOR a name such as red ' +
+        'or bright-blue, a palette number 16-255 or #rrggbb). Format "ansi" returns a self-contained ANSI snapshot ' +
+        '(scrollback, colours, cursor) for a program that renders terminals. Ended sessions keep their last screen ' +
+        'until tui_kill.',
       inputSchema: {
         id,
-        format: z.enum(['text', 'ansi']).optional().describe('"text" (default) or "ansi".'),
+        format: z.enum(['text', 'styled', 'ansi']).optional().describe('"text" (default), "styled" or "ansi".'),
       },
       outputSchema: { ...screenShape, ansi: z.string().optional().describe('With format "ansi": the snapshot.') },
     },
     async (args) => {
       const session = sessions.get(args.id)
-      if (args.format !== 'ansi') return screenResult(session)
+      if (args.format !== 'ansi') return screenResult(session, '', {}, { styled: args.format === 'styled' })
       const snapshot = session.pty.snapshot()
       const bytes = Buffer.byteLength(snapshot)
       if (bytes > LIMITS.maxSnapshotBytes) {
