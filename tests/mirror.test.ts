@@ -131,6 +131,19 @@ describe('Shell.history', () => {
 })
 
 describe('ShellMirror', () => {
+  it('says where a run left the session when it moved it, live and replayed', async () => {
+    const shell = new sw.Shell()
+    const live = view(shell)
+    await shell.run({ command: 'cd /usr', cwd: '/' })
+    await shell.run({ command: 'true' })
+    await settled(live, 2)
+    const moved = '\x1b]633;D;0\x07\x1b]633;P;Cwd=/usr\x07\x1b]633;A\x07'
+    expect(live.text.split(moved)).toHaveLength(2)
+    const replayed = view(shell)
+    await settled(replayed, 2)
+    expect(replayed.text.split(moved)).toHaveLength(2)
+  })
+
   it('streams runs that a VirtualTerminal reads back as the history, live and replayed', async () => {
     const shell = new sw.Shell()
     const live = view(shell)

@@ -204,6 +204,9 @@ pub struct HistoryEntry {
     pub command: String,
     /// The working directory the command started in.
     pub cwd: PathBuf,
+    /// Where the session was when the run ended (after a `cd`, not `cwd`); `None` while running
+    /// and when the run never reached the session.
+    pub end_cwd: Option<PathBuf>,
     /// The transcript's last [`OUTPUT_BUDGET`] bytes.
     pub output: String,
     /// Bytes of transcript dropped before `output`.
@@ -296,7 +299,7 @@ impl History {
     /// one running entry; a start while one runs finishes it first, without a result.
     pub fn start(&self, command: &str, cwd: PathBuf) {
         let mut state = self.lock();
-        state.finish(None);
+        state.finish(None, None);
         // The running entry counts toward the limit.
         while state.finished.len() >= state.limit {
             state.finished.pop_front();
@@ -308,6 +311,7 @@ impl History {
                 id,
                 command: command.to_string(),
                 cwd,
+                end_cwd: None,
                 output: String::new(),
                 truncated_bytes: 0,
                 outcome: None,
@@ -330,9 +334,10 @@ impl History {
         state.notify(&HistoryEvent::Output(text));
     }
 
-    /// The running run ended: `outcome` is `None` when it failed without one.
-    pub fn finish(&self, outcome: Option<Outcome>) {
-        self.lock().finish(outcome);
+    /// The running run ended: `outcome` is `None` when it failed without one; `end_cwd` is where
+    /// it left the session.
+    pub fn finish(&self, outcome: Option<Outcome>, end_cwd: Option<PathBuf>) {
+        self.lock().finish(outcome, end_cwd);
     }
 
     /// Calls `open` with the entries and adds the observer it returns, under one lock: the
@@ -366,11 +371,12 @@ impl State {
         }
     }
 
-    fn finish(&mut self, outcome: Option<Outcome>) {
+    fn finish(&mut self, outcome: Option<Outcome>, end_cwd: Option<PathBuf>) {
         let Some(mut stored) = self.running.take() else {
             return;
         };
         stored.entry.outcome = outcome;
+        stored.entry.end_cwd = end_cwd;
         stored.entry.finished_at_ms = Some(now_ms().max(stored.entry.started_at_ms));
         stored.output.shrink();
         self.notify(&HistoryEvent::Finished(&stored.entry));
@@ -538,7 +544,7 @@ mod tests {
         let history = History::new(3);
         history.start("echo a", PathBuf::from("/a"));
         history.output(&"a\n".into());
-        history.finish(Some(finished(0)));
+        history.finish(Some(finished(0)), None);
         history.start("sleep 9", PathBuf::from("/b"));
         history.output(&"x".into());
         let entries = history.entries();
@@ -560,7 +566,7 @@ mod tests {
         let history = History::new(2);
         for i in 0..5 {
             history.start(&format!("c{i}"), PathBuf::from("/"));
-            history.finish(Some(finished(i)));
+            history.finish(Some(finished(i)), None);
         }
         let ids: Vec<u64> = history.entries().iter().map(|e| e.id).collect();
         assert_eq!(ids, [4, 5]);
@@ -573,7 +579,7 @@ mod tests {
     fn output_without_a_running_entry_is_ignored() {
         let history = History::new(2);
         history.output(&"stray".into());
-        history.finish(None);
+        history.finish(None, None);
         assert!(history.entries().is_empty());
     }
 
@@ -601,7 +607,7 @@ mod tests {
             })
         });
         history.output(&"late".into());
-        history.finish(Some(finished(3)));
+        history.finish(Some(finished(3)), None);
         history.start("two", PathBuf::from("/"));
         drop(observation);
         history.output(&"unseen".into());

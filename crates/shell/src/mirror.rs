@@ -6,7 +6,7 @@
 //! entry of the [`History`](crate::History) replayed — `A` + prompt + `B`, `P;Cwd` of where it
 //! ran, `E;<command>` + the command echoed (control characters in caret notation) + CR LF + `C`,
 //! the output with LF → CR LF, then `D;<exit>` (`D` alone after a line saying the run was
-//! cancelled or timed out); then the running run's output so far; then everything live, in the
+//! cancelled or timed out) and `P;Cwd` of where the run left the session when it moved it; then the running run's output so far; then everything live, in the
 //! same form. A transcript longer than the view's budget is replayed from its end, after a line
 //! saying how much was dropped. Replay and live stream meet at one point (see
 //! [`History::observe`](crate::History::observe)): nothing is missing or shown twice.
@@ -184,6 +184,10 @@ impl StreamWriter {
         }
         let exit_code = outcome.and_then(Outcome::exit_code);
         out.push_str(&IntegrationMark::CommandEnd(exit_code).encode());
+        // A `cd` moved the session: the view's directory is where the next run starts.
+        if let Some(end_cwd) = entry.end_cwd.as_ref().filter(|end| **end != entry.cwd) {
+            out.push_str(&property("Cwd", &end_cwd.to_string_lossy()));
+        }
     }
 }
 
@@ -254,6 +258,7 @@ mod tests {
             id,
             command: command.into(),
             cwd: PathBuf::from("/w"),
+            end_cwd: Some(PathBuf::from("/w")),
             output: output.into(),
             truncated_bytes: 0,
             outcome,
@@ -287,6 +292,20 @@ mod tests {
              echo a;b\r\n\x1b]633;C\x07a\r\nb\r\n\x1b]633;D;0\x07\
              \x1b]633;A\x07$ \x1b]633;B\x07"
         );
+    }
+
+    #[test]
+    fn a_run_that_moved_the_session_leaves_the_view_where_it_ended() {
+        let mut moved = entry(1, "cd /srv", "", exited(0));
+        moved.end_cwd = Some(PathBuf::from("/srv"));
+        let stream = StreamWriter::new(1000).opening(&[moved], Path::new("/srv"));
+        assert!(
+            stream
+                .ends_with("\x1b]633;D;0\x07\x1b]633;P;Cwd=/srv\x07\x1b]633;A\x07$ \x1b]633;B\x07")
+        );
+        let mut terminal = Terminal::new(TerminalOptions::default());
+        let _ = terminal.feed(stream.as_bytes());
+        assert_eq!(terminal.cwd(), Some("/srv"));
     }
 
     #[test]

@@ -24,9 +24,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use shellwright_io::lock;
-use shellwright_proc::{
-    CancelReason, CancelToken, Outcome, RunScope, processless_run_tag, stop_tagged,
-};
+use shellwright_proc::{CancelReason, CancelToken, RunScope, processless_run_tag, stop_tagged};
 use tokio::sync::{oneshot, watch};
 
 use crate::error::ShellError;
@@ -166,7 +164,7 @@ impl PersistentShell {
                         on_chunk,
                     )
                     .await;
-                    inner.leave_active(outcome.as_ref().ok().map(|r| r.outcome), finished);
+                    inner.leave_active(outcome.as_ref().ok(), finished);
                     outcome
                 }
             };
@@ -253,7 +251,8 @@ impl PersistentShell {
         let Some(outcome) = outcome else {
             return Err(request);
         };
-        history.finish(outcome.as_ref().ok().map(|o| o.result.outcome));
+        let ended = outcome.as_ref().ok().map(|o| &o.result);
+        history.finish(ended.map(|r| r.outcome), ended.and_then(end_cwd));
         let reset = !keeps_session(&outcome);
         if reset {
             // Dropping the handle ends the session on its own thread.
@@ -404,7 +403,7 @@ impl Started {
     async fn finish(mut self, inner: &Inner) -> Result<RunResult, ShellError> {
         let outcome = self.answer.await;
         let outcome = conclude(&mut self.slot, outcome);
-        inner.leave_active(outcome.as_ref().ok().map(|r| r.outcome), self.finished);
+        inner.leave_active(outcome.as_ref().ok(), self.finished);
         outcome
     }
 }
@@ -442,8 +441,9 @@ impl Inner {
     }
 
     /// Records how the active run ended and says it has.
-    fn leave_active(&self, outcome: Option<Outcome>, finished: watch::Sender<bool>) {
-        self.history.finish(outcome);
+    fn leave_active(&self, result: Option<&RunResult>, finished: watch::Sender<bool>) {
+        self.history
+            .finish(result.map(|r| r.outcome), result.and_then(end_cwd));
         *lock(&self.active) = None;
         let _ = finished.send(true);
     }
@@ -456,6 +456,11 @@ fn turn_is_over(previous: &mut oneshot::Receiver<()>) -> bool {
         previous.try_recv(),
         Err(oneshot::error::TryRecvError::Closed)
     )
+}
+
+/// Where `result`'s run left the session, if it reached it (see [`Inner::settled`]).
+fn end_cwd(result: &RunResult) -> Option<PathBuf> {
+    (!result.cwd.as_os_str().is_empty()).then(|| result.cwd.clone())
 }
 
 /// The handlers that record a run in `history` — its start, then each chunk before it goes on to
