@@ -116,13 +116,14 @@ afterAll(async () => {
 })
 
 describe('shellwright mcp: tools', () => {
-  it('lists the eleven tools, each with a description, an input schema and an output schema', async () => {
+  it('lists the twelve tools, each with a description, an input schema and an output schema', async () => {
     const { tools } = await server.client.listTools()
     const shape = Object.fromEntries(
       tools.map((t) => [t.name, { properties: Object.keys(t.inputSchema.properties ?? {}), required: t.inputSchema.required ?? [] }]),
     )
     expect(shape).toEqual({
       shell_run: { properties: ['command', 'cwd', 'timeout_ms'], required: ['command'] },
+      shell_jobs: { properties: ['job'], required: [] },
       exec_command: { properties: ['cmd', 'workdir', 'yield_time_ms', 'max_output_tokens'], required: ['cmd'] },
       write_stdin: { properties: ['session_id', 'chars', 'yield_time_ms', 'max_output_tokens'], required: ['session_id'] },
       tui_start: { properties: ['command', 'cwd', 'cols', 'rows', 'answer_queries', 'interactive', 'quiet_ms'], required: [] },
@@ -147,6 +148,28 @@ describe('shellwright mcp: tools', () => {
     expect(start.answer_queries).toMatchObject({ type: 'boolean' })
     const screen = tools.find((t) => t.name === 'tui_screen')!.inputSchema.properties as Record<string, object>
     expect(screen.format).toMatchObject({ type: 'string', enum: ['text', 'styled', 'ansi'] })
+  })
+})
+
+describe('shellwright mcp: shell_jobs', () => {
+  it('shows what a background job wrote after its shell_run returned, and how it ended', async () => {
+    const command = '(sleep 1; printf "\\e[32mbuilt\\e[0m\\n"; exit 3) &'
+    expect(await ok(server, 'shell_run', { command: `${command} echo started` })).toBe('started\n[exit code 0]')
+    const job = async () => (await facts(server, 'shell_jobs', {})).facts.jobs.find((j: any) => j.command === command)
+    const running = await job()
+    expect(running).toMatchObject({ command, running: true, output: '' })
+    let ended = running
+    const deadline = Date.now() + 10_000
+    while (ended.running && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50))
+      ended = await job()
+    }
+    expect(ended).toEqual({ id: running.id, command, running: false, exit_code: 3, output: 'built\n' })
+    expect(await facts(server, 'shell_jobs', { job: running.id })).toEqual({
+      text: `[${running.id}] exited 3 · ${command}\nbuilt`,
+      facts: { jobs: [ended] },
+    })
+    expect(await toolError(server, 'shell_jobs', { job: 999 })).toMatch(/^no job 999; the shell's jobs: (%\d+, )*%\d+$/)
   })
 })
 

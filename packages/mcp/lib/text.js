@@ -61,9 +61,13 @@ class OutputTail {
   }
 }
 
-/** `text` cut to its last `limit` bytes, with the truncation header when it was longer. */
-function tail(text, limit) {
+/**
+ * `text` cut to its last `limit` bytes, with the truncation header when it was longer or when
+ * `droppedBefore` bytes were already dropped from its front.
+ */
+function tail(text, limit, droppedBefore = 0) {
   const out = new OutputTail(limit)
+  out.dropped = droppedBefore
   out.push(text)
   return out.text()
 }

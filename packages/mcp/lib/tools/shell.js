@@ -1,7 +1,8 @@
 'use strict'
-// The shell tool: `shell_run`, one persistent Shell per server.
+// The shell tools: `shell_run` and `shell_jobs`, over one persistent Shell per server.
 const { z } = require('zod')
 const { OutputTail, plainText, tail } = require('../text.js')
+const { ToolError } = require('../sessions.js')
 const { LIMITS, DEFAULT_RUN_TIMEOUT_MS, timeoutMs, result, transcript } = require('./common.js')
 
 function registerShellTools(mcp, shell, options) {
@@ -65,6 +66,60 @@ function registerShellTools(mcp, shell, options) {
       return result(transcript(output, `exit code ${run.exitCode}${ended}`), facts)
     },
   )
+
+  mcp.registerTool(
+    'shell_jobs',
+    {
+      title: 'Read background jobs',
+      description:
+        'Lists the background jobs (`cmd &`) that shell_run commands started — a dev server, a watcher, a long build — ' +
+        'with whether each still runs or how it exited, and what each wrote after the shell_run that started it ' +
+        'returned (while that call runs, a job\'s output is part of its transcript). Each job keeps its last 1 MiB; ' +
+        `this returns at most ${LIMITS.maxOutputBytes / 1024} KB in all, each job's end. Stop a job with shell_run ` +
+        '`kill %N`, wait for it with `wait %N`. The shell forgets its jobs when it ends (exit).',
+      inputSchema: {
+        job: z.number().int().min(1).optional().describe('Only this job number (as in `jobs` and `%N`).'),
+      },
+      outputSchema: {
+        jobs: z.array(
+          z.object({
+            id: z.number().int(),
+            command: z.string(),
+            running: z.boolean(),
+            exit_code: z.number().int().optional().describe('Its status once it ended (128 + N when signal N ended it).'),
+            pid: z.number().int().optional().describe('Its oldest process still running.'),
+            output: z.string().describe('What it wrote after its shell_run returned, without escape sequences (its end).'),
+          }),
+        ),
+      },
+    },
+    async ({ job }) => {
+      const all = shell().jobs()
+      const shown = job === undefined ? all : all.filter((j) => j.id === job)
+      if (job !== undefined && shown.length === 0) {
+        const known = all.map((j) => `%${j.id}`).join(', ') || 'none'
+        throw new ToolError(`no job ${job}; the shell's jobs: ${known}`)
+      }
+      // Each job gets an equal share of the budget: a chatty server does not hide a quiet build's end.
+      const budget = Math.floor(LIMITS.maxOutputBytes / Math.max(1, shown.length))
+      const jobs = shown.map((j) => ({
+        id: j.id,
+        command: j.command,
+        running: j.running,
+        ...(j.exitCode != null && { exit_code: j.exitCode }),
+        ...(j.pid != null && { pid: j.pid }),
+        output: plainText(tail(j.output, budget, j.truncatedBytes)),
+      }))
+      return result(jobs.length === 0 ? 'no background jobs' : jobs.map(describeJob).join('\n'), { jobs })
+    },
+  )
+}
+
+/** "[1] running · npm run dev &" then its output, as the shell_jobs text shows a job. */
+function describeJob({ id, command, running, exit_code, output }) {
+  const state = running ? 'running' : `exited ${exit_code}`
+  const body = output === '' ? '(no output since its shell_run returned)' : output.replace(/\n$/, '')
+  return `[${id}] ${state} · ${command}\n${body}`
 }
 
 module.exports = { registerShellTools }
