@@ -165,35 +165,30 @@ impl JobBook {
         lock(&self.records).clear();
     }
 
-    /// The jobs, oldest first, each with its first live process (found in the process table).
+    /// The jobs, oldest first, each with its first live process (found in the process table,
+    /// after the book's lock is released).
     pub fn jobs(&self) -> Vec<ShellJob> {
-        let records: Vec<(usize, String, String, Option<i32>, String, u64)> = lock(&self.records)
+        let jobs: Vec<(ShellJob, String)> = lock(&self.records)
             .iter()
             .map(|r| {
-                let (output, dropped) = r.output.text();
-                (
-                    r.id,
-                    r.command.clone(),
-                    r.origin.tag.clone(),
-                    r.exit_code,
-                    output,
-                    dropped,
-                )
-            })
-            .collect();
-        records
-            .into_iter()
-            .map(
-                |(id, command, tag, exit_code, output, truncated_bytes)| ShellJob {
-                    id,
-                    pid: exit_code.is_none().then(|| first_process(&tag)).flatten(),
-                    command,
-                    running: exit_code.is_none(),
-                    exit_code,
+                let (output, truncated_bytes) = r.output.text();
+                let job = ShellJob {
+                    id: r.id,
+                    pid: None,
+                    command: r.command.clone(),
+                    running: r.exit_code.is_none(),
+                    exit_code: r.exit_code,
                     output,
                     truncated_bytes,
-                },
-            )
+                };
+                (job, r.origin.tag.clone())
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|(job, tag)| ShellJob {
+                pid: job.running.then(|| first_process(&tag)).flatten(),
+                ..job
+            })
             .collect()
     }
 }
