@@ -23,12 +23,12 @@ const scratch = mkdtempSync(join(tmpdir(), 'shellwright-mcp-'))
 /** A fixed terminal and HOME, so the host's settings cannot change the screens (htop saves its config there). */
 const env = { ...process.env, TERM: 'xterm-256color', HOME: scratch, LANG: 'C.UTF-8' } as Record<string, string>
 
-/** The venv .ci/run installs Textual into, else a python3 that already has it. */
+/** The venv tools/provision-tests.sh installs Textual into (`npm test` runs it), else a python3 that has it. */
 function textualPython(): string {
   const venv = join(root, 'target', 'textual-venv', 'bin', 'python')
   if (existsSync(venv)) return venv
   if (spawnSync('python3', ['-c', 'import textual']).status === 0) return 'python3'
-  throw new Error('Textual is not installed: run the textual step of .ci/run (a venv in target/textual-venv)')
+  throw new Error('Textual is not installed: run tools/provision-tests.sh (a venv in target/textual-venv)')
 }
 
 type Server = { client: Client; transport: StdioClientTransport; pid: number }

@@ -3,7 +3,7 @@
 // preexec; fish's fish_preexec, fish_postexec and fish_prompt events), the user's startup files are
 // still read (their prompt, functions and hooks keep working, zsh's ZDOTDIR is given back), and
 // the generated files are gone when the run ends. Outside CI a missing shell skips its tests with
-// a message; in CI (.ci/run installs both) it fails them.
+// a message; in CI (npm test provisions both: tools/provision-tests.sh) it fails them.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,7 +19,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 function installed(shell: string): boolean {
   if (spawnSync(shell, ['--version']).status === 0) return true
   const why = `${shell} is not installed (apt-get install ${shell})`
-  if (process.env.CI) throw new Error(`${why}: CI must provide it (.ci/run installs it)`)
+  if (process.env.CI) throw new Error(`${why}: CI must provide it (tools/provision-tests.sh installs it)`)
   console.warn(`skipping the ${shell} integration tests: ${why}`)
   return false
 }

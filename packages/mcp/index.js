@@ -4,6 +4,8 @@
 // for embedding; `shellwright mcp` connects it to stdin/stdout for MCP clients' configs.
 // Each group of tools is a file of lib/tools/ (a new tool goes into the file of its group, or a
 // new file registered below); lib/tools/common.js holds the bounds and schemas they share.
+// The SDK and zod are optional peer dependencies of the package: checked first.
+require('../common/peer-dependencies.js').requirePeers('mcp')
 const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
 const { ExecSessions, Shell } = require('../../index.js')
 const { ToolError, TuiSessions } = require('./lib/sessions.js')

@@ -5,6 +5,8 @@
 // back to the session. A Shell can be shown instead, read-only, through ShellMirror (lib/mirror.js).
 // The wire protocol and flow control are described in lib/viewers.js, the access rules (token,
 // Origin) in lib/auth.js.
+// ws and xterm.js are optional peer dependencies of the package: checked first.
+require('../common/peer-dependencies.js').requirePeers('web')
 const http = require('node:http')
 const { once } = require('node:events')
 const { WebSocketServer } = require('ws')

@@ -1,16 +1,21 @@
 // The consumer test: proves that the published packages work for a project that has no Rust
 // toolchain. It builds the release addon, moves it into its platform package with `napi
-// artifacts`, packs the main package and the host's platform package, installs both tarballs
-// offline into a fresh project whose PATH holds no cargo or rustc, and there checks CommonJS,
-// ES modules, TypeScript (node16 and bundler resolution, isolatedModules), the `shellwright/web`
-// subpath (its page and xterm.js served from the installed dependencies), the CLI, and the error
-// for a missing addon. Prints the installed size. Run with `npm run test:package`.
+// artifacts`, packs the main package as the publish step writes it (tools/pack-release.mjs: no
+// scripts) and the host's platform package, and installs both tarballs offline into a fresh
+// project whose PATH holds no cargo or rustc. There the slim core alone: CommonJS, ES modules,
+// `shellwright/vscode`, the CLI, and the errors of the MCP server and the web terminal, whose
+// packages are not installed; then with the MCP server's packages, the server embedded and as
+// `shellwright mcp` (and through `npx -p`, as the README configures it); then with the web
+// terminal's, its page and xterm.js, and TypeScript (node16 and bundler resolution,
+// isolatedModules); last the error for a missing addon. Prints the installed sizes. Run with
+// `npm run test:package`.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { packMain, packPlatform } from '../../tools/pack-release.mjs'
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const fixture = join(repo, 'tests', 'package', 'fixture')
@@ -64,14 +69,26 @@ function diskUsage(path) {
 
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 
-/** `npm pack` of `dir` into `into`; returns the tarball's path and its file list. */
-function pack(dir, into) {
-  // --ignore-scripts: `prepare` would rebuild the addon that was just built.
-  const out = run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', into], { cwd: dir })
-  const [info] = JSON.parse(out.stdout)
-  console.log(`   ${info.filename}: ${mib(info.size)} packed, ${mib(info.unpackedSize)} unpacked`)
-  return { tarball: join(into, info.filename), files: info.files.map((f) => f.path) }
+function describePack({ tarball, size, unpackedSize }) {
+  console.log(`   ${tarball.split('/').at(-1)}: ${mib(size)} packed, ${mib(unpackedSize)} unpacked`)
 }
+
+/** The packages installed in `project`, by name. */
+function installedPackages(project) {
+  const modules = join(project, 'node_modules')
+  return readdirSync(modules)
+    .filter((entry) => !entry.startsWith('.'))
+    .flatMap((entry) => (entry.startsWith('@') ? readdirSync(join(modules, entry)).map((name) => `${entry}/${name}`) : [entry]))
+    .sort()
+}
+
+/** The optional packages of one part, as `npm install` arguments with the ranges package.json asks for. */
+function peerSpecs(names) {
+  return names.map((name) => `${name}@${pkg.peerDependencies[name]}`)
+}
+
+const MCP_PEERS = ['@modelcontextprotocol/sdk', 'zod']
+const WEB_PEERS = ['ws', '@xterm/xterm', '@xterm/addon-fit']
 
 const work = mkdtempSync(join(tmpdir(), 'shellwright-package-'))
 try {
@@ -91,19 +108,29 @@ try {
   copyFileSync(join(repo, addon), join(artifacts, addon))
   run('npx', ['napi', 'artifacts', '--output-dir', artifacts, '--npm-dir', 'npm', '--config-path', config])
 
-  step('npm pack')
-  const main = pack(repo, work)
-  const platform = pack(join(repo, 'npm', target), work)
+  step('pack the packages as published')
+  const main = packMain(work)
+  const platform = packPlatform(target, work)
+  describePack(main)
+  describePack(platform)
   assert.ok(!main.files.some((f) => f.endsWith('.node') || f.startsWith('crates/')), `main package ships ${main.files}`)
-  assert.deepEqual(platform.files.sort(), ['README.md', addon, 'package.json'].sort())
+  assert.deepEqual(platform.files.sort(), ['LICENSE', 'README.md', addon, 'package.json'].sort())
+  const published = JSON.parse(run('tar', ['-xOzf', main.tarball, 'package/package.json']).stdout)
+  assert.equal(published.scripts, undefined, 'the published manifest has no scripts')
+  assert.equal(published.devDependencies, undefined)
+  assert.equal(published.dependencies, undefined, 'the core depends on nothing but its platform packages')
+  assert.deepEqual(Object.keys(published.optionalDependencies), Object.keys(pkg.optionalDependencies))
+  assert.ok(published.repository && published.homepage && published.bugs, 'repository, homepage and bugs')
+  const readme = run('tar', ['-xOzf', main.tarball, 'package/README.md']).stdout
+  assert.deepEqual(readme.match(/\]\((?![a-z]+:|#)[^)]*\)/g), null, 'every README link is absolute')
 
-  // The consumer install is offline, so its npm cache must already hold the runtime dependencies
+  // The consumer installs are offline, so the npm cache must already hold the optional packages
   // (their metadata too, which installing from this repo's lockfile does not fetch): an online
   // install of exactly those puts them there, resolved as the consumer will resolve them.
-  step('fetch the runtime dependencies into the npm cache')
+  step('fetch the optional packages into the npm cache')
   const deps = join(work, 'deps')
   mkdirSync(deps)
-  writeFileSync(join(deps, 'package.json'), JSON.stringify({ name: 'deps', private: true, dependencies: pkg.dependencies }))
+  writeFileSync(join(deps, 'package.json'), JSON.stringify({ name: 'deps', private: true, dependencies: pkg.peerDependencies }))
   run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--package-lock=false'], { cwd: deps })
 
   step('install both tarballs offline into a fresh project, without cargo or rustc')
@@ -112,14 +139,12 @@ try {
   const project = join(work, 'project')
   mkdirSync(project)
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
-  run('npm', ['install', '--offline', '--no-audit', '--no-fund', main.tarball, platform.tarball], { cwd: project, env })
+  const install = (...specs) => run('npm', ['install', '--offline', '--no-audit', '--no-fund', ...specs], { cwd: project, env })
+  install(main.tarball, platform.tarball)
   for (const file of readdirSync(fixture)) copyFileSync(join(fixture, file), join(project, file))
-
-  const installed = diskUsage(join(project, 'node_modules', pkg.name))
-  const installedAddon = diskUsage(join(project, 'node_modules', platformPackage))
-  console.log(
-    `   installed: ${pkg.name} ${mib(installed)} + ${platformPackage} ${mib(installedAddon)} = ${mib(installed + installedAddon)}`,
-  )
+  assert.deepEqual(installedPackages(project), [pkg.name, platformPackage].sort(), 'the core installs nothing else')
+  const core = diskUsage(join(project, 'node_modules'))
+  console.log(`   installed, core alone: ${mib(core)} (${pkg.name} and ${platformPackage})`)
 
   step('CommonJS require')
   assert.equal(run('node', ['check.cjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'cjs ok\n')
@@ -127,11 +152,52 @@ try {
   step('ES module named imports')
   assert.equal(run('node', ['check.mjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'esm ok\n')
 
-  step('shellwright/mcp: a client lists the tools and runs shell_run')
-  assert.equal(run('node', ['check-mcp.mjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'mcp ok\n')
-
   step('shellwright/vscode')
   assert.equal(run('node', ['vscode.mjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'vscode ok\n')
+
+  step('npx shellwright run, --version')
+  const npx = (...args) => run('npx', ['--offline', 'shellwright', ...args], { cwd: project, env, timeout: 60_000 }).stdout
+  assert.equal(npx('run', 'echo ok'), 'ok\n')
+  assert.equal(npx('--version'), `${pkg.version}\n`)
+
+  step('without their packages, shellwright/mcp, shellwright/web, mcp and serve say what to install')
+  const [sdk, zod, ws, xterm, fit] = peerSpecs([...MCP_PEERS, ...WEB_PEERS])
+  const mcpMissing =
+    `shellwright/mcp needs @modelcontextprotocol/sdk and zod, which are not installed. Install them next to ` +
+    `shellwright: npm install ${sdk} ${zod} (or run the command with npx: npx -p shellwright -p ${sdk} -p ${zod} ` +
+    `shellwright mcp)`
+  const webMissing =
+    `shellwright/web needs ws, @xterm/xterm and @xterm/addon-fit, which are not installed. Install them next to ` +
+    `shellwright: npm install ${ws} ${xterm} ${fit} (or run the command with npx: npx -p shellwright -p ${ws} ` +
+    `-p ${xterm} -p ${fit} shellwright serve)`
+  assert.deepEqual(JSON.parse(run('node', ['missing-peers.cjs'], { cwd: project, env }).stdout), {
+    'shellwright/mcp': { code: 'ERR_MISSING_PEER', missing: MCP_PEERS, message: mcpMissing },
+    'shellwright/web': { code: 'ERR_MISSING_PEER', missing: WEB_PEERS, message: webMissing },
+  })
+  const npxFails = (...args) => {
+    const result = run('npx', ['--offline', 'shellwright', ...args], { cwd: project, env, timeout: 60_000, allowFailure: true })
+    return { status: result.status, stderr: result.stderr }
+  }
+  assert.deepEqual(npxFails('mcp'), { status: 1, stderr: `${mcpMissing}\n` })
+  assert.deepEqual(npxFails('serve'), { status: 1, stderr: `${webMissing}\n` })
+
+  step('with the MCP server\'s packages: shellwright/mcp embedded, and shellwright mcp over stdio')
+  install(...peerSpecs(MCP_PEERS))
+  const withMcp = diskUsage(join(project, 'node_modules'))
+  console.log(`   installed, core with the MCP server: ${mib(withMcp)} (${installedPackages(project).length} packages)`)
+  assert.equal(run('node', ['check-mcp.mjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'mcp ok\n')
+  assert.equal(run('node', ['check-mcp-cli.mjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'mcp cli ok\n')
+
+  step('npx -p: the MCP server as the README configures it, from an empty directory')
+  const elsewhere = join(work, 'elsewhere')
+  mkdirSync(elsewhere)
+  const viaNpx = ['--offline', '--yes', '-p', main.tarball, '-p', platform.tarball, ...peerSpecs(MCP_PEERS).flatMap((spec) => ['-p', spec])]
+  assert.match(run('npx', [...viaNpx, 'shellwright', 'mcp', '--help'], { cwd: elsewhere, env, timeout: 120_000 }).stdout, /^usage: shellwright mcp/)
+
+  step('with the web terminal\'s packages: its page and xterm.js')
+  install(...peerSpecs(WEB_PEERS))
+  assert.equal(run('node', ['check-web.cjs'], { cwd: project, env, timeout: 60_000 }).stdout, 'web ok\n')
+  console.log(`   installed, core with the MCP server and the web terminal: ${mib(diskUsage(join(project, 'node_modules')))}`)
 
   step('TypeScript: node16 (built and run) and bundler resolution, isolatedModules')
   const compilerOptions = {
@@ -163,10 +229,7 @@ try {
     webPage: 200,
   })
 
-  step('npx shellwright')
-  const npx = (...args) => run('npx', ['--offline', 'shellwright', ...args], { cwd: project, env, timeout: 60_000 }).stdout
-  assert.equal(npx('run', 'echo ok'), 'ok\n')
-  assert.equal(npx('--version'), `${pkg.version}\n`)
+  step('npx shellwright mcp and serve, with their packages')
   assert.match(npx('mcp', '--help'), /^usage: shellwright mcp/)
   assert.match(npx('serve', '--help'), /^usage: shellwright serve /)
 
@@ -175,6 +238,7 @@ try {
   const missing = JSON.parse(run('node', ['missing-addon.cjs'], { cwd: project, env }).stdout)
   assert.equal(missing.code, 'ERR_ADDON_LOAD')
   assert.match(missing.message, new RegExp(`^shellwright: cannot load the native addon for ${target}\\. .*${platformPackage}`))
+  assert.deepEqual(npxFails('run', 'true'), { status: 1, stderr: `${missing.message}\n` }, 'the CLI says it once')
 
   console.log('package test passed')
 } finally {

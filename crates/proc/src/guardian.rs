@@ -18,12 +18,12 @@
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 /// The script: wait for the host's end, then sweep its tagged processes. `$1` is the host's pid.
 /// GNU grep reads the NUL-separated environments in one process (`-z`: `^` is an entry's start);
 /// where grep lacks `-z`, each environment goes through `tr`.
+#[cfg(target_os = "linux")]
 const SCRIPT: &str = r#"trap '' HUP INT TERM QUIT PIPE
 while read -r _; do :; done
 tagged() {
@@ -72,6 +72,7 @@ pub fn pid() -> Option<u32> {
 #[cfg(target_os = "linux")]
 fn start() -> io::Result<Guardian> {
     use std::os::unix::process::CommandExt as _;
+    use std::process::{Command, Stdio};
     let (read, write) = shellwright_io::pipe()?;
     let child = Command::new("/bin/sh")
         .arg("-c")

@@ -329,7 +329,9 @@ mod platform {
     }
 
     pub fn list() -> Vec<ProcessInfo> {
-        let mut sys = System::new();
+        let Ok(mut sys) = System::new() else {
+            return Vec::new();
+        };
         sys.refresh_processes_specifics(
             ProcessesToUpdate::All,
             true,
@@ -342,7 +344,7 @@ mod platform {
     }
 
     pub fn read(pid: u32) -> Option<ProcessInfo> {
-        let mut sys = System::new();
+        let mut sys = System::new().ok()?;
         let pid = Pid::from_u32(pid);
         sys.refresh_processes_specifics(
             ProcessesToUpdate::Some(&[pid]),

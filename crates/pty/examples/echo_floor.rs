@@ -202,6 +202,7 @@ fn summary(samples: &mut [f64]) -> String {
 }
 
 /// Restricts thread or process `tid` (0: the calling thread) to CPU `cpu`.
+#[cfg(target_os = "linux")]
 fn pin(tid: libc::pid_t, cpu: usize) {
     // SAFETY: a zeroed cpu_set_t is a valid empty set, filled and passed by reference.
     let status = unsafe {
@@ -211,6 +212,10 @@ fn pin(tid: libc::pid_t, cpu: usize) {
     };
     assert_eq!(status, 0, "sched_setaffinity to CPU {cpu} failed");
 }
+
+/// Only Linux can pin a thread to a CPU: elsewhere the measurement runs unpinned.
+#[cfg(not(target_os = "linux"))]
+fn pin(_tid: libc::pid_t, _cpu: usize) {}
 
 fn master(fd: RawFd) -> BorrowedFd<'static> {
     // SAFETY: the master stays open until main returns.

@@ -13,7 +13,9 @@ commands:
   keys [--kitty]       print the id and bytes of each key pressed
   tui -- <command>     run a TUI in a pseudo-terminal and print its screen
   mcp                  serve the shell and terminal tools to an MCP client over stdio
+                       (needs @modelcontextprotocol/sdk and zod installed next to shellwright)
   serve [-- <command>] serve your shell (or a command) as a web terminal
+                       (needs ws, @xterm/xterm and @xterm/addon-fit)
 
 Run 'shellwright <command> --help' for a command's options.`
 
@@ -40,7 +42,9 @@ dispatch(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (err) => {
-    process.stderr.write(`shellwright: ${err && err.message ? err.message : err}\n`)
+    const message = String(err && err.message ? err.message : err)
+    // The package's own load errors (no addon, a missing optional package) name it already.
+    process.stderr.write(/^shellwright\b/.test(message) ? `${message}\n` : `shellwright: ${message}\n`)
     process.exitCode = 1
   },
 )

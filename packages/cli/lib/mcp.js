@@ -4,8 +4,9 @@
 // killing and reaping every session it started, when the client closes stdin or on SIGTERM, SIGINT
 // or SIGHUP.
 const { parseArgs } = require('node:util')
-const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js')
+// First shellwright/mcp, which says what to install when its optional packages are missing.
 const { buildServer, LIMITS } = require('../../mcp/index.js')
+const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js')
 
 const HELP = `usage: shellwright mcp [--minimize] [--serve PORT [--host H]]
 

@@ -2,7 +2,11 @@
 // `shellwright mcp --serve PORT`: lets a person watch what the agent does, in a browser. The shell's
 // runs are served read-only (a ShellMirror) on PORT; each TUI session gets a web terminal of its
 // own on a free port, which the person can type into to take over. All share one token.
-const { createTerminalServer } = require('../../web/index.js')
+// shellwright/web is loaded only here, when serving: the server without --serve needs none of the
+// web terminal's packages.
+function createTerminalServer(options) {
+  return require('../../web/index.js').createTerminalServer(options)
+}
 
 class WatchServers {
   /** Serves `shell`'s mirror on `port` of `host` (default loopback); resolves once it listens. */

@@ -160,7 +160,15 @@ pub(crate) fn enter_stage_fs(umask: u32) {
 }
 
 /// Detaches the current thread's cwd, root and umask from the other threads' (once); returns
+/// whether they are its own. Only Linux can: elsewhere they stay the process's.
+#[cfg(not(target_os = "linux"))]
+fn unshare_fs() -> bool {
+    false
+}
+
+/// Detaches the current thread's cwd, root and umask from the other threads' (once); returns
 /// whether they are its own.
+#[cfg(target_os = "linux")]
 fn unshare_fs() -> bool {
     UNSHARED.with(|unshared| {
         if !unshared.get() {

@@ -9,13 +9,14 @@
 //! `ttyname` says of its fds 0–2), by `/proc/<host pid>/fd/<n>`, where `n` is a socket the host
 //! holds for this and nothing else: opening a socket through `/proc` fails with ENXIO, "No such
 //! device or address", as `/dev/tty` does without a terminal. brush's message names that path
-//! rather than `/dev/tty`. Targets that are built at run time (`"$tty"`) and code brush parses
+//! rather than `/dev/tty`. Without `/proc` (off Linux) the target is `/dev/null/tty`, refused too,
+//! as "Not a directory". Targets that are built at run time (`"$tty"`) and code brush parses
 //! itself (`eval` strings, sourced files, command substitutions) are not seen.
 //!
 //! [`spawn_policy`]: super::spawn_policy
 //! [`stages`]: super::stages
 
-use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::sync::LazyLock;
 
 use brush_core::parser::ast;
@@ -86,11 +87,19 @@ fn terminal_name(fd: libc::c_int) -> Option<String> {
 }
 
 /// A Unix socket, close-on-exec, bound and connected to nothing.
+#[cfg(target_os = "linux")]
 fn socket() -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd as _;
     // SAFETY: socket(2) takes integers and returns a new fd or -1.
     let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     // SAFETY: a non-negative result is a new fd that nobody else owns.
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// No socket off Linux: there is no `/proc` to name it through.
+#[cfg(not(target_os = "linux"))]
+fn socket() -> Option<OwnedFd> {
+    None
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 //! glibc are newer than the oldest glibc the addon is built for: `POSIX_SPAWN_SETSID` (2.26)
 //! and `posix_spawn_file_actions_addchdir_np` (2.29), looked up when first needed
 //! ([`supported`]); without them the direct path declines and brush runs the command (with the
-//! fork handler's session).
+//! fork handler's session). Only Linux's C libraries are asked: elsewhere the direct path is never
+//! taken and brush starts every program.
 //!
 //! The program is waited for through a pidfd the runtime polls (or, on kernels without pidfds,
 //! on the blocking pool); a [`Child`] dropped before its end — a cancelled run — is reaped by a
@@ -31,18 +32,38 @@ use tokio::io::unix::AsyncFd;
 /// `posix_spawn_file_actions_addchdir_np`.
 type AddChdir = unsafe extern "C" fn(*mut posix_spawn_file_actions_t, *const c_char) -> c_int;
 
-/// The piece of glibc that is looked up: present when the direct path can be taken.
-fn add_chdir() -> Option<AddChdir> {
-    static SUPPORT: OnceLock<Option<AddChdir>> = OnceLock::new();
+/// What the direct path needs of the C library, looked up once.
+#[derive(Clone, Copy)]
+struct Support {
+    add_chdir: AddChdir,
+    /// `POSIX_SPAWN_SETSID`.
+    setsid: c_short,
+}
+
+/// The pieces of the C library that are looked up: present when the direct path can be taken.
+fn support() -> Option<Support> {
+    static SUPPORT: OnceLock<Option<Support>> = OnceLock::new();
     *SUPPORT.get_or_init(|| {
+        let setsid = setsid_flag()?;
         let add_chdir = lookup_add_chdir()?;
-        accepts_setsid().then_some(add_chdir)
+        accepts(setsid).then_some(Support { add_chdir, setsid })
     })
 }
 
 /// Whether this libc can spawn a process the direct path's way.
 pub(crate) fn supported() -> bool {
-    add_chdir().is_some()
+    support().is_some()
+}
+
+#[cfg(target_os = "linux")]
+fn setsid_flag() -> Option<c_short> {
+    Some(libc::POSIX_SPAWN_SETSID)
+}
+
+/// Off Linux the direct path is not taken (see the module's documentation).
+#[cfg(not(target_os = "linux"))]
+fn setsid_flag() -> Option<c_short> {
+    None
 }
 
 fn lookup_add_chdir() -> Option<AddChdir> {
@@ -62,9 +83,9 @@ fn lookup_add_chdir() -> Option<AddChdir> {
 
 /// Whether `posix_spawnattr_setflags` takes `POSIX_SPAWN_SETSID` (it refuses flags it does not
 /// know with EINVAL).
-fn accepts_setsid() -> bool {
+fn accepts(setsid: c_short) -> bool {
     Attributes::new()
-        .and_then(|mut attributes| attributes.set_flags(libc::POSIX_SPAWN_SETSID))
+        .and_then(|mut attributes| attributes.set_flags(setsid))
         .is_ok()
 }
 
@@ -157,7 +178,7 @@ impl Spawn<'_> {
     /// Starts the program in a session of its own. An error means nothing ran.
     pub fn start(self) -> io::Result<Child> {
         let unsupported = || io::Error::from(io::ErrorKind::Unsupported);
-        let add_chdir = add_chdir().ok_or_else(unsupported)?;
+        let support = support().ok_or_else(unsupported)?;
         let program = c_string(self.program.as_os_str().as_bytes())?;
         let cwd = c_string(self.cwd.as_os_str().as_bytes())?;
         let argv = self
@@ -187,12 +208,12 @@ impl Spawn<'_> {
             })?;
         }
         // SAFETY: as above, with a NUL-terminated path that outlives the spawn.
-        check(unsafe { add_chdir(&mut actions.0, cwd.as_ptr()) })?;
+        check(unsafe { (support.add_chdir)(&mut actions.0, cwd.as_ptr()) })?;
 
         let mut attributes = Attributes::new()?;
         attributes.reset_signals()?;
         attributes.set_flags(
-            libc::POSIX_SPAWN_SETSID
+            support.setsid
                 | libc::POSIX_SPAWN_SETSIGMASK as c_short
                 | libc::POSIX_SPAWN_SETSIGDEF as c_short,
         )?;

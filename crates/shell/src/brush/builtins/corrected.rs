@@ -17,7 +17,8 @@
 
 use std::fs::File;
 use std::io::{Read as _, Seek as _, Write as _};
-use std::os::fd::{FromRawFd as _, OwnedFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::{FromRawFd as _, OwnedFd, RawFd};
 
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
@@ -200,16 +201,52 @@ async fn corrected(
     result
 }
 
-/// An anonymous file in memory, closed on exec.
+/// An anonymous file in memory, closed on exec; an unlinked temporary file where the kernel has no
+/// `memfd_create` (before Linux 3.17).
+#[cfg(target_os = "linux")]
 pub(super) fn memory_file() -> std::io::Result<File> {
+    // Through syscall(2): glibc has a memfd_create wrapper only since 2.27, and the addon is
+    // linked against glibc 2.17.
     // SAFETY: the name is a NUL-terminated literal; the result is checked before use.
-    let fd =
-        unsafe { libc::memfd_create(c"shellwright-builtin-output".as_ptr(), libc::MFD_CLOEXEC) };
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_memfd_create,
+            c"shellwright-builtin-output".as_ptr(),
+            libc::MFD_CLOEXEC,
+        )
+    };
     if fd < 0 {
-        return Err(std::io::Error::last_os_error());
+        let error = std::io::Error::last_os_error();
+        if error.raw_os_error() == Some(libc::ENOSYS) {
+            return temporary_file();
+        }
+        return Err(error);
     }
     // SAFETY: `fd` was just created and is owned by nothing else.
-    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
+}
+
+/// An unlinked temporary file (other systems have no `memfd_create`).
+#[cfg(not(target_os = "linux"))]
+pub(super) fn memory_file() -> std::io::Result<File> {
+    temporary_file()
+}
+
+/// A new file in the temporary directory, unlinked at once; std opens it close-on-exec.
+fn temporary_file() -> std::io::Result<File> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "shellwright-builtin-output-{}-{n}",
+        std::process::id()
+    ));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    Ok(file)
 }
 
 pub(super) fn read_back(mut file: File) -> std::io::Result<Vec<u8>> {
@@ -284,6 +321,19 @@ mod tests {
     fn memory_file_reads_back_what_was_written() {
         let mut file = memory_file().unwrap();
         file.write_all(b"abc\n").unwrap();
+        assert_eq!(read_back(file).unwrap(), b"abc\n");
+    }
+
+    #[test]
+    fn the_temporary_file_reads_back_and_leaves_no_name_behind() {
+        let mut file = temporary_file().unwrap();
+        file.write_all(b"abc\n").unwrap();
+        let prefix = format!("shellwright-builtin-output-{}-", std::process::id());
+        let left = std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|entry| entry.file_name().to_string_lossy().starts_with(&prefix));
+        assert!(!left, "the file was not unlinked");
         assert_eq!(read_back(file).unwrap(), b"abc\n");
     }
 }

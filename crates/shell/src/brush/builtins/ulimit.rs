@@ -14,7 +14,9 @@
 //! statuses. The kernel's refusals are foreseen here, since a child cannot report a failed
 //! `setrlimit`: a soft limit above the hard one is `Invalid argument`; raising a hard limit
 //! without `CAP_SYS_RESOURCE`, or the open-files limit above `fs.nr_open`, is `Operation not
-//! permitted`.
+//! permitted`. On other systems `ulimit` has only the resources they have, root may raise hard
+//! limits, and the system's ceiling on open files is not foreseen: a process the shell starts
+//! past it keeps the host's limit.
 
 use std::io::Write as _;
 
@@ -62,8 +64,10 @@ const fn resource(
     }
 }
 
-/// bash's resources on Linux, in the order of `ulimit -a`.
-const RESOURCES: [Resource; 17] = [
+/// bash's resources, in the order of `ulimit -a`: on other systems only those they have, as bash
+/// there lists them.
+const RESOURCES: &[Resource] = &[
+    #[cfg(target_os = "linux")]
     resource(
         'R',
         "real-time non-blocking time",
@@ -85,6 +89,7 @@ const RESOURCES: [Resource; 17] = [
         1024,
         libc::RLIMIT_DATA as usize,
     ),
+    #[cfg(target_os = "linux")]
     resource(
         'e',
         "scheduling priority",
@@ -99,6 +104,7 @@ const RESOURCES: [Resource; 17] = [
         1024,
         libc::RLIMIT_FSIZE as usize,
     ),
+    #[cfg(target_os = "linux")]
     resource(
         'i',
         "pending signals",
@@ -128,6 +134,7 @@ const RESOURCES: [Resource; 17] = [
         factor: 512,
         number: None,
     },
+    #[cfg(target_os = "linux")]
     resource(
         'q',
         "POSIX message queues",
@@ -135,6 +142,7 @@ const RESOURCES: [Resource; 17] = [
         1,
         libc::RLIMIT_MSGQUEUE as usize,
     ),
+    #[cfg(target_os = "linux")]
     resource(
         'r',
         "real-time priority",
@@ -170,6 +178,7 @@ const RESOURCES: [Resource; 17] = [
         1024,
         libc::RLIMIT_AS as usize,
     ),
+    #[cfg(target_os = "linux")]
     resource('x', "file locks", None, 1, libc::RLIMIT_LOCKS as usize),
 ];
 
@@ -339,6 +348,7 @@ fn host_limit(number: usize) -> Limit {
 }
 
 /// Whether the host holds capability `bit` in its effective set (`CapEff` in /proc).
+#[cfg(target_os = "linux")]
 fn has_capability(bit: u32) -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -347,6 +357,13 @@ fn has_capability(bit: u32) -> bool {
             u64::from_str_radix(hex.trim(), 16).ok()
         })
         .is_some_and(|caps| caps >> bit & 1 == 1)
+}
+
+/// Without Linux's capabilities, root holds them all.
+#[cfg(not(target_os = "linux"))]
+fn has_capability(_bit: u32) -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
 }
 
 /// A value as `ulimit` shows it, with its row's description and unit when `described`.
@@ -427,7 +444,7 @@ pub(super) fn run(
                 request.mode
             };
             let mut out = String::new();
-            for resource in &RESOURCES {
+            for resource in RESOURCES {
                 out.push_str(&shown(resource, pick(limits.current(resource), mode), true));
                 out.push('\n');
             }
@@ -568,7 +585,12 @@ mod tests {
             "real-time non-blocking time  (microseconds, -R) unlimited"
         );
         let flags: String = RESOURCES.iter().map(|r| r.flag).collect();
-        assert_eq!(flags, "Rcdefilmnpqrstuvx");
+        let expected = if cfg!(target_os = "linux") {
+            "Rcdefilmnpqrstuvx"
+        } else {
+            "cdflmnpstuv"
+        };
+        assert_eq!(flags, expected);
     }
 
     #[test]
