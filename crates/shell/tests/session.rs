@@ -110,6 +110,28 @@ async fn jobs_are_listed_as_written_and_a_stopped_runs_jobs_are_forgotten() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jobs_output_before_the_run_goes_on_comes_first_and_is_never_lost() {
+    let shell = PersistentShell::new(SessionOptions::default());
+    // A job of a builtin and one of a process, each waited for: their output comes before what
+    // the run writes next, every time.
+    for round in 0..30 {
+        let (result, out) = run(&shell, "(echo a) & wait %1; /bin/echo b & wait; echo c").await;
+        assert_eq!(
+            (result, out.as_str()),
+            (Ok(Outcome::Exited(0)), "a\nb\nc\n"),
+            "round {round}"
+        );
+    }
+    // A job that ended before its run did: all of its output is the run's, none the job's.
+    let (result, out) = run(&shell, "seq 1 20000 & sleep 0.5").await;
+    assert_eq!(result, Ok(Outcome::Exited(0)));
+    assert_eq!(out.lines().count(), 20000);
+    let job = shell.jobs().into_iter().last().expect("the seq job");
+    assert_eq!((job.output.as_str(), job.truncated_bytes), ("", 0));
+    shell.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_already_cancelled_token_runs_nothing() {
     let shell = PersistentShell::new(SessionOptions::default());
     let cancel = CancelToken::new();

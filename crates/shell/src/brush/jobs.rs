@@ -16,15 +16,14 @@
 //!   it never goes on to its next command (whose redirections brush would open before any hook
 //!   could stop it).
 //!
-//! The job's pipe is read by a thread of its own, which passes what the job writes on to the run's
-//! transcript while the run goes, and to the job's record once it has resolved (see
-//! [`Integration::end_job_forwarding`](super::Integration::end_job_forwarding)): the run does not
-//! wait for its jobs' output to end, and nothing a job writes is lost. Jobs of runs that ended
+//! The job's pipe is read by a thread of its own ([`JobOutput`]), which passes what the job writes
+//! on to the run's transcript while the run goes, and to the job's record once it has resolved
+//! (see [`Integration::end_job_forwarding`](super::Integration::end_job_forwarding)): the run does
+//! not wait for its jobs' output to end, and nothing a job writes is lost. Jobs of runs that ended
 //! normally live on between runs, as an interactive shell's do, until the session ends.
 
 use std::collections::HashMap;
-use std::io::{Read as _, Write as _};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use brush_core::builtins::Registration;
 use brush_core::commands::CommandArg;
@@ -35,11 +34,11 @@ use brush_core::{
     ExecutionContext, ExecutionParameters, ExecutionResult, Shell, ShellValue, ShellVariable,
 };
 use futures_util::future::BoxFuture;
-use shellwright_io::{file_identity, lock};
+use shellwright_io::file_identity;
 use shellwright_proc::{CancelToken, RUN_TAG_VARIABLE};
 
 use super::common::{JOB_BUILTIN, JOB_RECORD_BUILTIN, JOB_SERIAL_VARIABLE};
-use super::state::JobForward;
+use super::job_output::JobOutput;
 use super::{builtins, job_table, stages, state};
 use crate::jobs::{JobBook, JobOrigin};
 
@@ -210,19 +209,6 @@ fn divert_output(
     let Some((_, run_file)) = in_params.first() else {
         return Ok(());
     };
-    // Passed on to the run only while it goes: a job whose task first runs after its run ended
-    // keeps everything it writes.
-    let still_running =
-        state::with_shell(shell, |s| s.run_output == Some(run_output)) == Some(true);
-    let forward: JobForward = Arc::new(Mutex::new(None));
-    if still_running {
-        let copy = run_file
-            .try_borrow_as_fd()
-            .map_err(std::io::Error::other)?
-            .try_clone_to_owned()?;
-        *lock(&forward) = Some(std::fs::File::from(copy));
-        state::with_shell(shell, |s| s.job_forwards.push(Arc::clone(&forward)));
-    }
     let (read, write) = shellwright_io::pipe()?;
     let write = std::io::PipeWriter::from(write);
     for (fd, _) in &in_params {
@@ -240,34 +226,25 @@ fn divert_output(
             .set_fd(fd, OpenFile::PipeWriter(write.try_clone()?));
     }
     drop(write);
-    let (book, serial) = (job.book.clone(), job.serial);
-    std::thread::Builder::new()
-        .name("shellwright-job-output".into())
-        .spawn(move || pass_on(std::io::PipeReader::from(read), &forward, &book, serial))?;
-    Ok(())
-}
-
-/// Reads the job's pipe until every writer is gone: to the run's transcript while `forward`
-/// holds it, to the job's record after.
-fn pass_on(mut pipe: std::io::PipeReader, forward: &JobForward, book: &JobBook, serial: u64) {
-    let mut buffer = vec![0u8; 64 * 1024];
-    loop {
-        let read = match pipe.read(&mut buffer) {
-            Ok(0) => return,
-            Ok(read) => read,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return,
-        };
-        let bytes = &buffer[..read];
-        // The lock is held while writing: the run's end waits for this chunk to be in its pipe.
-        let mut target = lock(forward);
-        let forwarded = target
-            .as_ref()
-            .is_some_and(|mut run_output| run_output.write_all(bytes).is_ok());
-        if !forwarded {
-            *target = None;
-            drop(target);
-            book.keep_output(serial, bytes);
+    // Passed on to the run only while it goes: a job whose task first runs after its run ended
+    // keeps everything it writes.
+    let goes = |shell: &Shell| state::with_shell(shell, |s| s.run_output == Some(run_output));
+    let copy = run_file
+        .try_borrow_as_fd()
+        .map_err(std::io::Error::other)?
+        .try_clone_to_owned()?;
+    let target = (goes(shell) == Some(true)).then(|| std::fs::File::from(copy));
+    let output = JobOutput::start(read, target, job.book.clone(), job.serial)?;
+    let registered = state::with_shell(shell, |s| {
+        let goes = s.run_output == Some(run_output);
+        if goes {
+            s.job_forwards.push(Arc::clone(&output));
         }
+        goes
+    });
+    if registered != Some(true) {
+        // The run resolved meanwhile (its end took the forwards it had).
+        output.end_forwarding();
     }
+    Ok(())
 }

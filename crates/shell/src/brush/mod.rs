@@ -35,6 +35,7 @@ mod flags;
 mod funcnest;
 mod hooks;
 mod isolation;
+mod job_output;
 mod job_table;
 mod jobs;
 mod signals;
@@ -157,8 +158,8 @@ impl Integration {
             s.run_output = None;
             std::mem::take(&mut s.job_forwards)
         });
-        for forward in forwards.into_iter().flatten() {
-            shellwright_io::lock(&forward).take();
+        for output in forwards.into_iter().flatten() {
+            output.end_forwarding();
         }
     }
 

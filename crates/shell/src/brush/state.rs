@@ -19,11 +19,9 @@ use shellwright_proc::CancelToken;
 use tokio::sync::Notify;
 
 use super::common::{self, BuiltinFn};
+use super::job_output::JobOutput;
 use crate::jobs::JobBook;
 
-/// Where a job passes its output on while the run that started it goes: a copy of that run's
-/// output pipe, taken away when the run resolves (see `jobs`).
-pub(crate) type JobForward = Arc<Mutex<Option<std::fs::File>>>;
 use crate::limits::LimitExceeded;
 
 /// How a session was ended by one of our builtins, when that changes what happens at its end.
@@ -92,8 +90,9 @@ pub(crate) struct SessionRecord {
     /// The identity of the running run's output pipe (see [`shellwright_io::file_identity`]):
     /// a job writing there gets a pipe of its own instead (see `jobs`).
     pub run_output: Option<(u64, u64)>,
-    /// Where the running run's jobs pass their output on while it goes.
-    pub job_forwards: Vec<JobForward>,
+    /// The output pipes of the running run's jobs, which pass what they read on to it while it
+    /// goes.
+    pub job_forwards: Vec<Arc<JobOutput>>,
 }
 
 /// A builtin whose function `signals` swapped for one call.

@@ -23,6 +23,7 @@ use futures_util::future::BoxFuture;
 
 use super::{coproc_as_job, error_prefix, operands, run_or_fail, stock};
 use crate::brush::signals::WaitInterruptions;
+use crate::brush::{common, state};
 
 /// Status of `wait` when there is nothing (left) to wait for.
 const NOTHING_TO_WAIT_FOR: u8 = 127;
@@ -103,17 +104,29 @@ pub(super) fn run(
                 *operand = job;
             }
         }
-        let Some(interruptions) = WaitInterruptions::of(ctx.shell) else {
-            return wait(ctx, args, &request).await;
+        let session = common::session_of(ctx.shell);
+        let result = match WaitInterruptions::of(ctx.shell) {
+            None => wait(ctx, args, &request).await,
+            // A signal sent to the shell ends the wait, as in bash; also when the job that sent
+            // it has ended by then.
+            Some(interruptions) => tokio::select! {
+                biased;
+                interrupted = interruptions.next() => Ok(interrupted),
+                result = wait(ctx, args, &request) => result,
+            },
         };
-        // A signal sent to the shell ends the wait, as in bash; also when the job that sent it
-        // has ended by then.
-        tokio::select! {
-            biased;
-            interrupted = interruptions.next() => Ok(interrupted),
-            result = wait(ctx, args, &request) => result,
-        }
+        flush_job_output(session).await;
+        result
     })
+}
+
+/// Passes on to the run what its jobs wrote so far: what a job wrote before the wait for it ended
+/// comes before what the run writes next, as when it writes to the run's pipe itself.
+async fn flush_job_output(session: Option<u64>) {
+    let outputs = session.and_then(|id| state::with_session(id, |s| s.job_forwards.clone()));
+    for output in outputs.into_iter().flatten() {
+        output.flush().await;
+    }
 }
 
 /// Waits as `request` says (`args` is the command line, for the stock builtin).
