@@ -32,6 +32,11 @@ export interface MinimizerOptions {
 export interface ShellConstructorOptions extends ShellOptions {
   /** Runs `history()` keeps, default 100; truncated and clamped to 1..1000000. */
   historyLimit?: number
+  /**
+   * Bytes of transcript `history()` keeps across all runs, default 32 MiB (33554432): past it the oldest
+   * output is dropped first and counted in its run's `truncatedBytes`; truncated and clamped to 0..2^40.
+   */
+  historyBytes?: number
 }
 
 export interface ShellMirrorOptions {
@@ -743,7 +748,8 @@ export interface ShellHistoryEntry {
   cwd: string
   /**
    * The transcript (stdout and stderr in arrival order), truncated from the front to the last
-   * 2 000 000 bytes.
+   * 2 000 000 bytes, and emptied from the front, oldest run first, when all transcripts together
+   * pass `historyBytes`.
    */
   output: string
   /** Bytes dropped from the front of `output` (0 when whole). */

@@ -39,7 +39,7 @@ mod session;
 mod worker;
 
 pub use error::ShellError;
-pub use history::{History, HistoryEntry};
+pub use history::{History, HistoryEntry, HistoryLimits};
 pub use jobs::ShellJob;
 pub use mirror::Mirror;
 pub use persistent::{PersistentShell, execute_once};

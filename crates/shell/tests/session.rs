@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use shellwright_proc::{CancelToken, Outcome};
-use shellwright_shell::{PersistentShell, RunRequest, SessionOptions, ShellError};
+use shellwright_shell::{HistoryLimits, PersistentShell, RunRequest, SessionOptions, ShellError};
 
 async fn run(shell: &PersistentShell, command: &str) -> (Result<Outcome, ShellError>, String) {
     run_with(
@@ -156,7 +156,13 @@ async fn errors_carry_their_design_prefix() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_are_recorded_where_they_ran_and_mirrored_live() {
     use shellwright_shell::Mirror;
-    let shell = PersistentShell::with_history_limit(SessionOptions::default(), 2);
+    let shell = PersistentShell::with_history_limits(
+        SessionOptions::default(),
+        HistoryLimits {
+            entries: 2,
+            ..HistoryLimits::default()
+        },
+    );
     let seen = Arc::new(Mutex::new(String::new()));
     let sink = Arc::clone(&seen);
     let (mut mirror, opening) = Mirror::open(
