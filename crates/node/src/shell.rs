@@ -359,11 +359,12 @@ impl Shell {
     /// A throw from `onChunk` stops the run, and the promise rejects with the thrown value.
     ///
     /// A command made only of builtins that set variables or print (`echo`, `export`, `unset`,
-    /// `declare`, `true`, assignments …, joined by `;`, `&&`, `||`), run without `cwd` while no
-    /// other run is pending, takes microseconds: it is run at once, and `onChunk` gets its output
-    /// in one piece, in a microtask before the promise settles. Builtins that touch the
-    /// filesystem (`cd`, `pwd`, `test`) run on the session's thread, like every other command, so
-    /// that a stalled mount cannot freeze Node's event loop.
+    /// `declare`, `true`, assignments, `pwd`, `cd DIR` …, joined by `;`, `&&`, `||`), run without
+    /// `cwd` while no other run is pending, takes microseconds: it is run at once, and `onChunk`
+    /// gets its output in one piece, in a microtask before the promise settles. A `cd` whose
+    /// directory lies on or behind a network or FUSE mount or a symbolic link, and builtins that
+    /// stat paths (`test`), run on the session's thread, like every other command, so that a
+    /// stalled mount cannot freeze Node's event loop.
     #[napi(
         catch_unwind,
         ts_args_type = "options: ShellRunOptions, onChunk?: (chunk: string) => void",

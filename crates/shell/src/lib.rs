@@ -34,6 +34,7 @@ pub mod mirror;
 pub mod nesting;
 pub mod output;
 mod parse_cache;
+mod path_walk;
 mod persistent;
 mod session;
 mod worker;

@@ -290,6 +290,9 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
     }
     let (_, text) = run_inline(&shell, "unset INLINE; echo \"[$INLINE]\"").expect("in place");
     assert_eq!(text, "[]\n");
+    // `cd` to a local directory reached without a link, and `pwd`, touch no mount that may hang.
+    let (_, text) = run_inline(&shell, "cd /usr/../tmp && pwd").expect("in place");
+    assert_eq!(text, "/tmp\n");
     // An external command sees what the runs in place did.
     let (result, text) = run(&shell, "printenv INLINE_X; echo \"[$INLINE]\"").await;
     assert_eq!(
@@ -303,9 +306,9 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
         "echo hi >/dev/null",
         "sleep 0",
         "f() { :; }",
-        // They touch the filesystem, which can hang on a stalled mount.
-        "cd /tmp",
-        "pwd",
+        // They stat paths, which can hang on a stalled mount; so does `cd` behind a link.
+        "cd /proc/self/cwd",
+        "pwd -P",
         "test -d /",
         "[ -d / ]",
         // Words that could glob once expanded: pathname expansion reads the directory.

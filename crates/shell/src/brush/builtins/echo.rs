@@ -34,13 +34,13 @@ pub(super) fn run(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use brush_core::{ProfileLoadBehavior, RcLoadBehavior, Shell, SourceInfo};
 
     use super::super::corrected::{memory_file, read_back};
 
     /// What `script` prints in a shell with the stock builtins, then with ours installed.
-    async fn both(script: &str) -> (String, String) {
+    pub(in crate::brush::builtins) async fn both(script: &str) -> (String, String) {
         let mut outputs = Vec::new();
         for ours in [false, true] {
             let mut builtins =
