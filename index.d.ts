@@ -718,7 +718,12 @@ export interface MinimizedOutput {
   outputBytes: number
 }
 
-/** The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or null. */
+/**
+ * The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or null.
+ *
+ * Called per keystroke, so it allocates nothing for a short sequence: the argument is read into
+ * a buffer on the stack and the id written into another, from which the JS string is made.
+ */
 export declare function parseKey(data: string, kittyProtocolActive: boolean): string | null
 
 /** The raw fields of one Kitty key event, or null. */
