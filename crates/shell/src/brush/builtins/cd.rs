@@ -42,7 +42,7 @@ pub(super) fn run(
 
 #[cfg(test)]
 mod tests {
-    use super::super::echo::tests::both;
+    use super::super::stock_and_ours as both;
 
     #[tokio::test]
     async fn enters_and_fails_as_the_stock_cd_does() {

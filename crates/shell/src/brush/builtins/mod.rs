@@ -194,3 +194,38 @@ pub(crate) fn run_or_fail<'a>(
 pub(crate) fn test_args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
+
+/// What `script` prints in a shell with the stock builtins, then with ours installed.
+#[cfg(test)]
+pub(crate) async fn stock_and_ours(script: &str) -> (String, String) {
+    let mut outputs = Vec::new();
+    for ours in [false, true] {
+        let mut builtins = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
+        if ours {
+            install(&mut builtins);
+        }
+        let mut shell = brush_core::Shell::builder()
+            .do_not_inherit_env(true)
+            .profile(brush_core::ProfileLoadBehavior::Skip)
+            .rc(brush_core::RcLoadBehavior::Skip)
+            .builtins(builtins)
+            .build()
+            .await
+            .expect("shell");
+        let file = corrected::memory_file().expect("memory file");
+        let mut params = shell.default_exec_params();
+        params.set_fd(
+            brush_core::openfiles::OpenFiles::STDOUT_FD,
+            brush_core::openfiles::OpenFile::File(file.try_clone().expect("dup")),
+        );
+        shell
+            .run_string(script, &brush_core::SourceInfo::default(), &params)
+            .await
+            .expect("run");
+        outputs.push(
+            String::from_utf8(corrected::read_back(file).expect("read back")).expect("utf-8"),
+        );
+    }
+    let ours = outputs.pop().expect("ours");
+    (outputs.pop().expect("stock"), ours)
+}

@@ -38,7 +38,7 @@ pub(super) fn run(
 
 #[cfg(test)]
 mod tests {
-    use super::super::echo::tests::both;
+    use super::super::stock_and_ours as both;
 
     #[tokio::test]
     async fn prints_what_the_stock_pwd_prints() {
