@@ -32,6 +32,11 @@ export interface MinimizerOptions {
 export interface ShellConstructorOptions extends ShellOptions {
   /** Runs `history()` keeps, default 100; truncated and clamped to 1..1000000. */
   historyLimit?: number
+  /**
+   * Bytes of transcript `history()` keeps across all runs, default 32 MiB (33554432): past it the oldest
+   * output is dropped first and counted in its run's `truncatedBytes`; truncated and clamped to 0..2^40.
+   */
+  historyBytes?: number
 }
 
 export interface ShellMirrorOptions {
@@ -445,11 +450,12 @@ export declare class Shell {
    * A throw from `onChunk` stops the run, and the promise rejects with the thrown value.
    *
    * A command made only of builtins that set variables or print (`echo`, `export`, `unset`,
-   * `declare`, `true`, assignments …, joined by `;`, `&&`, `||`), run without `cwd` while no
-   * other run is pending, takes microseconds: it is run at once, and `onChunk` gets its output
-   * in one piece, in a microtask before the promise settles. Builtins that touch the
-   * filesystem (`cd`, `pwd`, `test`) run on the session's thread, like every other command, so
-   * that a stalled mount cannot freeze Node's event loop.
+   * `declare`, `true`, assignments, `pwd`, `cd DIR` …, joined by `;`, `&&`, `||`), run without
+   * `cwd` while no other run is pending, takes microseconds: it is run at once, and `onChunk`
+   * gets its output in one piece, in a microtask before the promise settles. A `cd` whose
+   * directory lies on or behind a network or FUSE mount or a symbolic link, and builtins that
+   * stat paths (`test`), run on the session's thread, like every other command, so that a
+   * stalled mount cannot freeze Node's event loop.
    */
   run(options: ShellRunOptions, onChunk?: (chunk: string) => void): Promise<ShellResult>
   /** Cancels the running command (resolves once it has ended; at once when idle). */
@@ -712,7 +718,12 @@ export interface MinimizedOutput {
   outputBytes: number
 }
 
-/** The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or null. */
+/**
+ * The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or null.
+ *
+ * Called per keystroke, so it allocates nothing for a short sequence: the argument is read into
+ * a buffer on the stack and the id written into another, from which the JS string is made.
+ */
 export declare function parseKey(data: string, kittyProtocolActive: boolean): string | null
 
 /** The raw fields of one Kitty key event, or null. */
@@ -743,7 +754,8 @@ export interface ShellHistoryEntry {
   cwd: string
   /**
    * The transcript (stdout and stderr in arrival order), truncated from the front to the last
-   * 2 000 000 bytes.
+   * 2 000 000 bytes, and emptied from the front, oldest run first, when all transcripts together
+   * pass `historyBytes`.
    */
   output: string
   /** Bytes dropped from the front of `output` (0 when whole). */

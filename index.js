@@ -21,6 +21,30 @@ if (typeof Symbol.asyncDispose === 'symbol') {
   }
 }
 
+// parseKey is called once per keystroke, and a terminal sends the same few sequences over and over:
+// the answers for sequences seen before are kept here (per Kitty mode, up to 4096 of them, then
+// started afresh), so a repeated key costs a Map lookup instead of a call into the addon. Anything
+// but a string and a boolean goes to the addon, which throws the usual TypeError.
+{
+  const parseKeyNative = module.exports.parseKey
+  const seen = [new Map(), new Map()]
+  module.exports.parseKey = function parseKey(data, kittyProtocolActive) {
+    if (typeof data !== 'string' || typeof kittyProtocolActive !== 'boolean') {
+      return parseKeyNative(data, kittyProtocolActive)
+    }
+    const known = seen[kittyProtocolActive ? 1 : 0]
+    let id = known.get(data)
+    if (id === undefined) {
+      id = parseKeyNative(data, kittyProtocolActive)
+      if (data.length <= 64) {
+        if (known.size >= 4096) known.clear()
+        known.set(data, id)
+      }
+    }
+    return id
+  }
+}
+
 function addonLoadError(cause) {
   const target = hostTarget()
   const { name, optionalDependencies = {} } = require('./package.json')

@@ -1,8 +1,9 @@
 // Memory held by a Shell's history: runs SW_HISTORY_RUNS (default 100) commands that each print
-// SW_HISTORY_RUN_BYTES (default 10 MB) on one Shell, with no onChunk, then prints one JSON line with
-// the resident set before the runs, after them (current and peak, VmRSS and VmHWM) and the transcript
-// bytes the history holds. Each entry keeps its last 2 000 000 bytes, so the growth should be about
-// runs × 2 MB whatever each run prints. Run with `node --expose-gc bench/history-memory.mjs`.
+// SW_HISTORY_RUN_BYTES (default 10 MB) on one Shell with the default options, with no onChunk, then
+// prints one JSON line with the resident set before the runs, after them (current and peak, VmRSS and
+// VmHWM) and the transcript bytes the history holds. Each entry keeps its last 2 000 000 bytes and
+// all of them together 32 MiB, so the history should hold 32 MiB whatever the runs print. Run with
+// `node --expose-gc bench/history-memory.mjs`; bench/history.bench.mjs reports it as a row.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
@@ -18,7 +19,7 @@ function statusKb(field) {
 }
 
 const mb = (kb) => Math.round(kb / 1024)
-const shell = new Shell({ historyLimit: RUNS + 1 })
+const shell = new Shell()
 // Warm up the session and its threads so the baseline includes them.
 await shell.run({ command: 'true' })
 globalThis.gc?.()
@@ -32,7 +33,7 @@ const ms = Date.now() - started
 globalThis.gc?.()
 const afterKb = statusKb('VmRSS')
 const peakKb = statusKb('VmHWM')
-const entries = shell.history().slice(1)
+const entries = shell.history()
 const heldBytes = entries.reduce((sum, e) => sum + e.output.length, 0)
 const droppedBytes = entries.reduce((sum, e) => sum + e.truncatedBytes, 0)
 console.log(

@@ -6,6 +6,19 @@ import * as sw from '../index.js'
 import { expectRangeError, expectTypeError, waitUntil } from './helpers.js'
 
 describe('parseKey', () => {
+  it('answers a sequence seen before as the first time, per Kitty mode, also past the memo it keeps', () => {
+    const sequences = ['\x1ba', '\x1b[1;5A', 'hello', '\x1b[99;5:3u', '\x1b[97;5u']
+    const first = sequences.flatMap((s) => [sw.parseKey(s, false), sw.parseKey(s, true)])
+    expect(first).toEqual(['alt+a', null, 'ctrl+up', 'ctrl+up', null, null, null, null, 'ctrl+a', 'ctrl+a'])
+    // More distinct sequences than the memo keeps, then the first ones again.
+    const distinct = new Set<string | null>()
+    for (let i = 0; i < 5000; i++) distinct.add(sw.parseKey(`\x1b[${0x4e00 + i};5u`, false))
+    expect(distinct.size).toBe(5000)
+    expect(sequences.flatMap((s) => [sw.parseKey(s, false), sw.parseKey(s, true)])).toEqual(first)
+    expectTypeError(() => sw.parseKey(42 as unknown as string, false), 'data must be a string')
+    expectTypeError(() => sw.parseKey('a', 'yes' as unknown as boolean), 'kittyProtocolActive must be a boolean')
+  })
+
   const legacy: [string, string | null][] = [
     ['\r', 'enter'],
     ['\n', 'enter'],

@@ -128,6 +128,42 @@ describe('Shell.history', () => {
     expectTypeError(() => new sw.Shell({ historyLimit: '5' as unknown as number }), 'options.historyLimit must be a number')
     expectRangeError(() => new sw.Shell({ historyLimit: Number.NaN }), 'options.historyLimit must be a finite number')
   })
+
+  it('keeps historyBytes of transcript in all, dropping the oldest output first and counting it', async () => {
+    const shell = new sw.Shell({ historyBytes: 25 })
+    await shell.run({ command: 'printf 0123456789' })
+    await shell.run({ command: 'printf abcdefghij' })
+    await shell.run({ command: 'printf ABCDEFGHIJ' })
+    expect(shell.history().map((e) => [e.output, e.truncatedBytes])).toEqual([
+      ['56789', 5],
+      ['abcdefghij', 0],
+      ['ABCDEFGHIJ', 0],
+    ])
+    // One run alone keeps at most the budget.
+    await shell.run({ command: "printf '%030d' 7" })
+    expect(shell.history().map((e) => [e.output, e.truncatedBytes])).toEqual([
+      ['', 10],
+      ['', 10],
+      ['', 10],
+      ['0'.repeat(24) + '7', 5],
+    ])
+  })
+
+  it('keeps 32 MiB of transcript by default', async () => {
+    const shell = new sw.Shell()
+    for (let i = 0; i < 20; i++) await shell.run({ command: "head -c 2000000 /dev/zero | tr '\\0' x" })
+    const history = shell.history()
+    const kept = history.reduce((sum, e) => sum + e.output.length, 0)
+    const dropped = history.reduce((sum, e) => sum + e.truncatedBytes, 0)
+    expect([kept, dropped]).toEqual([32 * 1024 * 1024, 20 * 2_000_000 - 32 * 1024 * 1024])
+    expect(history[0].output).toBe('')
+    expect(history[3].output.length).toBe(32 * 1024 * 1024 - 16 * 2_000_000)
+  })
+
+  it('rejects a bad historyBytes with the field named', () => {
+    expectTypeError(() => new sw.Shell({ historyBytes: '5' as unknown as number }), 'options.historyBytes must be a number')
+    expectRangeError(() => new sw.Shell({ historyBytes: Number.POSITIVE_INFINITY }), 'options.historyBytes must be a finite number')
+  })
 })
 
 describe('ShellMirror', () => {

@@ -3,7 +3,7 @@
 // exactly as the queued path does. A timeout under a second always takes the queued path, so each
 // case is run both ways (`timeoutMs: 900` = queued) and compared.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -97,8 +97,9 @@ describe('Shell.run in place', () => {
     const { early: queuedEarly, ...queued } = await transcript(commands, QUEUED)
     expect(inPlace).toEqual(queued)
     // The comparison is between the two paths: the runs of pure builtins that print went in place
-    // (`false` went too, but had nothing to deliver); `$_`, unquoted, could glob, so that run did not.
-    expect(inPlaceEarly).toEqual([true, false, false, false, false, true, false, false, false, false, false, true, false, false])
+    // (`false` went too, but had nothing to deliver), with `cd` to a local directory or to one that
+    // does not exist; `$_`, unquoted, could glob, so that run did not.
+    expect(inPlaceEarly).toEqual([true, true, false, false, false, true, true, false, false, false, false, true, false, false])
     expect(queuedEarly.some(Boolean)).toBe(false)
     expect(inPlace.runs[0]).toEqual({ output: 'hi\n', result: { exitCode: 0, cancelled: false, timedOut: false } })
     expect(inPlace.runs[4].result.exitCode).toBe(1)
@@ -108,11 +109,14 @@ describe('Shell.run in place', () => {
     expect(inPlace.state).toBe(`INLINE_A=1\n${scratch}\n`)
   })
 
-  it('leaves builtins that touch the filesystem, and a run with a cwd, to the queued path', async () => {
+  it('leaves builtins that stat paths, cd through a symbolic link or resolving links, and a run with a cwd, to the queued path', async () => {
     const shell = await warmShell()
+    const link = join(scratch, 'link')
+    symlinkSync(scratch, link)
     const runs = [
-      { command: `cd ${scratch} && echo cd` },
-      { command: 'pwd' },
+      { command: `cd ${link} && echo cd` },
+      { command: `cd ${link}/.. && echo under` },
+      { command: 'pwd -P' },
       { command: 'test -d / && echo test' },
       { command: '[ -d / ] && echo bracket' },
       { command: 'echo cwd', cwd: scratch },
@@ -127,7 +131,24 @@ describe('Shell.run in place', () => {
       expect(outcomeOf(await running)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
       outputs.push(chunks.join(''))
     }
-    expect(outputs).toEqual(['cd\n', `${scratch}\n`, 'test\n', 'bracket\n', 'cwd\n'])
+    expect(outputs).toEqual(['cd\n', 'under\n', `${scratch}\n`, 'test\n', 'bracket\n', 'cwd\n'])
+  })
+
+  it('runs cd to a local directory, and pwd, in place', async () => {
+    const shell = await warmShell()
+    mkdirSync(join(scratch, 'sub'), { recursive: true })
+    for (const [command, output] of [
+      [`cd ${scratch}/sub/.. && pwd`, `${scratch}\n`],
+      ['cd sub && echo in', 'in\n'],
+      ['pwd', `${scratch}/sub\n`],
+    ]) {
+      const chunks: string[] = []
+      const running = shell.run({ command }, (chunk) => chunks.push(chunk))
+      await Promise.resolve()
+      expect(chunks).toEqual([output])
+      expect(outcomeOf(await running)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    }
+    expect(shell.history().at(-1)?.cwd).toBe(`${scratch}/sub`)
   })
 
   it('honours the run options cwd and env as the queued path does', async () => {

@@ -32,6 +32,11 @@ export interface MinimizerOptions {
 export interface ShellConstructorOptions extends ShellOptions {
   /** Runs `history()` keeps, default 100; truncated and clamped to 1..1000000. */
   historyLimit?: number
+  /**
+   * Bytes of transcript `history()` keeps across all runs, default 32 MiB (33554432): past it the oldest
+   * output is dropped first and counted in its run's `truncatedBytes`; truncated and clamped to 0..2^40.
+   */
+  historyBytes?: number
 }
 
 export interface ShellMirrorOptions {

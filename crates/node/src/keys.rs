@@ -8,12 +8,18 @@
 
 // `#[napi]` registers these functions only in the cdylib, so a test build sees them unused.
 
+use std::borrow::Cow;
+use std::fmt::{self, Write};
+
+use napi::JsString;
 use napi::bindgen_prelude::{Env, Object, Result, Unknown};
 use napi_derive::napi;
 use shellwright_term::keys;
 
 use crate::error::range_error;
-use crate::options::{OptionReader, bool_arg, finite_arg, string_arg};
+use crate::options::{
+    OptionReader, SHORT_STRING, bool_arg, finite_arg, short_string_arg, string_arg,
+};
 
 /// The type of a key event, reported by the Kitty protocol's "report event types" enhancement.
 #[napi]
@@ -24,18 +30,64 @@ pub enum KeyEventType {
 }
 
 /// The key id of one key sequence (`"\x1b[1;5A"` → `"ctrl+up"`), or null.
+///
+/// Called per keystroke, so it allocates nothing for a short sequence: the argument is read into
+/// a buffer on the stack and the id written into another, from which the JS string is made.
 #[napi(
     catch_unwind,
-    ts_args_type = "data: string, kittyProtocolActive: boolean"
+    ts_args_type = "data: string, kittyProtocolActive: boolean",
+    ts_return_type = "string | null"
 )]
-pub fn parse_key(
-    env: &Env,
-    data: Unknown,
-    kitty_protocol_active: Unknown,
-) -> Result<Option<String>> {
-    let data = string_arg(env, data, "data")?;
+pub fn parse_key<'env>(
+    env: &'env Env,
+    data: Unknown<'env>,
+    kitty_protocol_active: Unknown<'env>,
+) -> Result<Option<JsString<'env>>> {
+    let mut buffer = [0u8; SHORT_STRING];
+    let data = short_string_arg(env, data, "data", &mut buffer)?;
     let kitty_active = bool_arg(env, kitty_protocol_active, "kittyProtocolActive")?;
-    Ok(keys::parse_key(&data, kitty_active))
+    keys::decode_key(&data, kitty_active)
+        .map(|key| key_id_string(env, &key))
+        .transpose()
+}
+
+/// The JS string of `key`'s id, formatted on the stack (an id longer than the buffer, which no
+/// key has, on the heap).
+fn key_id_string<'env>(env: &'env Env, key: &keys::KeyId) -> Result<JsString<'env>> {
+    let mut id = StackText {
+        bytes: [0; SHORT_STRING],
+        len: 0,
+    };
+    let text: Cow<str> = match write!(id, "{key}") {
+        Ok(()) => Cow::Borrowed(id.as_str()),
+        Err(_) => Cow::Owned(key.to_string()),
+    };
+    env.create_string(&text)
+}
+
+/// A short text written on the stack; a write past its end fails.
+struct StackText {
+    bytes: [u8; SHORT_STRING],
+    len: usize,
+}
+
+impl StackText {
+    fn as_str(&self) -> &str {
+        // Only whole `&str`s are written.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+}
+
+impl fmt::Write for StackText {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        let end = self.len + text.len();
+        self.bytes
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(text.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 /// True when `data` is the key named by `keyId` (ids are trimmed and case-insensitive).

@@ -14,6 +14,7 @@
 //! - **Other numbers** are finite (a `RangeError` otherwise); integers with a fixed range (`pid`,
 //!   a signal number) are a `RangeError` outside it.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ptr;
@@ -63,13 +64,60 @@ pub fn string_arg(env: &Env, value: Unknown, name: &str) -> Result<String> {
     unsafe { String::from_napi_value(env.raw(), value.raw()) }
 }
 
+/// Bytes a string argument may take to be read by [`short_string_arg`] without allocating.
+pub const SHORT_STRING: usize = 64;
+
+/// A positional string argument, copied into `buffer` by one call when it fits (a key sequence,
+/// an id), else read as [`string_arg`] does. For calls made per keystroke: no type query and no
+/// allocation.
+pub fn short_string_arg<'b>(
+    env: &Env,
+    value: Unknown,
+    name: &str,
+    buffer: &'b mut [u8; SHORT_STRING],
+) -> Result<Cow<'b, str>> {
+    let mut len = 0usize;
+    // SAFETY: `buffer` is writable for the length passed, `len` is a valid out-pointer and
+    // `value` a handle of this call's scope.
+    let status = unsafe {
+        sys::napi_get_value_string_utf8(
+            env.raw(),
+            value.raw(),
+            buffer.as_mut_ptr().cast(),
+            SHORT_STRING,
+            &mut len,
+        )
+    };
+    match status {
+        sys::Status::napi_ok => {}
+        sys::Status::napi_string_expected => {
+            return Err(type_error(env, format!("{name} must be a string")));
+        }
+        _ => return Err(napi::Error::from_status(napi::Status::from(status))),
+    }
+    // A string cut at the buffer's end fills it but for the NUL and at most a character (4
+    // bytes) that did not fit: shorter means whole.
+    if len + 4 < SHORT_STRING - 1
+        && let Ok(text) = std::str::from_utf8(&buffer[..len])
+    {
+        return Ok(Cow::Borrowed(text));
+    }
+    string_arg(env, value, name).map(Cow::Owned)
+}
+
 /// A positional boolean argument.
 pub fn bool_arg(env: &Env, value: Unknown, name: &str) -> Result<bool> {
-    if value.get_type()? != ValueType::Boolean {
-        return Err(type_error(env, format!("{name} must be a boolean")));
+    let mut flag = false;
+    // SAFETY: `flag` is a valid out-pointer and `value` a handle of this call's scope; any
+    // value but a boolean is refused with `napi_boolean_expected`.
+    let status = unsafe { sys::napi_get_value_bool(env.raw(), value.raw(), &mut flag) };
+    match status {
+        sys::Status::napi_ok => Ok(flag),
+        sys::Status::napi_boolean_expected => {
+            Err(type_error(env, format!("{name} must be a boolean")))
+        }
+        _ => Err(napi::Error::from_status(napi::Status::from(status))),
     }
-    // SAFETY: checked to be a boolean.
-    unsafe { bool::from_napi_value(env.raw(), value.raw()) }
 }
 
 /// A positional finite number.

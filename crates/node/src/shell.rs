@@ -16,7 +16,7 @@ use shellwright_io::{SharedText, lock};
 use shellwright_minimize::{Minimized, Minimizer, MinimizerOptions};
 use shellwright_proc::CancelToken;
 use shellwright_proc::Outcome;
-use shellwright_shell::history::DEFAULT_HISTORY_LIMIT;
+use shellwright_shell::history::{DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_LIMIT, HistoryLimits};
 use shellwright_shell::output::ChunkHandler;
 use shellwright_shell::{
     HistoryEntry, PersistentShell, RunRequest, RunResult, SessionOptions, ShellError,
@@ -255,7 +255,8 @@ pub struct ShellHistoryEntry {
     /// The working directory the command started in.
     pub cwd: String,
     /// The transcript (stdout and stderr in arrival order), truncated from the front to the last
-    /// 2 000 000 bytes.
+    /// 2 000 000 bytes, and emptied from the front, oldest run first, when all transcripts together
+    /// pass `historyBytes`.
     pub output: String,
     /// Bytes dropped from the front of `output` (0 when whole).
     pub truncated_bytes: f64,
@@ -289,6 +290,8 @@ impl From<HistoryEntry> for ShellHistoryEntry {
 
 /// The most history entries a Shell may be asked to keep.
 const MAX_HISTORY_LIMIT: i64 = 1_000_000;
+/// The most transcript bytes a Shell's history may be asked to keep (1 TiB: no limit in practice).
+const MAX_HISTORY_BYTES: i64 = 1 << 40;
 
 /// A persistent, in-process bash-compatible shell: cwd, variables and functions survive between
 /// runs, which are serialised in call order. Every run is recorded in its history.
@@ -320,11 +323,16 @@ impl Shell {
         crate::construct::require_new::<Self>(&env, &this, "Shell")?;
         let reader = OptionReader::new(&env, options, "options", true)?;
         let session = session_options(&reader)?;
-        let limit = reader
-            .count("historyLimit", 1, MAX_HISTORY_LIMIT)?
-            .map_or(DEFAULT_HISTORY_LIMIT, |n| n as usize);
+        let limits = HistoryLimits {
+            entries: reader
+                .count("historyLimit", 1, MAX_HISTORY_LIMIT)?
+                .map_or(DEFAULT_HISTORY_LIMIT, |n| n as usize),
+            bytes: reader
+                .count("historyBytes", 0, MAX_HISTORY_BYTES)?
+                .map_or(DEFAULT_HISTORY_BYTES, |n| n as usize),
+        };
         Ok(Self {
-            inner: PersistentShell::with_history_limit(session, limit),
+            inner: PersistentShell::with_history_limits(session, limits),
             minimizer: minimizer_option(&reader)?,
             unsettled: Unsettled::default(),
             done: DonePromises::new(&env)?,
@@ -351,11 +359,12 @@ impl Shell {
     /// A throw from `onChunk` stops the run, and the promise rejects with the thrown value.
     ///
     /// A command made only of builtins that set variables or print (`echo`, `export`, `unset`,
-    /// `declare`, `true`, assignments …, joined by `;`, `&&`, `||`), run without `cwd` while no
-    /// other run is pending, takes microseconds: it is run at once, and `onChunk` gets its output
-    /// in one piece, in a microtask before the promise settles. Builtins that touch the
-    /// filesystem (`cd`, `pwd`, `test`) run on the session's thread, like every other command, so
-    /// that a stalled mount cannot freeze Node's event loop.
+    /// `declare`, `true`, assignments, `pwd`, `cd DIR` …, joined by `;`, `&&`, `||`), run without
+    /// `cwd` while no other run is pending, takes microseconds: it is run at once, and `onChunk`
+    /// gets its output in one piece, in a microtask before the promise settles. A `cd` whose
+    /// directory lies on or behind a network or FUSE mount or a symbolic link, and builtins that
+    /// stat paths (`test`), run on the session's thread, like every other command, so that a
+    /// stalled mount cannot freeze Node's event loop.
     #[napi(
         catch_unwind,
         ts_args_type = "options: ShellRunOptions, onChunk?: (chunk: string) => void",

@@ -2,9 +2,12 @@
 //! ran, the streamed transcript, how it ended, when — for `Shell.history()` and for mirrors that
 //! replay it and then follow it live.
 //!
-//! Memory is bounded twice: at most `limit` entries (the oldest go first), and each transcript
-//! keeps only its last [`OUTPUT_BUDGET`] bytes in a [`TranscriptBuffer`], which drops output from
-//! the front and counts what it dropped — a run printing a gigabyte holds about the budget.
+//! Memory is bounded three times ([`HistoryLimits`]): at most `entries` entries (the oldest go
+//! first); each transcript keeps only its last [`OUTPUT_BUDGET`] bytes in a [`TranscriptBuffer`],
+//! which drops output from the front and counts what it dropped — a run printing a gigabyte holds
+//! about the budget; and all transcripts together keep at most `bytes` bytes, the oldest output
+//! dropped first and counted in its entry's `truncated_bytes`, so that a hundred runs printing
+//! megabytes hold the total budget rather than a hundred times the per-entry one.
 //!
 //! Observers ([`History::observe`]) are told of every start, chunk and end while the history's
 //! lock is held, and are added under that same lock after reading the entries: what an observer
@@ -23,6 +26,8 @@ use shellwright_proc::Outcome;
 
 /// Entries kept unless the shell says otherwise.
 pub const DEFAULT_HISTORY_LIMIT: usize = 100;
+/// Bytes of transcript kept across all entries unless the shell says otherwise.
+pub const DEFAULT_HISTORY_BYTES: usize = 32 << 20;
 /// Bytes of transcript kept per entry: the largest replay a mirror asks for (10 000 lines of
 /// 200 bytes).
 pub const OUTPUT_BUDGET: usize = 10_000 * 200;
@@ -167,14 +172,39 @@ impl TranscriptBuffer {
         self.pieces.iter().map(Piece::capacity).sum()
     }
 
+    /// Bytes of text kept.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Drops the first `bytes` bytes kept (all of them when fewer), counting them as dropped.
+    pub fn drop_front(&mut self, bytes: usize) {
+        let budget = self.budget;
+        self.budget = self.len.saturating_sub(bytes);
+        self.trim();
+        self.budget = budget;
+    }
+
     /// Gives back storage the text does not use (once no more text will come): the kept text
-    /// becomes one string of its own size, no longer holding the chunks it shared.
+    /// becomes strings of its own size, no longer holding the chunks it shared, in pieces of at
+    /// most [`PIECE`] bytes so that dropping its front later frees storage as it goes.
     pub fn shrink(&mut self) {
         let (text, dropped) = self.text();
         self.pieces = VecDeque::new();
         (self.front, self.len, self.dropped) = (0, text.len(), dropped);
-        if !text.is_empty() {
-            self.pieces.push_back(Piece::Copied(text));
+        let mut rest = text.as_str();
+        while !rest.is_empty() {
+            let mut end = rest.len().min(PIECE);
+            while !rest.is_char_boundary(end) {
+                end += 1;
+            }
+            let (piece, after) = rest.split_at(end);
+            self.pieces.push_back(Piece::Copied(piece.to_owned()));
+            rest = after;
         }
     }
 }
@@ -207,7 +237,8 @@ pub struct HistoryEntry {
     /// Where the session was when the run ended (after a `cd`, not `cwd`); `None` while running
     /// and when the run never reached the session.
     pub end_cwd: Option<PathBuf>,
-    /// The transcript's last [`OUTPUT_BUDGET`] bytes.
+    /// The transcript's last [`OUTPUT_BUDGET`] bytes, less what the history's total budget
+    /// dropped from its front.
     pub output: String,
     /// Bytes of transcript dropped before `output`.
     pub truncated_bytes: u64,
@@ -239,6 +270,24 @@ pub enum HistoryEvent<'a> {
 /// Told of each event, under the history's lock: it must not call back into the history.
 pub type Observer = Box<dyn FnMut(&HistoryEvent) + Send>;
 
+/// How much a [`History`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryLimits {
+    /// Entries, the running one included (at least one).
+    pub entries: usize,
+    /// Bytes of transcript across all entries; each entry also keeps at most [`OUTPUT_BUDGET`].
+    pub bytes: usize,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        Self {
+            entries: DEFAULT_HISTORY_LIMIT,
+            bytes: DEFAULT_HISTORY_BYTES,
+        }
+    }
+}
+
 /// A shell's runs; cloning gives another handle to the same record.
 #[derive(Clone)]
 pub struct History {
@@ -246,9 +295,14 @@ pub struct History {
 }
 
 struct State {
-    limit: usize,
+    limits: HistoryLimits,
     next_id: u64,
     finished: VecDeque<Stored>,
+    /// Bytes of transcript the finished entries keep.
+    finished_bytes: usize,
+    /// The finished entries before this index keep no transcript: where the total budget cuts
+    /// next.
+    first_kept: usize,
     running: Option<Stored>,
     observers: Vec<(u64, Observer)>,
     next_observer: u64,
@@ -272,13 +326,19 @@ impl Stored {
 }
 
 impl History {
-    /// A history that keeps at most `limit` entries (at least one: the running run's).
-    pub fn new(limit: usize) -> Self {
+    /// A history that keeps at most `limits.entries` entries (at least one: the running run's)
+    /// and `limits.bytes` bytes of transcript.
+    pub fn new(limits: HistoryLimits) -> Self {
         Self {
             state: Arc::new(Mutex::new(State {
-                limit: limit.max(1),
+                limits: HistoryLimits {
+                    entries: limits.entries.max(1),
+                    bytes: limits.bytes,
+                },
                 next_id: 1,
                 finished: VecDeque::new(),
+                finished_bytes: 0,
+                first_kept: 0,
                 running: None,
                 observers: Vec::new(),
                 next_observer: 0,
@@ -301,8 +361,8 @@ impl History {
         let mut state = self.lock();
         state.finish(None, None);
         // The running entry counts toward the limit.
-        while state.finished.len() >= state.limit {
-            state.finished.pop_front();
+        while state.finished.len() >= state.limits.entries {
+            state.pop_oldest();
         }
         let id = state.next_id;
         state.next_id += 1;
@@ -318,7 +378,7 @@ impl History {
                 started_at_ms: now_ms(),
                 finished_at_ms: None,
             },
-            output: TranscriptBuffer::new(OUTPUT_BUDGET),
+            output: TranscriptBuffer::new(OUTPUT_BUDGET.min(state.limits.bytes)),
         };
         state.notify(&HistoryEvent::Started(&stored.entry));
         state.running = Some(stored);
@@ -331,6 +391,7 @@ impl History {
             return;
         };
         running.output.push_shared(text);
+        state.keep_within_budget();
         state.notify(&HistoryEvent::Output(text));
     }
 
@@ -380,7 +441,35 @@ impl State {
         stored.entry.finished_at_ms = Some(now_ms().max(stored.entry.started_at_ms));
         stored.output.shrink();
         self.notify(&HistoryEvent::Finished(&stored.entry));
+        self.finished_bytes += stored.output.len();
         self.finished.push_back(stored);
+        self.keep_within_budget();
+    }
+
+    fn pop_oldest(&mut self) {
+        if let Some(oldest) = self.finished.pop_front() {
+            self.finished_bytes -= oldest.output.len();
+            self.first_kept = self.first_kept.saturating_sub(1);
+        }
+    }
+
+    /// Drops the oldest finished output until all transcripts fit the total budget (the running
+    /// entry's own budget is no larger, so it always fits alone).
+    fn keep_within_budget(&mut self) {
+        let running = self.running.as_ref().map_or(0, |r| r.output.len());
+        let mut excess = (self.finished_bytes + running).saturating_sub(self.limits.bytes);
+        while excess > 0 {
+            let Some(oldest) = self.finished.get_mut(self.first_kept) else {
+                return;
+            };
+            let cut = oldest.output.len().min(excess);
+            oldest.output.drop_front(cut);
+            self.finished_bytes -= cut;
+            excess -= cut;
+            if oldest.output.is_empty() {
+                self.first_kept += 1;
+            }
+        }
     }
 }
 
@@ -413,6 +502,13 @@ mod tests {
 
     fn finished(code: i32) -> Outcome {
         Outcome::Exited(code)
+    }
+
+    fn limits(entries: usize) -> HistoryLimits {
+        HistoryLimits {
+            entries,
+            ..HistoryLimits::default()
+        }
     }
 
     /// Pushes each step's text into a buffer of `budget` bytes and checks what it then holds.
@@ -541,7 +637,7 @@ mod tests {
 
     #[test]
     fn records_runs_oldest_first_the_running_one_last() {
-        let history = History::new(3);
+        let history = History::new(limits(3));
         history.start("echo a", PathBuf::from("/a"));
         history.output(&"a\n".into());
         history.finish(Some(finished(0)), None);
@@ -563,7 +659,7 @@ mod tests {
 
     #[test]
     fn keeps_at_most_limit_entries_counting_the_running_one() {
-        let history = History::new(2);
+        let history = History::new(limits(2));
         for i in 0..5 {
             history.start(&format!("c{i}"), PathBuf::from("/"));
             history.finish(Some(finished(i)), None);
@@ -575,9 +671,75 @@ mod tests {
         assert_eq!(ids, [5, 6]);
     }
 
+    /// Each entry's (output, truncated bytes).
+    fn transcripts(history: &History) -> Vec<(String, u64)> {
+        let entries = history.entries();
+        entries
+            .into_iter()
+            .map(|e| (e.output, e.truncated_bytes))
+            .collect()
+    }
+
+    #[test]
+    fn the_total_budget_drops_the_oldest_output_first_and_counts_it() {
+        let history = History::new(HistoryLimits {
+            entries: 10,
+            bytes: 10,
+        });
+        for text in ["aaaa", "bbbb"] {
+            history.start("c", PathBuf::from("/"));
+            history.output(&text.into());
+            history.finish(Some(finished(0)), None);
+        }
+        history.start("c", PathBuf::from("/"));
+        history.output(&"ccc".into());
+        // 11 bytes: one of the oldest goes.
+        assert_eq!(
+            transcripts(&history),
+            [("aaa".into(), 1), ("bbbb".into(), 0), ("ccc".into(), 0)]
+        );
+        history.output(&"cccc".into());
+        assert_eq!(
+            transcripts(&history),
+            [("".into(), 4), ("bbb".into(), 1), ("ccccccc".into(), 0)]
+        );
+        // The running entry alone keeps at most the total budget.
+        history.output(&"dddddddd".into());
+        assert_eq!(
+            transcripts(&history),
+            [("".into(), 4), ("".into(), 4), ("ccdddddddd".into(), 5)]
+        );
+        history.finish(Some(finished(0)), None);
+        history.start("c", PathBuf::from("/"));
+        history.output(&"e".into());
+        assert_eq!(transcripts(&history)[2], ("cdddddddd".into(), 6));
+    }
+
+    #[test]
+    fn the_total_budget_frees_storage_of_dropped_output() {
+        let budget = 4 * PIECE;
+        let history = History::new(HistoryLimits {
+            entries: 100,
+            bytes: budget,
+        });
+        let chunk = SharedText::from("x".repeat(3 * PIECE));
+        for _ in 0..50 {
+            history.start("c", PathBuf::from("/"));
+            history.output(&chunk);
+            history.finish(Some(finished(0)), None);
+        }
+        let state = history.lock();
+        let stored: usize = state.finished.iter().map(|s| s.output.capacity()).sum();
+        let kept: usize = state.finished.iter().map(|s| s.output.len()).sum();
+        assert_eq!(kept, budget);
+        assert_eq!(state.finished_bytes, budget);
+        // At most one piece partly dropped.
+        assert!(stored < budget + PIECE, "{stored}");
+    }
+
     #[test]
     fn output_without_a_running_entry_is_ignored() {
-        let history = History::new(2);
+        let history = History::new(limits(2));
         history.output(&"stray".into());
         history.finish(None, None);
         assert!(history.entries().is_empty());
@@ -585,7 +747,7 @@ mod tests {
 
     #[test]
     fn observers_see_what_follows_their_replay() {
-        let history = History::new(10);
+        let history = History::new(limits(10));
         history.start("one", PathBuf::from("/"));
         history.output(&"early ".into());
         let seen = Arc::new(Mutex::new(Vec::new()));

@@ -34,12 +34,13 @@ pub mod mirror;
 pub mod nesting;
 pub mod output;
 mod parse_cache;
+mod path_walk;
 mod persistent;
 mod session;
 mod worker;
 
 pub use error::ShellError;
-pub use history::{History, HistoryEntry};
+pub use history::{History, HistoryEntry, HistoryLimits};
 pub use jobs::ShellJob;
 pub use mirror::Mirror;
 pub use persistent::{PersistentShell, execute_once};

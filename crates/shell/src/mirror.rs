@@ -376,7 +376,10 @@ mod tests {
 
     #[test]
     fn live_events_continue_the_replay() {
-        let history = History::new(10);
+        let history = History::new(crate::history::HistoryLimits {
+            entries: 10,
+            ..Default::default()
+        });
         history.start("one", PathBuf::from("/w"));
         history.output(&"first ".into());
         let mut writer = StreamWriter::new(1000);

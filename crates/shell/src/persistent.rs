@@ -28,7 +28,7 @@ use shellwright_proc::{CancelReason, CancelToken, RunScope, processless_run_tag,
 use tokio::sync::{oneshot, watch};
 
 use crate::error::ShellError;
-use crate::history::{DEFAULT_HISTORY_LIMIT, History, HistoryEntry};
+use crate::history::{History, HistoryEntry, HistoryLimits};
 use crate::jobs::{JobBook, ShellJob};
 use crate::minimizing;
 use crate::output::{ChunkHandler, StartHandler};
@@ -81,19 +81,19 @@ struct ActiveRun {
 }
 
 impl PersistentShell {
-    /// A shell that keeps the default number of history entries.
+    /// A shell whose history keeps the default number of entries and bytes.
     pub fn new(options: SessionOptions) -> Self {
-        Self::with_history_limit(options, DEFAULT_HISTORY_LIMIT)
+        Self::with_history_limits(options, HistoryLimits::default())
     }
 
-    /// A shell whose history keeps at most `history_limit` entries (at least one).
-    pub fn with_history_limit(options: SessionOptions, history_limit: usize) -> Self {
+    /// A shell whose history keeps at most what `history_limits` says.
+    pub fn with_history_limits(options: SessionOptions, history_limits: HistoryLimits) -> Self {
         let inner = Inner {
             options,
             session: Arc::default(),
             queue_tail: Mutex::new(None),
             active: Mutex::new(None),
-            history: History::new(history_limit),
+            history: History::new(history_limits),
             cwd: Mutex::new(None),
             tag: processless_run_tag(),
             closed: AtomicBool::new(false),

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use shellwright_proc::{CancelToken, Outcome};
-use shellwright_shell::{PersistentShell, RunRequest, SessionOptions, ShellError};
+use shellwright_shell::{HistoryLimits, PersistentShell, RunRequest, SessionOptions, ShellError};
 
 async fn run(shell: &PersistentShell, command: &str) -> (Result<Outcome, ShellError>, String) {
     run_with(
@@ -178,7 +178,13 @@ async fn errors_carry_their_design_prefix() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_are_recorded_where_they_ran_and_mirrored_live() {
     use shellwright_shell::Mirror;
-    let shell = PersistentShell::with_history_limit(SessionOptions::default(), 2);
+    let shell = PersistentShell::with_history_limits(
+        SessionOptions::default(),
+        HistoryLimits {
+            entries: 2,
+            ..HistoryLimits::default()
+        },
+    );
     let seen = Arc::new(Mutex::new(String::new()));
     let sink = Arc::clone(&seen);
     let (mut mirror, opening) = Mirror::open(
@@ -306,6 +312,9 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
     }
     let (_, text) = run_inline(&shell, "unset INLINE; echo \"[$INLINE]\"").expect("in place");
     assert_eq!(text, "[]\n");
+    // `cd` to a local directory reached without a link, and `pwd`, touch no mount that may hang.
+    let (_, text) = run_inline(&shell, "cd /usr/../tmp && pwd").expect("in place");
+    assert_eq!(text, "/tmp\n");
     // An external command sees what the runs in place did.
     let (result, text) = run(&shell, "printenv INLINE_X; echo \"[$INLINE]\"").await;
     assert_eq!(
@@ -319,9 +328,9 @@ async fn builtin_only_commands_run_in_place_with_the_effects_of_a_queued_run() {
         "echo hi >/dev/null",
         "sleep 0",
         "f() { :; }",
-        // They touch the filesystem, which can hang on a stalled mount.
-        "cd /tmp",
-        "pwd",
+        // They stat paths, which can hang on a stalled mount; so does `cd` behind a link.
+        "cd /proc/self/cwd",
+        "pwd -P",
         "test -d /",
         "[ -d / ]",
         // Words that could glob once expanded: pathname expansion reads the directory.

@@ -1,5 +1,5 @@
-//! The in-place path: a run made only of builtins that cannot block, spawn, loop or touch the
-//! filesystem ([`qualify`](super::qualify) says which), done on the caller's thread — Node's JS
+//! The in-place path: a run made only of builtins that cannot block, spawn, loop or touch a
+//! filesystem that may hang ([`qualify`](super::qualify) says which), done on the caller's thread — Node's JS
 //! thread — with its transcript collected in memory, without the session's thread, the output
 //! pipe or our DEBUG hook. Nothing can cancel it once started, so only work bounded by the
 //! command's text qualifies.
@@ -8,15 +8,19 @@ use std::future::Future;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
+use brush_core::Shell;
 use brush_core::traps::TrapSignal;
 use shellwright_io::Utf8Decoder;
 use shellwright_proc::processless_run_tag;
+
+use brush_parser::ast;
 
 use super::qualify::{self, InlineProgram, Transcript};
 use super::{RunOutcome, RunRequest, Session, is_alias_or_function};
 use crate::error::ShellError;
 use crate::limits;
 use crate::output::{ChunkHandler, StartHandler};
+use crate::path_walk;
 
 impl Session {
     /// The program of the request's command when this session may run it in place ([`inline`]):
@@ -25,8 +29,10 @@ impl Session {
     /// ([`runs_commands_alone`](Self::runs_commands_alone)), `set -u` (which can end the session)
     /// is off, no alias or function shadows its builtins, and no word of it can glob unless
     /// noglob (`set -f`) is on — pathname expansion reads directories, which can hang on a
-    /// stalled mount as a `cwd` can, and no builtin of the allow-list turns noglob off. The
-    /// calling thread must have [`limits::INLINE_STACK_NEEDED`] of stack left.
+    /// stalled mount as a `cwd` can, and no builtin of the allow-list turns noglob off; a `cd` or
+    /// `pwd` in it must not resolve links (`set -P` off), and `cd`'s directory must be one whose
+    /// lookup cannot hang ([`path_walk`]). The calling thread must have
+    /// [`limits::INLINE_STACK_NEEDED`] of stack left.
     pub fn inline_program(&mut self, request: &RunRequest) -> Option<InlineProgram> {
         if !qualify::qualifies_by_text(&request.command)
             || !self.runs_commands_alone()
@@ -47,7 +53,10 @@ impl Session {
             is_alias_or_function(shell, name)
                 || shell.builtins().get(name).is_none_or(|b| b.disabled)
         };
-        (!names.iter().any(shadowed)).then(|| InlineProgram {
+        if names.iter().any(shadowed) || !path_builtins_cannot_hang(shell, names, &parsed.program) {
+            return None;
+        }
+        Some(InlineProgram {
             program: parsed.program.clone(),
             expands_no_pathnames: parsed.expands_no_pathnames,
         })
@@ -114,6 +123,20 @@ impl Session {
         }
         outcome.map(|outcome| outcome.took(started.elapsed()))
     }
+}
+
+/// Whether the `cd` and `pwd` among `names` touch no mount that may hang: `pwd` prints the
+/// directory the shell keeps, unless `set -P` has it resolve links, which `cd` then does too;
+/// `cd` stats its directory, taken from the directory the run starts in.
+fn path_builtins_cannot_hang(shell: &Shell, names: &[String], program: &ast::Program) -> bool {
+    if !names.iter().any(|name| name == "cd" || name == "pwd") {
+        return true;
+    }
+    if shell.options().do_not_resolve_symlinks_when_changing_dir {
+        return false;
+    }
+    qualify::cd_target(program)
+        .is_none_or(|target| path_walk::lookup_cannot_hang(&shell.working_dir().join(target)))
 }
 
 /// Drives `future` to its end on the calling thread, in `runtime`'s context: polled once first —

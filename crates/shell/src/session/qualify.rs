@@ -7,10 +7,13 @@
 //! Nothing can stop a run in place once it started: the thread that would see a timer fire or a
 //! signal abort is the one running it. So only work bounded by the command's own text qualifies —
 //! no loop, no `read`, `wait` or `sleep`, nothing that waits on a file, a process or a clock — and
-//! no system call that can hang: `cd`, `pwd`, `test` and `[` stat paths, which on a stalled NFS or
-//! FUSE mount would freeze the whole Node process, so they take the queued path, as does a run
-//! with a `cwd` (see `Session::inline_program`). `printf` is left out too: a short format such as
-//! `%999999999d` prints a gigabyte.
+//! no system call that can hang: `test` and `[` stat paths, which on a stalled NFS or FUSE mount
+//! would freeze the whole Node process, so they take the queued path, as does a run with a `cwd`
+//! (see `Session::inline_program`). `pwd` alone prints the directory the shell keeps, touching no
+//! file; `cd DIR` stats one path, so it qualifies only with a literal directory ([`cd_target`]),
+//! and the session lets it run in place only when that lookup cannot reach a mount that may hang
+//! ([`crate::path_walk`]). `printf` is left out too: a short format such as `%999999999d` prints
+//! a gigabyte.
 //!
 //! What qualifies is decided twice. Here, from the command alone ([`qualifies_by_text`] and
 //! [`builtin_names`], kept with the command's parse in the session's `ParseCache`): a flat
@@ -40,9 +43,15 @@ pub(crate) const INLINE_BUILTINS: &[&str] = &[
     "shift",
 ];
 
-/// Builtins that print nothing but their arguments, if anything: a run made only of these cannot
-/// see the shell's options (`declare -p SHELLOPTS` could).
-const OPTION_BLIND: &[&str] = &[":", "true", "false", "echo"];
+/// Builtins that qualify only in one form: `pwd` without arguments, `cd` with one literal
+/// directory ([`cd_target`]), at most one `cd` per command (its target is checked against the
+/// directory the run starts in).
+const PATH_BUILTINS: &[&str] = &["cd", "pwd"];
+
+/// Builtins that print nothing but their arguments or the working directory, if anything, and
+/// read no option but `set -P`: a run made only of these cannot see the shell's options
+/// (`declare -p SHELLOPTS` could).
+const OPTION_BLIND: &[&str] = &[":", "true", "false", "echo", "cd", "pwd"];
 
 /// A program to run in place.
 pub(crate) struct InlineProgram {
@@ -132,7 +141,34 @@ pub(crate) fn builtin_names(program: &ast::Program) -> Option<Vec<String>> {
             }
         }
     }
-    Some(names)
+    let cds = names.iter().filter(|name| *name == "cd").count();
+    (cds == 0 || (cds == 1 && cd_target(program).is_some())).then_some(names)
+}
+
+/// The directory of the one `cd` of a program whose [`builtin_names`] qualify: its one argument,
+/// a word that expands to itself (no `$`, quote, backslash or `[`; `~`, `*`, `?` and braces are
+/// refused by [`plain_text`]) and is no option (`-`, `-P`).
+pub(crate) fn cd_target(program: &ast::Program) -> Option<&str> {
+    let commands = program.complete_commands.iter().flat_map(|list| &list.0);
+    let pipelines = commands.flat_map(|ast::CompoundListItem(and_or, _)| and_or.iter());
+    let cd = pipelines
+        .filter_map(|(_, pipeline)| match pipeline.seq.as_slice() {
+            [ast::Command::Simple(command)] => Some(command),
+            _ => None,
+        })
+        .find(|command| {
+            command
+                .word_or_name
+                .as_ref()
+                .is_some_and(|w| w.value == "cd")
+        })?;
+    let [ast::CommandPrefixOrSuffixItem::Word(word)] = cd.suffix.as_ref()?.0.as_slice() else {
+        return None;
+    };
+    let literal = !word.value.contains(['$', '\'', '"', '\\', '['])
+        && !word.value.starts_with('-')
+        && !word.value.is_empty();
+    (cd.prefix.is_none() && literal).then_some(word.value.as_str())
 }
 
 /// The builtin a one-command pipeline calls, when it is a plain allow-listed simple command.
@@ -165,7 +201,13 @@ fn simple_builtin(pipeline: &ast::Pipeline) -> Option<String> {
         .word_or_name
         .as_ref()
         .map_or(":", |w| w.value.as_str());
-    INLINE_BUILTINS.contains(&name).then(|| name.to_string())
+    // `cd`'s one argument is checked by `cd_target`.
+    let path_builtin_form = match name {
+        "pwd" => command.prefix.is_none() && command.suffix.is_none(),
+        _ => true,
+    };
+    (INLINE_BUILTINS.contains(&name) || (PATH_BUILTINS.contains(&name) && path_builtin_form))
+        .then(|| name.to_string())
 }
 
 /// Whether the text is free of everything that could run other code, wait, touch the filesystem
@@ -266,6 +308,22 @@ mod tests {
             )
         );
         assert_eq!(names("echo $? $X a=b"), Some(vec!["echo".to_string()]));
+        assert_eq!(
+            names("cd ../src && pwd"),
+            Some(vec!["cd".to_string(), "pwd".to_string()])
+        );
+    }
+
+    #[test]
+    fn the_target_of_cd_is_its_literal_word() {
+        let target = |command: &str| {
+            let program =
+                crate::parse_cache::parse(command, &ParserOptions::default()).expect("parse");
+            cd_target(&program).map(str::to_string)
+        };
+        assert_eq!(target("cd /tmp"), Some("/tmp".to_string()));
+        assert_eq!(target("echo a; cd ../x && pwd"), Some("../x".to_string()));
+        assert_eq!(target("pwd"), None);
     }
 
     #[test]
@@ -298,12 +356,21 @@ mod tests {
             "wait",
             "sleep 1",
             "printf '%999999999d' 1",
-            // Builtins that touch the filesystem, which can hang on a stalled mount.
-            "cd /tmp",
-            "pwd",
+            // Builtins that touch the filesystem, which can hang on a stalled mount, and the forms
+            // of `cd` and `pwd` whose path is not known from the text or that resolve links.
             "test -d /",
             "[ -n x ]",
-            "true && pwd",
+            "cd",
+            "cd -",
+            "cd -P /",
+            "cd $HOME",
+            "cd '/a b'",
+            "cd /a\\ b",
+            "cd /a /b",
+            "X=1 cd /",
+            "cd /a; cd /b",
+            "pwd -P",
+            "X=1 pwd",
             // Expansions that nest or grow a value without bound.
             "echo ${X:-y}",
             "echo ${X//a/$X}",
@@ -323,6 +390,7 @@ mod tests {
         let skips =
             |command: &str| expands_no_pathnames(command, &names(command).expect("qualifies"));
         assert!(skips("echo hi 'a b' \\x; X=1; true && false || :"));
+        assert!(skips("cd /tmp && pwd"));
         for command in [
             "echo [a]",
             "echo $X",

@@ -35,42 +35,7 @@ pub(super) fn run(
 
 #[cfg(test)]
 mod tests {
-    use brush_core::{ProfileLoadBehavior, RcLoadBehavior, Shell, SourceInfo};
-
-    use super::super::corrected::{memory_file, read_back};
-
-    /// What `script` prints in a shell with the stock builtins, then with ours installed.
-    async fn both(script: &str) -> (String, String) {
-        let mut outputs = Vec::new();
-        for ours in [false, true] {
-            let mut builtins =
-                brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
-            if ours {
-                super::super::install(&mut builtins);
-            }
-            let mut shell = Shell::builder()
-                .do_not_inherit_env(true)
-                .profile(ProfileLoadBehavior::Skip)
-                .rc(RcLoadBehavior::Skip)
-                .builtins(builtins)
-                .build()
-                .await
-                .expect("shell");
-            let file = memory_file().expect("memory file");
-            let mut params = shell.default_exec_params();
-            params.set_fd(
-                brush_core::openfiles::OpenFiles::STDOUT_FD,
-                brush_core::openfiles::OpenFile::File(file.try_clone().expect("dup")),
-            );
-            shell
-                .run_string(script, &SourceInfo::default(), &params)
-                .await
-                .expect("run");
-            outputs.push(String::from_utf8(read_back(file).expect("read back")).expect("utf-8"));
-        }
-        let ours = outputs.pop().expect("ours");
-        (outputs.pop().expect("stock"), ours)
-    }
+    use super::super::stock_and_ours as both;
 
     #[tokio::test]
     async fn prints_what_the_stock_echo_prints() {

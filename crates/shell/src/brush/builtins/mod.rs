@@ -3,8 +3,9 @@
 //! `suspend` (which would stop the host) and `printf` (whose formatting library writes to the
 //! host's stderr); `command`, which gives its thread its shell's limits before it starts a
 //! program ([`command`]); `wait`, where the stock one loses the job's status ([`wait`]); `jobs`,
-//! which lists each job as the command the user wrote ([`jobs`]); `echo`, which skips the stock
-//! one's costly option parser when there are no options ([`echo`]); stock builtins whose output
+//! which lists each job as the command the user wrote ([`jobs`]); `echo`, `cd` and `pwd`, which
+//! skip the stock ones' costly option parser when there are no options ([`echo`], [`cd`],
+//! [`pwd`]); stock builtins whose output
 //! we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`); `declare`,
 //! `typeset`, `export`, `set` and `unset`, which leave the run's tag alone ([`run_tag`]); and
 //! `test` and `[`, which test the run's descriptors, not the host's ([`test`]).
@@ -13,6 +14,7 @@
 //! What they need to remember between the builtin and the end of the run lives in the session's
 //! record ([`state`](super::state)).
 
+mod cd;
 mod command;
 mod corrected;
 mod echo;
@@ -20,6 +22,7 @@ mod exec;
 mod jobs;
 mod kill;
 mod printf;
+mod pwd;
 mod run_tag;
 mod suspend;
 mod test;
@@ -40,8 +43,10 @@ use super::common::{BuiltinFn, session_of};
 use super::state::with_session;
 
 /// Our builtins, each replacing the stock one of its name.
-const OURS: [(&str, BuiltinFn); 22] = [
+const OURS: [(&str, BuiltinFn); 24] = [
     ("echo", echo::run),
+    ("cd", cd::run),
+    ("pwd", pwd::run),
     ("exec", exec::run),
     ("kill", kill::run),
     ("umask", umask::run),
@@ -65,7 +70,7 @@ const OURS: [(&str, BuiltinFn); 22] = [
     ("[", test::run),
 ];
 
-/// Swaps in our `echo`, `exec`, `kill`, `umask`, `ulimit`, `command`, `suspend`, `printf`, `wait`,
+/// Swaps in our `echo`, `cd`, `pwd`, `exec`, `kill`, `umask`, `ulimit`, `command`, `suspend`, `printf`, `wait`,
 /// `jobs`, the corrected `enable`, `compgen`, `help`, `shopt` and `hash`, the tag-keeping
 /// `declare`, `typeset`, `export`, `set` and `unset`, and `test` and `[`. Must run before anything
 /// wraps builtins ([`hooks::install_builtins`](super::hooks::install_builtins)): it replaces
@@ -188,4 +193,39 @@ pub(crate) fn run_or_fail<'a>(
 #[cfg(test)]
 pub(crate) fn test_args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
+}
+
+/// What `script` prints in a shell with the stock builtins, then with ours installed.
+#[cfg(test)]
+pub(crate) async fn stock_and_ours(script: &str) -> (String, String) {
+    let mut outputs = Vec::new();
+    for ours in [false, true] {
+        let mut builtins = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
+        if ours {
+            install(&mut builtins);
+        }
+        let mut shell = brush_core::Shell::builder()
+            .do_not_inherit_env(true)
+            .profile(brush_core::ProfileLoadBehavior::Skip)
+            .rc(brush_core::RcLoadBehavior::Skip)
+            .builtins(builtins)
+            .build()
+            .await
+            .expect("shell");
+        let file = corrected::memory_file().expect("memory file");
+        let mut params = shell.default_exec_params();
+        params.set_fd(
+            brush_core::openfiles::OpenFiles::STDOUT_FD,
+            brush_core::openfiles::OpenFile::File(file.try_clone().expect("dup")),
+        );
+        shell
+            .run_string(script, &brush_core::SourceInfo::default(), &params)
+            .await
+            .expect("run");
+        outputs.push(
+            String::from_utf8(corrected::read_back(file).expect("read back")).expect("utf-8"),
+        );
+    }
+    let ours = outputs.pop().expect("ours");
+    (outputs.pop().expect("stock"), ours)
 }
