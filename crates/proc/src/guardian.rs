@@ -17,13 +17,16 @@
 //! grandchildren or processes that left the tree.
 
 use std::io;
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
+#[cfg(target_os = "linux")]
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 /// The script: wait for the host's end, then sweep its tagged processes. `$1` is the host's pid.
 /// GNU grep reads the NUL-separated environments in one process (`-z`: `^` is an entry's start);
 /// where grep lacks `-z`, each environment goes through `tr`.
+#[cfg(target_os = "linux")]
 const SCRIPT: &str = r#"trap '' HUP INT TERM QUIT PIPE
 while read -r _; do :; done
 tagged() {
@@ -50,6 +53,7 @@ pub const GUARDIAN_NAME: &str = "shellwright-guardian";
 struct Guardian {
     pid: u32,
     /// The write end of the guardian's stdin; never written, closed only by the host's end.
+    #[cfg(unix)]
     _alive: OwnedFd,
 }
 

@@ -228,7 +228,9 @@ mod platform {
     use crate::tree::ProcessId;
 
     pub fn args(id: ProcessId) -> Option<Vec<String>> {
-        let mut sys = System::new();
+        let Ok(mut sys) = System::new() else {
+            return None;
+        };
         let pid = Pid::from_u32(id.pid);
         sys.refresh_processes_specifics(
             ProcessesToUpdate::Some(&[pid]),
@@ -246,7 +248,9 @@ mod platform {
     }
 
     pub fn pids_with_exe(path: &Path) -> Vec<u32> {
-        let mut sys = System::new();
+        let Ok(mut sys) = System::new() else {
+            return Vec::new();
+        };
         sys.refresh_processes_specifics(
             ProcessesToUpdate::All,
             true,

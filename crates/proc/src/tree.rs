@@ -329,7 +329,9 @@ mod platform {
     }
 
     pub fn list() -> Vec<ProcessInfo> {
-        let mut sys = System::new();
+        let Ok(mut sys) = System::new() else {
+            return Vec::new();
+        };
         sys.refresh_processes_specifics(
             ProcessesToUpdate::All,
             true,
@@ -342,7 +344,9 @@ mod platform {
     }
 
     pub fn read(pid: u32) -> Option<ProcessInfo> {
-        let mut sys = System::new();
+        let Ok(mut sys) = System::new() else {
+            return None;
+        };
         let pid = Pid::from_u32(pid);
         sys.refresh_processes_specifics(
             ProcessesToUpdate::Some(&[pid]),
@@ -371,10 +375,57 @@ mod platform {
                 // SAFETY: kill with integer arguments.
                 && unsafe { libc::kill(id.pid as libc::pid_t, signal) } == 0
         }
-        #[cfg(not(unix))]
+        #[cfg(windows)]
+        {
+            windows::terminate(id, signal)
+        }
+        #[cfg(not(any(unix, windows)))]
         {
             let _ = (id, signal);
             false
+        }
+    }
+
+    /// Windows has no signals. As Node's `subprocess.kill` there, the signals that ask a process
+    /// to end (SIGINT, SIGQUIT, SIGKILL, SIGTERM) end it at once with `TerminateProcess`; any
+    /// other is refused.
+    #[cfg(windows)]
+    mod windows {
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::System::Threading::{
+            OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_TERMINATE, TerminateProcess,
+        };
+
+        use super::{ProcessId, read};
+
+        const ENDING_SIGNALS: [i32; 4] = [2, 3, crate::SIGKILL, 15];
+
+        /// The exit code a process ended this way reports, as `taskkill /F` leaves.
+        const TERMINATED_EXIT_CODE: u32 = 1;
+
+        pub fn terminate(id: ProcessId, signal: i32) -> bool {
+            if !ENDING_SIGNALS.contains(&signal) {
+                return false;
+            }
+            // SAFETY: OpenProcess takes plain values and returns a handle or null.
+            let handle = unsafe {
+                OpenProcess(
+                    PROCESS_TERMINATE | PROCESS_QUERY_LIMITED_INFORMATION,
+                    0,
+                    id.pid,
+                )
+            };
+            if handle.is_null() {
+                return false;
+            }
+            // The open handle keeps the pid from being reused, so the identity checked here is
+            // the process terminated below.
+            let same = read(id.pid).is_some_and(|p| p.id == id);
+            // SAFETY: `handle` is a process handle this function opened and has not closed.
+            let ended = same && unsafe { TerminateProcess(handle, TERMINATED_EXIT_CODE) } != 0;
+            // SAFETY: as above; it is closed exactly once, here.
+            unsafe { CloseHandle(handle) };
+            ended
         }
     }
 }
