@@ -339,8 +339,17 @@ mod platform {
         );
         sys.processes()
             .iter()
+            .filter(|(_, p)| identified(p))
             .map(|(pid, p)| info(pid, p))
             .collect()
+    }
+
+    /// Whether sysinfo knows when the process started, which its identity needs. On Windows it
+    /// reports 0 for a process it could not open — one still starting, or another user's — and a
+    /// [`ProcessId`] made from that would match nothing later: such a process is left out until it
+    /// can be opened.
+    fn identified(p: &sysinfo::Process) -> bool {
+        cfg!(not(windows)) || p.start_time() != 0
     }
 
     pub fn read(pid: u32) -> Option<ProcessInfo> {
@@ -353,7 +362,9 @@ mod platform {
             true,
             ProcessRefreshKind::nothing(),
         );
-        sys.process(pid).map(|p| info(&pid, p))
+        sys.process(pid)
+            .filter(|p| identified(p))
+            .map(|p| info(&pid, p))
     }
 
     pub fn pid_cursor() -> Option<super::PidCursor> {
