@@ -8,7 +8,10 @@
 try {
   module.exports = require('./binding.js')
 } catch (cause) {
-  module.exports = windowsGnuAddon(cause)
+  // Copied onto the exports rather than assigned: a second `module.exports =` would hide the
+  // names above from the lexer.
+  const addon = windowsGnuAddon(cause)
+  Object.defineProperties(module.exports, Object.getOwnPropertyDescriptors(addon))
 }
 
 // Where the addon has no shell or pseudo-terminals (Windows, for now), what needs them is still
