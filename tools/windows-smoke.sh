@@ -61,6 +61,7 @@ x86_64-w64-mingw32-gcc -O2 -shared -o "$app/bcryptprimitives.dll" \
 echo "-- node.exe --test smoke.test.js (under Wine)"
 # node.exe under Wine cannot write to a Unix pipe (EBADF), so its output goes to a file.
 status=0
-(cd "$app" && "$wine" node.exe --test smoke.test.js >smoke.log 2>&1) || status=$?
+# Bounded: a crash of wineserver has been seen to leave node.exe waiting for ever.
+(cd "$app" && timeout 300 "$wine" node.exe --test smoke.test.js >smoke.log 2>&1) || status=$?
 cat "$app/smoke.log"
 exit "$status"

@@ -51,6 +51,13 @@ test('the package entry loads the win32-x64-gnu addon from its platform package'
   assert.match(loaded[0], /[\\/]shellwright-win32-x64-gnu[\\/]shellwright\.win32-x64-gnu\.node$/)
 })
 
+test('ES modules get the same named exports', async () => {
+  const esm = await import('shellwright')
+  assert.equal(esm.parseKey, shellwright.parseKey)
+  assert.equal(esm.Process, Process)
+  assert.equal(esm.Shell, shellwright.Shell)
+})
+
 test('keys: parseKey, encodeKey, matchesKey and the Kitty parser', () => {
   assert.equal(shellwright.parseKey('\x1b[1;5A', false), 'ctrl+up')
   assert.equal(shellwright.parseKey('\x1b[97;5u', true), 'ctrl+a')
@@ -113,10 +120,10 @@ test('Process.killTree ends the tree with TerminateProcess', async (t) => {
 })
 
 test('Process.killTree refuses a signal that does not end a process on Windows', async (t) => {
-  const { root, ping } = await startTree(t)
+  const { root } = await startTree(t)
   assert.equal(root.killTree(1), 0)
   assert.equal(await root.waitForExit({ timeoutMs: 200 }), false)
-  assert.equal(ping.status(), shellwright.ProcessStatus.Running)
+  assert.equal(root.status(), shellwright.ProcessStatus.Running)
 })
 
 test('Process.terminate ends the tree and resolves true', async (t) => {
