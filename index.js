@@ -8,7 +8,19 @@
 try {
   module.exports = require('./binding.js')
 } catch (cause) {
-  throw addonLoadError(cause)
+  // Copied onto the exports rather than assigned: a second `module.exports =` would hide the
+  // names above from the lexer.
+  const addon = windowsGnuAddon(cause)
+  Object.defineProperties(module.exports, Object.getOwnPropertyDescriptors(addon))
+}
+
+// Where the addon has no shell or pseudo-terminals (Windows, for now), what needs them is still
+// exported, as a stand-in that fails with ERR_UNSUPPORTED_PLATFORM when used.
+for (const name of ['Shell', 'ShellMirror', 'PtySession', 'TerminalAttachment', 'ExecSessions']) {
+  module.exports[name] ??= unsupportedClass(name)
+}
+module.exports.executeShell ??= async function executeShell() {
+  throw unsupportedError('executeShell')
 }
 
 // `await using shell = new Shell()` and `await using sessions = new ExecSessions()` close them when
@@ -59,6 +71,48 @@ function addonLoadError(cause) {
   return error
 }
 
+/**
+ * The win32-x64 addon, which is built with mingw-w64 (`win32-x64-gnu`). The generated loader looks
+ * for that build only inside a Node that was itself built with mingw, and for `win32-x64-msvc`
+ * inside Node's official builds; but the gnu addon loads into those just as well (it finds
+ * Node-API in node.exe at load time). Throws the load error for any other platform, or when the
+ * gnu addon is absent or fails to load too.
+ */
+function windowsGnuAddon(cause) {
+  if (process.platform !== 'win32' || process.arch !== 'x64') throw addonLoadError(cause)
+  for (const id of ['./shellwright.win32-x64-gnu.node', 'shellwright-win32-x64-gnu']) {
+    try {
+      return require(id)
+    } catch (error) {
+      // A missing file or package is expected (one of the two is absent); any other failure is
+      // the reason the addon cannot load.
+      if (error.code !== 'MODULE_NOT_FOUND') throw addonLoadError(error)
+    }
+  }
+  throw addonLoadError(cause)
+}
+
+/** A class in place of one this platform's addon lacks: constructing it throws. */
+function unsupportedClass(name) {
+  return {
+    [name]: class {
+      constructor() {
+        throw unsupportedError(name)
+      }
+    },
+  }[name]
+}
+
+function unsupportedError(name) {
+  const error = new Error(
+    `shellwright: ${name} is not available on ${process.platform} yet (it needs the shell and ` +
+      `pseudo-terminal runtime, which this platform's addon lacks; keys, VirtualTerminal, Process ` +
+      `and applyBashFixups work)`,
+  )
+  error.code = 'ERR_UNSUPPORTED_PLATFORM'
+  return error
+}
+
 /** The napi-rs name of this machine's target, e.g. `linux-x64-gnu` or `darwin-arm64`. */
 function hostTarget() {
   const { platform, arch } = process
@@ -66,6 +120,6 @@ function hostTarget() {
     const glibc = process.report.getReport().header.glibcVersionRuntime
     return `${platform}-${arch}-${glibc ? 'gnu' : 'musl'}`
   }
-  if (platform === 'win32') return `${platform}-${arch}-msvc`
+  if (platform === 'win32') return `${platform}-${arch}-${arch === 'x64' ? 'gnu' : 'msvc'}`
   return `${platform}-${arch}`
 }

@@ -78,7 +78,7 @@ impl Process {
             Some(value) if !is_absent(Some(&value))? => {
                 integer_arg(&env, value, "signal", 64)? as i32
             }
-            _ => libc::SIGKILL,
+            _ => shellwright_proc::SIGKILL,
         };
         Ok(u32::try_from(self.inner.kill_tree(signal)).unwrap_or(u32::MAX))
     }

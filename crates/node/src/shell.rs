@@ -1,4 +1,4 @@
-//! `Shell`, `executeShell` and `applyBashFixups` over `shellwright-shell`, and the output
+//! `Shell` and `executeShell` over `shellwright-shell`, and the output
 //! minimizer's options and result (`minimizer`, `minimized`).
 
 use std::cell::RefCell;
@@ -463,25 +463,6 @@ pub fn execute_shell<'env>(
     let call = RunArgs::read(env, &reader, on_chunk, minimizer)?.prepare(env)?;
     call.spawn(env, move |request, sink| {
         shellwright_shell::execute_once(session, request, sink)
-    })
-}
-
-/// The result of `applyBashFixups`.
-#[napi(object, object_from_js = false)]
-pub struct BashFixups {
-    pub command: String,
-    pub stripped: Vec<String>,
-}
-
-/// Removes output-limiting noise that agents append to commands (`| head -n 5`, a redundant
-/// `2>&1`) without ever changing what the command does.
-#[napi(catch_unwind, ts_args_type = "command: string")]
-pub fn apply_bash_fixups(env: Env, command: Unknown) -> Result<BashFixups> {
-    let command = crate::options::string_arg(&env, command, "command")?;
-    let fixed = shellwright_minimize::apply_bash_fixups(&command);
-    Ok(BashFixups {
-        command: fixed.command,
-        stripped: fixed.stripped,
     })
 }
 

@@ -17,6 +17,7 @@
 //! grandchildren or processes that left the tree.
 
 use std::io;
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
 
@@ -50,6 +51,7 @@ pub const GUARDIAN_NAME: &str = "shellwright-guardian";
 struct Guardian {
     pid: u32,
     /// The write end of the guardian's stdin; never written, closed only by the host's end.
+    #[cfg(unix)]
     _alive: OwnedFd,
 }
 

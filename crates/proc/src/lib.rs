@@ -35,7 +35,7 @@ pub use scope::{
     RUN_TAG_VARIABLE, RunRoots, RunScope, processes_tagged, processless_run_tag, stop_tagged,
     tag_within,
 };
-pub use signal::{signal_group, signal_name};
+pub use signal::{SIGKILL, signal_group, signal_name};
 pub use sockets::listening_ports;
 pub use stop::{StopTargets, stop};
 pub use tree::{

@@ -1,5 +1,12 @@
 //! Signal numbers and names, and process-group signalling.
 
+/// SIGKILL; 9 where libc defines no such signal (Windows), the number [`signal_name`] gives that
+/// name to there too.
+#[cfg(unix)]
+pub const SIGKILL: i32 = libc::SIGKILL;
+#[cfg(not(unix))]
+pub const SIGKILL: i32 = 9;
+
 /// The conventional name of signal `signal` (`9` → `"SIGKILL"`), for the signals POSIX and Linux
 /// define; `None` for numbers without a fixed name (real-time signals, out of range).
 pub fn signal_name(signal: i32) -> Option<&'static str> {

@@ -111,7 +111,7 @@ pub async fn stop(
     {
         return Ok(true);
     }
-    targets.signal(libc::SIGKILL);
+    targets.signal(crate::SIGKILL);
     wait_until_gone(targets, Some(kill_wait), cancel).await
 }
 

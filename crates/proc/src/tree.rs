@@ -339,8 +339,17 @@ mod platform {
         );
         sys.processes()
             .iter()
+            .filter(|(_, p)| identified(p))
             .map(|(pid, p)| info(pid, p))
             .collect()
+    }
+
+    /// Whether sysinfo knows when the process started, which its identity needs. On Windows it
+    /// reports 0 for a process it could not open — one still starting, or another user's — and a
+    /// [`ProcessId`] made from that would match nothing later: such a process is left out until it
+    /// can be opened.
+    fn identified(p: &sysinfo::Process) -> bool {
+        cfg!(not(windows)) || p.start_time() != 0
     }
 
     pub fn read(pid: u32) -> Option<ProcessInfo> {
@@ -351,7 +360,9 @@ mod platform {
             true,
             ProcessRefreshKind::nothing(),
         );
-        sys.process(pid).map(|p| info(&pid, p))
+        sys.process(pid)
+            .filter(|p| identified(p))
+            .map(|p| info(&pid, p))
     }
 
     pub fn pid_cursor() -> Option<super::PidCursor> {
@@ -373,10 +384,57 @@ mod platform {
                 // SAFETY: kill with integer arguments.
                 && unsafe { libc::kill(id.pid as libc::pid_t, signal) } == 0
         }
-        #[cfg(not(unix))]
+        #[cfg(windows)]
+        {
+            windows::terminate(id, signal)
+        }
+        #[cfg(not(any(unix, windows)))]
         {
             let _ = (id, signal);
             false
+        }
+    }
+
+    /// Windows has no signals. As Node's `subprocess.kill` there, the signals that ask a process
+    /// to end (SIGINT, SIGQUIT, SIGKILL, SIGTERM) end it at once with `TerminateProcess`; any
+    /// other is refused.
+    #[cfg(windows)]
+    mod windows {
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::System::Threading::{
+            OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_TERMINATE, TerminateProcess,
+        };
+
+        use super::{ProcessId, read};
+
+        const ENDING_SIGNALS: [i32; 4] = [2, 3, crate::SIGKILL, 15];
+
+        /// The exit code a process ended this way reports, as `taskkill /F` leaves.
+        const TERMINATED_EXIT_CODE: u32 = 1;
+
+        pub fn terminate(id: ProcessId, signal: i32) -> bool {
+            if !ENDING_SIGNALS.contains(&signal) {
+                return false;
+            }
+            // SAFETY: OpenProcess takes plain values and returns a handle or null.
+            let handle = unsafe {
+                OpenProcess(
+                    PROCESS_TERMINATE | PROCESS_QUERY_LIMITED_INFORMATION,
+                    0,
+                    id.pid,
+                )
+            };
+            if handle.is_null() {
+                return false;
+            }
+            // The open handle keeps the pid from being reused, so the identity checked here is
+            // the process terminated below.
+            let same = read(id.pid).is_some_and(|p| p.id == id);
+            // SAFETY: `handle` is a process handle this function opened and has not closed.
+            let ended = same && unsafe { TerminateProcess(handle, TERMINATED_EXIT_CODE) } != 0;
+            // SAFETY: as above; it is closed exactly once, here.
+            unsafe { CloseHandle(handle) };
+            ended
         }
     }
 }
