@@ -5,15 +5,7 @@
 
 /** Returns a Buffer of about `size` bytes for a `cols`×`rows` terminal, the same for the same arguments. */
 export function generateStream({ size = 8 << 20, cols = 120, rows = 40, seed = 0x5eed } = {}) {
-  let state = seed >>> 0 || 1
-  const rand = (n) => {
-    state ^= state << 13
-    state >>>= 0
-    state ^= state >>> 17
-    state ^= state << 5
-    state >>>= 0
-    return state % n
-  }
+  const rand = randomBelow(seed)
   const words = ['build', 'cargo', 'error', 'warning:', 'ok', 'test', 'running', 'finished', 'src/lib.rs', '→', '✓', '日本語', 'λ', 'emoji🙂', 'done']
   const word = () => words[rand(words.length)]
   const sgr = () => {
@@ -68,15 +60,7 @@ export function generateStream({ size = 8 << 20, cols = 120, rows = 40, seed = 0
  * (CJK, emoji) throughout.
  */
 export function generateEscapeHeavyStream({ size = 8 << 20, cols = 120, rows = 40, seed = 0xe5c } = {}) {
-  let state = seed >>> 0 || 1
-  const rand = (n) => {
-    state ^= state << 13
-    state >>>= 0
-    state ^= state >>> 17
-    state ^= state << 5
-    state >>>= 0
-    return state % n
-  }
+  const rand = randomBelow(seed)
   const words = ['build', 'error', 'warn', 'ok', '日本語', '漢字テスト', '🙂', '✓', 'λx', 'src/main.rs:42', '한국어', '→']
   const word = () => words[rand(words.length)]
   const colour = () => {
@@ -127,15 +111,7 @@ export function generateEscapeHeavyStream({ size = 8 << 20, cols = 120, rows = 4
 
 /** About `size` bytes of plain text lines (ASCII words, `\r\n`), the same for the same arguments. */
 export function generatePlainText({ size = 8 << 20, seed = 0x7e47 } = {}) {
-  let state = seed >>> 0 || 1
-  const rand = (n) => {
-    state ^= state << 13
-    state >>>= 0
-    state ^= state >>> 17
-    state ^= state << 5
-    state >>>= 0
-    return state % n
-  }
+  const rand = randomBelow(seed)
   const words = ['the', 'build', 'finished', 'in', 'seconds', 'with', 'no', 'warnings', 'compiling', 'crate', 'test', 'passed']
   const lines = []
   let length = 0
@@ -146,4 +122,17 @@ export function generatePlainText({ size = 8 << 20, seed = 0x7e47 } = {}) {
     length += line.length + 2
   }
   return Buffer.from(lines.join(''))
+}
+
+/** A deterministic source of integers below `n` (xorshift32), the same sequence for the same seed. */
+function randomBelow(seed) {
+  let state = seed >>> 0 || 1
+  return (n) => {
+    state ^= state << 13
+    state >>>= 0
+    state ^= state >>> 17
+    state ^= state << 5
+    state >>>= 0
+    return state % n
+  }
 }

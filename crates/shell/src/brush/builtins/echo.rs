@@ -6,14 +6,12 @@
 //! spaces and a newline; ours prints exactly that itself. Anything else (`-n`, `-e`, `--`, `-x`)
 //! goes to the stock builtin, options and all.
 
-use std::io::Write as _;
-
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{operands, run_or_fail, stock};
+use super::{operands, print_line, run_or_fail, stock};
 
 pub(super) fn run(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
@@ -23,14 +21,7 @@ pub(super) fn run(
     if words.iter().any(|word| word.starts_with('-')) {
         return run_or_fail(stock("echo"), ctx, args);
     }
-    Box::pin(async move {
-        let mut line = words.join(" ");
-        line.push('\n');
-        let mut stdout = ctx.stdout();
-        stdout.write_all(line.as_bytes())?;
-        stdout.flush()?;
-        Ok(ExecutionResult::success())
-    })
+    print_line(ctx, words.join(" "))
 }
 
 #[cfg(test)]

@@ -189,6 +189,21 @@ pub(crate) fn run_or_fail<'a>(
     }
 }
 
+/// Prints `text` and a newline on the builtin's stdout, as one write (the fast `echo` and `pwd`).
+fn print_line(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    text: String,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(async move {
+        let mut line = text;
+        line.push('\n');
+        let mut stdout = ctx.stdout();
+        std::io::Write::write_all(&mut stdout, line.as_bytes())?;
+        std::io::Write::flush(&mut stdout)?;
+        Ok(ExecutionResult::success())
+    })
+}
+
 /// Builtin arguments as brush passes them, from string literals.
 #[cfg(test)]
 pub(crate) fn test_args(list: &[&str]) -> Vec<String> {

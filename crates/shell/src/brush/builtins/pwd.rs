@@ -5,14 +5,12 @@
 //! no file; ours prints exactly that itself. Anything else (`-P`, `-L`, operands) goes to the stock
 //! builtin.
 
-use std::io::Write as _;
-
 use brush_core::commands::CommandArg;
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
-use super::{run_or_fail, stock};
+use super::{print_line, run_or_fail, stock};
 
 pub(super) fn run(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
@@ -26,14 +24,8 @@ pub(super) fn run(
     {
         return run_or_fail(stock("pwd"), ctx, args);
     }
-    Box::pin(async move {
-        let mut line = ctx.shell.working_dir().to_string_lossy().into_owned();
-        line.push('\n');
-        let mut stdout = ctx.stdout();
-        stdout.write_all(line.as_bytes())?;
-        stdout.flush()?;
-        Ok(ExecutionResult::success())
-    })
+    let directory = ctx.shell.working_dir().to_string_lossy().into_owned();
+    print_line(ctx, directory)
 }
 
 #[cfg(test)]
