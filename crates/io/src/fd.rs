@@ -79,9 +79,16 @@ pub fn set_pipe_capacity(fd: BorrowedFd<'_>, bytes: usize) {
     let _ = (fd, bytes);
 }
 
-/// The device and inode of the file `fd` is open on: equal for every descriptor of one pipe (or
-/// file), whatever their numbers.
-pub fn file_identity(fd: BorrowedFd<'_>) -> io::Result<(u64, u64)> {
+/// Which file a descriptor is open on (its device and inode): equal for every descriptor of one
+/// pipe (or file), whatever their numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileIdentity {
+    device: libc::dev_t,
+    inode: libc::ino_t,
+}
+
+/// The identity of the file `fd` is open on.
+pub fn file_identity(fd: BorrowedFd<'_>) -> io::Result<FileIdentity> {
     let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: fstat fills the buffer for a valid descriptor, which a BorrowedFd is.
     if unsafe { libc::fstat(fd.as_raw_fd(), stat.as_mut_ptr()) } != 0 {
@@ -89,8 +96,10 @@ pub fn file_identity(fd: BorrowedFd<'_>) -> io::Result<(u64, u64)> {
     }
     // SAFETY: fstat succeeded, so it initialised the whole struct.
     let stat = unsafe { stat.assume_init() };
-    #[allow(clippy::useless_conversion)] // the field types differ between platforms
-    Ok((u64::from(stat.st_dev), u64::from(stat.st_ino)))
+    Ok(FileIdentity {
+        device: stat.st_dev,
+        inode: stat.st_ino,
+    })
 }
 
 #[cfg(test)]

@@ -23,7 +23,9 @@ pub mod utf8;
 pub mod wake;
 
 #[cfg(unix)]
-pub use fd::{file_identity, pipe, read_to_spare, set_nonblocking, set_pipe_capacity};
+pub use fd::{
+    FileIdentity, file_identity, pipe, read_to_spare, set_nonblocking, set_pipe_capacity,
+};
 #[cfg(unix)]
 pub use pidfd::pidfd_open;
 #[cfg(unix)]

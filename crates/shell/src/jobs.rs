@@ -27,7 +27,7 @@ pub(crate) struct JobOrigin {
     /// The run's token: the job gives up its list when the run is stopped.
     pub run_stop: Option<CancelToken>,
     /// The identity of the run's output pipe (see [`shellwright_io::file_identity`]).
-    pub run_output: Option<(u64, u64)>,
+    pub run_output: Option<shellwright_io::FileIdentity>,
 }
 
 /// One background job, as [`JobBook::jobs`] reports it.

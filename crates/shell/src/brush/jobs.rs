@@ -193,7 +193,7 @@ impl JobStart {
 fn divert_output(
     shell: &mut Shell,
     params: &mut ExecutionParameters,
-    run_output: (u64, u64),
+    run_output: shellwright_io::FileIdentity,
     job: &JobStart,
 ) -> std::io::Result<()> {
     let is_run_output = |file: &OpenFile| {

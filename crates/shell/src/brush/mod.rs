@@ -111,7 +111,12 @@ impl Integration {
     /// run whose shells and jobs carry `tag` and whose output goes to the pipe of identity
     /// `output` ([`shellwright_io::file_identity`]; its jobs then write through pipes of their
     /// own, see `jobs`).
-    pub fn begin_run(&self, token: CancelToken, tag: &str, output: Option<(u64, u64)>) {
+    pub fn begin_run(
+        &self,
+        token: CancelToken,
+        tag: &str,
+        output: Option<shellwright_io::FileIdentity>,
+    ) {
         state::with_session(self.id, |s| {
             s.run_token = Some(token);
             s.run_tag = Some(tag.to_string());

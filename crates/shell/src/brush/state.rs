@@ -89,7 +89,7 @@ pub(crate) struct SessionRecord {
     pub next_job_serial: u64,
     /// The identity of the running run's output pipe (see [`shellwright_io::file_identity`]):
     /// a job writing there gets a pipe of its own instead (see `jobs`).
-    pub run_output: Option<(u64, u64)>,
+    pub run_output: Option<shellwright_io::FileIdentity>,
     /// The output pipes of the running run's jobs, which pass what they read on to it while it
     /// goes.
     pub job_forwards: Vec<Arc<JobOutput>>,
