@@ -6,11 +6,12 @@
 //! on the terminal between prompts, but a run's transcript is closed. From then on it goes to the
 //! job's own [`OutputRing`], read with [`JobBook::jobs`]. Each byte goes to exactly one of the two.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use shellwright_io::lock;
+use shellwright_io::{Utf8Decoder, lock};
 use shellwright_proc::{CancelReason, CancelToken};
+
+use crate::history::TranscriptBuffer;
 
 /// How many bytes of output a job keeps: older bytes are dropped from the front, and counted.
 pub const JOB_OUTPUT_LIMIT: usize = 1024 * 1024;
@@ -198,37 +199,30 @@ pub(crate) fn first_process(tag: &str) -> Option<u32> {
     shellwright_proc::processes_tagged(tag).first().copied()
 }
 
-/// The last [`JOB_OUTPUT_LIMIT`] bytes a job wrote, and how many came before them.
-#[derive(Default)]
+/// The last [`JOB_OUTPUT_LIMIT`] bytes a job wrote, decoded as the run's output is (a character
+/// split across reads is joined), and how many came before them.
 struct OutputRing {
-    bytes: VecDeque<u8>,
-    dropped: u64,
+    decoder: Utf8Decoder,
+    kept: TranscriptBuffer,
+}
+
+impl Default for OutputRing {
+    fn default() -> Self {
+        Self {
+            decoder: Utf8Decoder::new(),
+            kept: TranscriptBuffer::new(JOB_OUTPUT_LIMIT),
+        }
+    }
 }
 
 impl OutputRing {
     fn push(&mut self, bytes: &[u8]) {
-        self.bytes.extend(bytes);
-        let excess = self.bytes.len().saturating_sub(JOB_OUTPUT_LIMIT);
-        if excess > 0 {
-            // Drop whole characters: the kept text starts at a character, not inside one.
-            let cut = excess
-                + self
-                    .bytes
-                    .iter()
-                    .skip(excess)
-                    .take_while(|b| (**b & 0xC0) == 0x80)
-                    .count();
-            self.bytes.drain(..cut);
-            self.dropped += cut as u64;
-        }
+        let text = self.decoder.decode(bytes);
+        self.kept.push(&text);
     }
 
     fn text(&self) -> (String, u64) {
-        let (front, back) = self.bytes.as_slices();
-        let mut all = Vec::with_capacity(self.bytes.len());
-        all.extend_from_slice(front);
-        all.extend_from_slice(back);
-        (String::from_utf8_lossy(&all).into_owned(), self.dropped)
+        self.kept.text()
     }
 }
 
@@ -245,6 +239,15 @@ mod tests {
         let (text, dropped) = ring.text();
         assert_eq!(dropped, 3);
         assert_eq!(text.len(), JOB_OUTPUT_LIMIT);
+    }
+
+    #[test]
+    fn a_character_split_between_two_writes_is_joined() {
+        let mut ring = OutputRing::default();
+        let bytes = "é!".as_bytes();
+        ring.push(&bytes[..1]);
+        ring.push(&bytes[1..]);
+        assert_eq!(ring.text(), ("é!".to_string(), 0));
     }
 
     #[test]
