@@ -139,6 +139,16 @@ const cases: Record<string, string[]> = {
     `sleep 0.5 & (exit 2) & wait -n %2; echo "named $?"; wait; echo "all $?"`,
     `wait %3; echo "a $?"; wait abc; echo "b $?"; wait 99999; echo "c $?"`,
   ],
+  'the last job\'s process, $!, and kill': [
+    `echo "[$!] [\${!}]"`,
+    `sleep 5 & p=$!; kill -0 "$p" && echo alive; [ "$(ps -o comm= -p "$p")" = sleep ] && echo "it is sleep"; kill "$p"; wait "$p"; echo "status $?"`,
+    `sleep 5 & p=$!; (kill -0 "$!" && [ "$!" = "$p" ] && echo "a subshell sees it"); echo "$(kill $!; echo "killed $?")"; wait; echo '$! stays'`,
+    `sleep 0.2 & p=$!; wait; [ "$!" = "$p" ] && echo "kept after the job ended"`,
+    `/bin/true & p=$!; wait; kill -0 "$p" 2>/dev/null || echo "[\${p//[0-9]/}] a pid, of a process gone"`,
+    `for i in 1 2 3; do sh -c "exit $i" & pids+=($!); done; for p in "\${pids[@]}"; do wait "$p"; echo "status $?"; done`,
+    `kill -0 $$ && echo "the shell lives"; trap 'echo exit trap' EXIT; kill -0 $$; echo "still here $?"`,
+    `kill 4194999; echo "status $?"; kill -9 4194999 4194998; echo "status $?"`,
+  ],
   environment: [
     `unset PATH; echo "\${PATH-unset}"`,
     `set -u; unset PATH; echo "\${PATH-unset}"`,

@@ -207,6 +207,8 @@ describe('background jobs', () => {
       exitCode: 0,
     })
     await waitUntil(() => !isRunning(pids[0]), 2000, 'the killed job to end')
+    // $! names the last job's process in later runs too, as between the commands of a terminal.
+    expect(await run('echo $!')).toEqual({ text: `${pids[1]}\n`, exitCode: 0 })
     expect(await run('kill %7')).toEqual({ text: 'kill: %7: no such job\n', exitCode: 1 })
     // A job of builtins alone has no process: the signal ends the job itself.
     expect(await run('while :; do :; done & kill -INT %+; wait %+; echo "status $?"')).toEqual({ text: 'status 130\n', exitCode: 0 })

@@ -72,6 +72,8 @@ struct JobRecord {
     bound: bool,
     /// The signal that stopped it.
     stopped_by: Option<i32>,
+    /// Its first process, once `$!` found it (see [`JobBook::process_of`]).
+    first_pid: Option<u32>,
 }
 
 impl JobBook {
@@ -88,6 +90,7 @@ impl JobBook {
             stop: CancelToken::new(),
             stopped_by: None,
             bound: false,
+            first_pid: None,
         });
     }
 
@@ -161,6 +164,32 @@ impl JobBook {
             .map(|r| r.origin.tag.clone())
     }
 
+    /// What `$!` names for job `serial`: the process found for it before, or else the tag its
+    /// processes carry while it runs.
+    pub(crate) fn process_of(&self, serial: u64) -> Option<JobProcess> {
+        let records = lock(&self.records);
+        let record = records.iter().find(|r| r.serial == serial)?;
+        Some(match record.first_pid {
+            Some(pid) => JobProcess::Found(pid),
+            None if record.exit_code.is_none() => JobProcess::Running(record.origin.tag.clone()),
+            None => JobProcess::Ended,
+        })
+    }
+
+    /// Keeps `pid` as job `serial`'s process: `$!` names it from then on, also once it ended.
+    pub(crate) fn remember_pid(&self, serial: u64, pid: u32) {
+        if let Some(record) = lock(&self.records).iter_mut().find(|r| r.serial == serial) {
+            record.first_pid.get_or_insert(pid);
+        }
+    }
+
+    /// The number of the job whose process `$!` named as `pid`.
+    pub(crate) fn id_of_pid(&self, pid: u32) -> Option<usize> {
+        let records = lock(&self.records);
+        let record = records.iter().rev().find(|r| r.first_pid == Some(pid))?;
+        Some(record.id)
+    }
+
     /// Forgets every job (the session they belonged to ended).
     pub(crate) fn clear(&self) {
         lock(&self.records).clear();
@@ -192,6 +221,16 @@ impl JobBook {
             })
             .collect()
     }
+}
+
+/// A job's process, as far as its record knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum JobProcess {
+    Found(u32),
+    /// Not looked for yet, or not started yet: the job's processes carry this tag.
+    Running(String),
+    /// The job ended before anything looked for its process.
+    Ended,
 }
 
 /// The oldest live process carrying `tag`.
@@ -279,5 +318,28 @@ mod tests {
         assert_eq!(jobs.len(), ENDED_JOBS_KEPT + 1);
         assert!(jobs[0].running);
         assert!(jobs[1..].iter().all(|job| job.exit_code == Some(0)));
+    }
+
+    #[test]
+    fn a_job_keeps_the_first_process_found_for_it() {
+        let book = JobBook::default();
+        let origin = JobOrigin {
+            tag: "run.j1".into(),
+            ..JobOrigin::default()
+        };
+        book.add(1, 1, "sleep 1 &".into(), origin.clone());
+        book.add(2, 2, "true &".into(), origin);
+        assert_eq!(
+            book.process_of(1),
+            Some(JobProcess::Running("run.j1".into()))
+        );
+        book.remember_pid(1, 4242);
+        book.remember_pid(1, 4343);
+        book.end(1, 0);
+        assert_eq!(book.process_of(1), Some(JobProcess::Found(4242)));
+        assert_eq!(book.id_of_pid(4242), Some(1));
+        book.end(2, 0);
+        assert_eq!(book.process_of(2), Some(JobProcess::Ended));
+        assert_eq!(book.process_of(3), None);
     }
 }

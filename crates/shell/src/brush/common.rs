@@ -29,8 +29,19 @@ pub(crate) const FLAGS_BUILTIN: &str = "__shellwright_flags";
 pub(crate) const JOB_BUILTIN: &str = "__shellwright_job";
 /// The builtin that records a background job just before it starts (see `jobs`).
 pub(crate) const JOB_RECORD_BUILTIN: &str = "__shellwright_job_record";
+/// The builtin that prints `$!`, the process of the last job the shell started (see `jobs`).
+pub(crate) const LAST_JOB_PID_BUILTIN: &str = "__shellwright_last_job_pid";
 /// The variable through which a job's record reaches the copy of the shell it runs in.
 pub(crate) const JOB_SERIAL_VARIABLE: &str = "__SHELLWRIGHT_JOB";
+/// The variable that names, in the shell that started it and in that shell's later copies, the
+/// last job it started (its serial), for `$!`.
+pub(crate) const LAST_JOB_VARIABLE: &str = "__SHELLWRIGHT_LAST_JOB";
+/// The variables of ours a shell holds, which the builtins that list variables do not show.
+pub(crate) const HIDDEN_VARIABLES: [&str; 3] = [
+    shellwright_proc::RUN_TAG_VARIABLE,
+    JOB_SERIAL_VARIABLE,
+    LAST_JOB_VARIABLE,
+];
 /// The builtin a stopped run's diverted command runs (see `unwind`).
 pub(crate) const UNWIND_BUILTIN: &str = "__shellwright_unwind";
 /// The builtin a function call refused by `FUNCNEST` runs instead (see `funcnest`).
@@ -43,6 +54,7 @@ pub(crate) fn is_internal(name: &str) -> bool {
         STAGE_BUILTIN,
         JOB_BUILTIN,
         JOB_RECORD_BUILTIN,
+        LAST_JOB_PID_BUILTIN,
         FLAGS_BUILTIN,
         UNWIND_BUILTIN,
         REFUSED_BUILTIN,
@@ -100,6 +112,9 @@ pub(crate) fn run_limits(shell: &Shell) -> RunLimits {
 /// for the builtins that start a program without our DEBUG hook before it.
 pub(crate) fn adopt_run_limits(shell: &Shell) {
     spawn_policy::set_thread_limits(run_limits(shell));
+    // What such a builtin starts is not reported as a job's first process: the job the thread ran
+    // last may be another shell's.
+    spawn_policy::set_thread_job(None);
 }
 
 /// Makes `limits` the ones `shell` (and the clones made of it from now on) sets for the

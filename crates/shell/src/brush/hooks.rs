@@ -42,7 +42,7 @@ use super::common::{
 };
 use super::spawn_policy::{self, RunLimits};
 use super::state::{SessionRecord, with_session};
-use super::{bodies, builtins, funcnest, job_table, signals, stages, unwind};
+use super::{bodies, builtins, funcnest, job_table, jobs, signals, stages, unwind};
 use crate::limits;
 
 /// Yield to the runtime once per this many simple commands, so a builtin-only loop cannot starve
@@ -195,6 +195,8 @@ fn debug_trap(
         // What the command about to run forks gets this shell's limits (see `spawn_policy`).
         let limits = key.map_or(RunLimits::HOST, |(_, limits)| limits);
         spawn_policy::set_thread_limits(limits);
+        let job = jobs::job_without_pid(ctx.shell);
+        spawn_policy::set_thread_job(job);
         let nested = ctx.shell.in_function() || ctx.shell.is_subshell();
         let user_trap = user_trap.filter(|_| {
             (functrace || !nested) && !user_command.split(' ').next().is_some_and(is_internal)
@@ -209,6 +211,7 @@ fn debug_trap(
         // The traps may have run other shells' commands on this thread (or moved on to another
         // thread while they waited).
         spawn_policy::set_thread_limits(limits);
+        spawn_policy::set_thread_job(job);
         // Last, so that the traps see the user's functions too.
         if refusal.is_none() {
             bodies::swap_in_for_call(ctx.shell, id, &user_command);

@@ -21,9 +21,21 @@
 //! (see [`Integration::end_job_forwarding`](super::Integration::end_job_forwarding)): the run does
 //! not wait for its jobs' output to end, and nothing a job writes is lost. Jobs of runs that ended
 //! normally live on between runs, as an interactive shell's do, until the session ends.
+//!
+//! brush expands `$!` to the process of the current job's first task only when that task is an
+//! external command, which ours never is, so `$!` would always be empty. The walk that rewrites a
+//! run's words (see `parameters`) replaces `$!` by [`LAST_JOB_PID`], a command substitution of
+//! `__shellwright_last_job_pid`, which prints the first process of the last job the shell started
+//! (its serial stays in [`LAST_JOB_VARIABLE`], also between runs), waiting a little for a job whose
+//! task has not started it yet. The fork that starts that process reports it to the job's record
+//! (see [`spawn_policy`](super::spawn_policy)), so `$!` names it also once it ended; were the
+//! report lost, the process is found by the tag it carries while it runs. So `wait $!` finds the
+//! job, and `kill $!` ends it. A job that starts no process (a loop of builtins) leaves `$!` empty.
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::sync::Arc;
+use std::time::Duration;
 
 use brush_core::builtins::Registration;
 use brush_core::commands::CommandArg;
@@ -37,18 +49,73 @@ use futures_util::future::BoxFuture;
 use shellwright_io::file_identity;
 use shellwright_proc::{CancelToken, RUN_TAG_VARIABLE};
 
-use super::common::{JOB_BUILTIN, JOB_RECORD_BUILTIN, JOB_SERIAL_VARIABLE};
+use super::common::{
+    JOB_BUILTIN, JOB_RECORD_BUILTIN, JOB_SERIAL_VARIABLE, LAST_JOB_PID_BUILTIN, LAST_JOB_VARIABLE,
+};
 use super::job_output::JobOutput;
-use super::{builtins, job_table, stages, state};
-use crate::jobs::{JobBook, JobOrigin};
+use super::spawn_policy::{self, JobOfFork};
+use super::{builtins, common, job_table, stages, state};
+use crate::jobs::{JobBook, JobOrigin, JobProcess, first_process};
 
 /// The status of a job its run's stop ended (bash: 128 + SIGTERM).
 const STOPPED_STATUS: u8 = 143;
+
+/// What `$!` is replaced by (see `parameters`). The builtin's own `set -x` trace line goes to
+/// `/dev/null`, also when `BASH_XTRACEFD` is set (set aside inside the substitution only).
+pub(crate) const LAST_JOB_PID: &str =
+    "$(__shellwright_last_job_pid ${BASH_XTRACEFD:+$((BASH_XTRACEFD=-1))} 2>/dev/null)";
+
+/// How long `$!` waits for the last job to start its first process: brush starts a job's task
+/// after the command that started it went on, while bash forks before it does. Longer than
+/// `jobs -l` waits, because an empty `$!` makes the usual `kill $!` fail.
+const FIRST_PROCESS_WAIT: Duration = Duration::from_millis(100);
 
 /// Adds the job builtins.
 pub(crate) fn install_builtins(table: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
     builtins::add_internal(table, JOB_RECORD_BUILTIN, record_job);
     builtins::add_internal(table, JOB_BUILTIN, run_job);
+    builtins::add_internal(table, LAST_JOB_PID_BUILTIN, print_last_job_pid);
+}
+
+/// `__shellwright_last_job_pid`: prints `$!`, the first process of the last job the shell
+/// started, or nothing when it started none or that job started no process.
+fn print_last_job_pid(
+    ctx: ExecutionContext<'_, DefaultShellExtensions>,
+    _args: Vec<CommandArg>,
+) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
+    Box::pin(async move {
+        let serial = ctx.shell.env_str(LAST_JOB_VARIABLE);
+        let serial = serial.and_then(|serial| serial.parse::<u64>().ok());
+        let book = state::with_shell(ctx.shell, |s| s.jobs.clone());
+        if let (Some(serial), Some(book)) = (serial, book)
+            && let Some(pid) = job_pid(&book, serial).await
+        {
+            write!(ctx.stdout(), "{pid}")?;
+        }
+        Ok(ExecutionResult::success())
+    })
+}
+
+/// Job `serial`'s first process: the one its fork reported, or the oldest carrying its tag,
+/// waited for up to [`FIRST_PROCESS_WAIT`] while the job runs without one.
+async fn job_pid(book: &JobBook, serial: u64) -> Option<u32> {
+    let deadline = tokio::time::Instant::now() + FIRST_PROCESS_WAIT;
+    loop {
+        note_reported_pids();
+        let tag = match book.process_of(serial)? {
+            JobProcess::Found(pid) => return Some(pid),
+            JobProcess::Ended => return None,
+            JobProcess::Running(tag) => tag,
+        };
+        if let Some(pid) = first_process(&tag) {
+            book.remember_pid(serial, pid);
+            return Some(pid);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }
 
 /// `__shellwright_job_record <session> <index>`: records the job about to start, with what it
@@ -84,13 +151,34 @@ fn record_job(
             serial
         });
         if let Some(serial) = serial {
-            let variable = ShellVariable::new(ShellValue::String(serial.to_string()));
-            let _ = shell
-                .env_mut()
-                .add(JOB_SERIAL_VARIABLE, variable, EnvironmentScope::Global);
+            for name in [JOB_SERIAL_VARIABLE, LAST_JOB_VARIABLE] {
+                let variable = ShellVariable::new(ShellValue::String(serial.to_string()));
+                let _ = shell
+                    .env_mut()
+                    .add(name, variable, EnvironmentScope::Global);
+            }
         }
         Ok(ExecutionResult::success())
     })
+}
+
+/// Passes the first processes that jobs' forks reported on to the jobs' records.
+fn note_reported_pids() {
+    for (job, pid) in spawn_policy::take_job_reports() {
+        state::with_session(job.session, |s| s.jobs.remember_pid(job.serial, pid));
+    }
+}
+
+/// The job `shell` runs commands of, while the job's first process is not known: the DEBUG hook
+/// names it to the fork policy before each command (see `spawn_policy::set_thread_job`).
+pub(crate) fn job_without_pid(shell: &Shell) -> Option<JobOfFork> {
+    let tag = shell.env_str(RUN_TAG_VARIABLE)?;
+    let serial = tag.rsplit_once(".j")?.1.parse::<u64>().ok()?;
+    let session = common::session_of(shell)?;
+    note_reported_pids();
+    let book = state::with_session(session, |s| s.jobs.clone())?;
+    matches!(book.process_of(serial), Some(JobProcess::Running(_)))
+        .then_some(JobOfFork { session, serial })
 }
 
 /// `__shellwright_job <session> <index> &`: runs the registered list as the job.

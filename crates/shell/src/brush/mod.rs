@@ -38,6 +38,7 @@ mod isolation;
 mod job_output;
 mod job_table;
 mod jobs;
+mod parameters;
 mod signals;
 mod spawn_policy;
 mod stages;

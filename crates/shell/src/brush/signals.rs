@@ -44,6 +44,10 @@ enum Action {
 
 /// What `signal` does to a shell with the traps `traps`.
 fn action(traps: &TrapHandlerConfig, signal: i32) -> Action {
+    // Signal 0 only asks whether the process exists (kill(2)); `trap`'s 0 is the EXIT trap.
+    if signal == 0 {
+        return Action::Nothing;
+    }
     if signal == libc::SIGKILL {
         return Action::End;
     }
@@ -269,5 +273,13 @@ mod tests {
         assert_eq!(kind(&traps, libc::SIGUSR1), "trap");
         assert_eq!(kind(&traps, libc::SIGTERM), "nothing");
         assert_eq!(kind(&traps, libc::SIGKILL), "end");
+    }
+
+    #[test]
+    fn signal_zero_is_only_a_question() {
+        let mut traps = TrapHandlerConfig::default();
+        assert_eq!(kind(&traps, 0), "nothing");
+        traps.register_handler(TrapSignal::Exit, "echo bye".to_string(), Default::default());
+        assert_eq!(kind(&traps, 0), "nothing");
     }
 }

@@ -22,13 +22,22 @@
 //! same id (`pthread_self` is the same in the child) and the parent half frees after the fork. A
 //! table, not one static, because older glibc (before 2.28) runs two threads' forks side by side.
 //!
+//! A fork made for a background job also reports the new process to the job's record, so that `$!`
+//! names it even when it ended before anyone asked (see `brush::jobs`): the DEBUG hook names the
+//! job a thread runs ([`set_thread_job`]) until its first process is known, and the child half
+//! writes the job and its own pid to a pipe — one `write(2)` of a few bytes, which is atomic and,
+//! the pipe being non-blocking, never waits — read by [`take_job_reports`].
+//!
 //! Limits the kernel would refuse are refused by `ulimit` itself (the child cannot report a
 //! failed `setrlimit`); a limit on open files so low that std cannot arrange the child's
 //! descriptors makes the spawn fail, as in a shell that lowered its own limit.
 
 use std::cell::{Cell, UnsafeCell};
-use std::sync::Once;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::os::fd::{AsFd as _, AsRawFd as _, OwnedFd};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Mutex, Once, OnceLock};
+
+use shellwright_io::lock;
 
 /// Resource numbers are below this (Linux's `RLIM_NLIMITS`).
 pub(crate) const RESOURCES: usize = 16;
@@ -107,9 +116,99 @@ impl RunLimits {
     }
 }
 
+/// A session's background job whose first process is not known yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct JobOfFork {
+    pub session: u64,
+    pub serial: u64,
+}
+
 thread_local! {
     /// The policy of the processes this thread forks: `None` on a thread that runs no session.
     static POLICY: Cell<Option<RunLimits>> = const { Cell::new(None) };
+    /// The job whose first process this thread's next fork may be.
+    static JOB: Cell<Option<JobOfFork>> = const { Cell::new(None) };
+}
+
+/// Says which job the command about to run on this thread belongs to, while that job's first
+/// process is not known (`None` otherwise): a fork then reports itself (see [`take_job_reports`]).
+pub(crate) fn set_thread_job(job: Option<JobOfFork>) {
+    JOB.with(|cell| cell.set(job));
+}
+
+/// The bytes of one report: the session, the job's serial and the pid, in native order.
+const REPORT_LEN: usize = 20;
+
+/// The write end of the reports' pipe, for the child half (-1 until it exists).
+static REPORT_WRITER: AtomicI32 = AtomicI32::new(-1);
+/// The read end of the reports' pipe; the lock keeps two readers from splitting the reports.
+static REPORT_READER: OnceLock<Mutex<OwnedFd>> = OnceLock::new();
+
+/// Every job's first process reported since the last call, in the order they were forked.
+pub(crate) fn take_job_reports() -> Vec<(JobOfFork, u32)> {
+    let Some(reader) = REPORT_READER.get() else {
+        return Vec::new();
+    };
+    let reader = lock(reader);
+    let mut reports = Vec::new();
+    let mut buffer = [0u8; REPORT_LEN * 64];
+    loop {
+        // SAFETY: reads into a buffer of this frame, its length passed; the fd is ours and open.
+        let read =
+            unsafe { libc::read(reader.as_raw_fd(), buffer.as_mut_ptr().cast(), buffer.len()) };
+        let Ok(read) = usize::try_from(read) else {
+            return reports; // EAGAIN: nothing more
+        };
+        // Writes of a whole report are atomic, so the pipe only ever holds whole reports.
+        for report in buffer[..read].chunks_exact(REPORT_LEN) {
+            reports.push(decode_report(report));
+        }
+        if read < buffer.len() {
+            return reports;
+        }
+    }
+}
+
+fn encode_report(job: JobOfFork, pid: u32) -> [u8; REPORT_LEN] {
+    let mut report = [0u8; REPORT_LEN];
+    report[..8].copy_from_slice(&job.session.to_ne_bytes());
+    report[8..16].copy_from_slice(&job.serial.to_ne_bytes());
+    report[16..].copy_from_slice(&pid.to_ne_bytes());
+    report
+}
+
+fn decode_report(report: &[u8]) -> (JobOfFork, u32) {
+    let mut session = [0u8; 8];
+    let mut serial = [0u8; 8];
+    let mut pid = [0u8; 4];
+    session.copy_from_slice(&report[..8]);
+    serial.copy_from_slice(&report[8..16]);
+    pid.copy_from_slice(&report[16..REPORT_LEN]);
+    let job = JobOfFork {
+        session: u64::from_ne_bytes(session),
+        serial: u64::from_ne_bytes(serial),
+    };
+    (job, u32::from_ne_bytes(pid))
+}
+
+/// Opens the reports' pipe, both ends non-blocking and closed on exec. Without it (out of
+/// descriptors), jobs are found by their tag alone.
+fn open_report_pipe() {
+    let Ok((read, write)) = shellwright_io::pipe() else {
+        return;
+    };
+    if shellwright_io::set_nonblocking(read.as_fd()).is_err()
+        || shellwright_io::set_nonblocking(write.as_fd()).is_err()
+    {
+        return;
+    }
+    if REPORT_READER.set(Mutex::new(read)).is_ok() {
+        // The write end lives as long as the process, as the handlers do.
+        REPORT_WRITER.store(
+            std::os::fd::IntoRawFd::into_raw_fd(write),
+            Ordering::Release,
+        );
+    }
 }
 
 /// Makes every process the current thread forks from now on start a session of its own, with the
@@ -145,9 +244,10 @@ pub(crate) fn thread_limits() -> Option<RunLimits> {
 struct Slot {
     owner: AtomicUsize,
     limits: UnsafeCell<RunLimits>,
+    job: UnsafeCell<Option<JobOfFork>>,
 }
 
-// SAFETY: `limits` is written only by the thread that claimed the slot (compare-exchange on
+// SAFETY: `limits` and `job` are written only by the thread that claimed the slot (compare-exchange on
 // `owner`), before it forks, and read only by that fork's child (a copy of memory made after the
 // write) until the same thread frees the slot.
 unsafe impl Sync for Slot {}
@@ -161,6 +261,7 @@ static FORKS: [Slot; SLOTS] = [const {
     Slot {
         owner: AtomicUsize::new(FREE),
         limits: UnsafeCell::new(RunLimits::HOST),
+        job: UnsafeCell::new(None),
     }
 }; SLOTS];
 
@@ -168,6 +269,7 @@ static FORKS: [Slot; SLOTS] = [const {
 fn register_handlers() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        open_report_pipe();
         // SAFETY: the handlers are plain functions that live as long as the process (the addon is
         // never unloaded); registering cannot fail but for lack of memory, and then no policy
         // applies, which the tests of this module would show.
@@ -196,6 +298,7 @@ unsafe extern "C" fn prepare() {
     let Some(limits) = POLICY.with(Cell::get) else {
         return;
     };
+    let job = JOB.with(Cell::get);
     let me = thread_id();
     loop {
         for slot in &FORKS {
@@ -205,7 +308,10 @@ unsafe extern "C" fn prepare() {
                 .is_ok()
             {
                 // SAFETY: this thread owns the slot until `parent` frees it (see `Slot`).
-                unsafe { *slot.limits.get() = limits };
+                unsafe {
+                    *slot.limits.get() = limits;
+                    *slot.job.get() = job;
+                }
                 return;
             }
         }
@@ -232,11 +338,29 @@ unsafe extern "C" fn child() {
     for slot in &FORKS {
         if slot.owner.load(Ordering::Relaxed) == me {
             // SAFETY: the forking thread wrote the slot before the fork; nothing writes it here.
-            let limits = unsafe { &*slot.limits.get() };
+            let (limits, job) = unsafe { (&*slot.limits.get(), *slot.job.get()) };
             apply(limits);
+            if let Some(job) = job {
+                report(job);
+            }
             return;
         }
     }
+}
+
+/// Reports the calling process as `job`'s (see [`take_job_reports`]). Async-signal-safe: getpid
+/// and one write, which fails rather than waits when the pipe is full.
+fn report(job: JobOfFork) {
+    let writer = REPORT_WRITER.load(Ordering::Acquire);
+    if writer < 0 {
+        return;
+    }
+    // SAFETY: getpid cannot fail.
+    let pid = unsafe { libc::getpid() };
+    let report = encode_report(job, pid.unsigned_abs());
+    // SAFETY: writes a buffer of this frame, its length passed, to the pipe's write end, which
+    // lives as long as the process.
+    unsafe { libc::write(writer, report.as_ptr().cast(), REPORT_LEN) };
 }
 
 /// Gives the calling process a session of its own and `limits`. Errors cannot be reported from
@@ -322,6 +446,50 @@ mod tests {
         let (sid, limits) = text.split_once('\n').expect("two lines");
         let limits = limits.split_whitespace().map(String::from).collect();
         (sid.to_string(), limits)
+    }
+
+    #[test]
+    fn a_fork_for_a_job_reports_its_pid() {
+        std::thread::spawn(|| {
+            adopt_thread();
+            let job = JobOfFork {
+                session: u64::MAX - 7,
+                serial: 42,
+            };
+            set_thread_job(Some(job));
+            let child = {
+                use std::os::unix::process::CommandExt as _;
+                let mut command = std::process::Command::new("true");
+                // SAFETY: an empty closure; it only makes std fork instead of posix_spawn.
+                unsafe { command.pre_exec(|| Ok(())) };
+                command.spawn().expect("spawn true")
+            };
+            let pid = child.id();
+            set_thread_job(None);
+            let mut reports = take_job_reports();
+            // Other tests fork too, for other jobs or none.
+            reports.retain(|(reported, _)| *reported == job);
+            assert_eq!(reports, [(job, pid)]);
+            drop(child);
+        })
+        .join()
+        .expect("join");
+        assert_eq!(
+            decode_report(&encode_report(
+                JobOfFork {
+                    session: 1,
+                    serial: 2
+                },
+                3
+            )),
+            (
+                JobOfFork {
+                    session: 1,
+                    serial: 2
+                },
+                3
+            )
+        );
     }
 
     #[test]

@@ -15,10 +15,11 @@
 //! shell, and returns its status. The original commands are kept per session, looked up by their
 //! text so a command run again reuses its entry. Code brush parses itself (`eval` strings,
 //! sourced files, command substitutions, traps) keeps brush's behaviour. The same walk makes
-//! the run's `$-` show the user's flags (see [`flags`]) and refuses redirections to the host's
-//! terminal (see [`tty`]). A function definition is rewritten in a copy, kept by the text of the
-//! user's: brush defines the user's (which `type`, `declare -f` and an exported function show),
-//! and each call runs the copy (see [`bodies`](super::bodies)).
+//! the run's `$-` show the user's flags and `$!` the last job's process (see [`parameters`]),
+//! and refuses redirections to the host's terminal (see [`tty`]). A function definition is
+//! rewritten in a copy, kept by the text of the user's: brush defines the user's (which `type`,
+//! `declare -f` and an exported function show), and each call runs the copy (see
+//! [`bodies`](super::bodies)).
 //!
 //! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
 //! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null`
@@ -58,7 +59,7 @@ use shellwright_io::poll::{PollFd, poll};
 use super::common::{
     JOB_BUILTIN, JOB_RECORD_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd,
 };
-use super::{builtins, devfd, flags, isolation, job_table, state, tty};
+use super::{builtins, devfd, isolation, job_table, parameters, state, tty};
 
 /// The file descriptor that carries the stage's stderr past its own call's trace line.
 const SAVED_STDERR_FD: &str = "255";
@@ -324,12 +325,12 @@ impl Rewriter<'_> {
             ast::CompoundCommand::Subshell(c) => self.list(&mut c.list),
             ast::CompoundCommand::ForClause(c) => {
                 for word in c.values.iter_mut().flatten() {
-                    user_flags(word);
+                    special_parameters(word);
                 }
                 self.list(&mut c.body.list);
             }
             ast::CompoundCommand::CaseClause(c) => {
-                user_flags(&mut c.value);
+                special_parameters(&mut c.value);
                 for case in &mut c.cases {
                     if let Some(list) = &mut case.cmd {
                         self.list(list);
@@ -368,11 +369,17 @@ impl Rewriter<'_> {
                 ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
                     self.redirects(std::slice::from_mut(redirect));
                 }
-                ast::CommandPrefixOrSuffixItem::Word(word) => user_flags(word),
+                ast::CommandPrefixOrSuffixItem::Word(word) => special_parameters(word),
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
-                    user_flags(word);
-                    if let ast::AssignmentValue::Scalar(value) = &mut assignment.value {
-                        user_flags(value);
+                    special_parameters(word);
+                    match &mut assignment.value {
+                        ast::AssignmentValue::Scalar(value) => special_parameters(value),
+                        ast::AssignmentValue::Array(elements) => {
+                            for (key, value) in elements {
+                                key.iter_mut().for_each(special_parameters);
+                                special_parameters(value);
+                            }
+                        }
                     }
                 }
             }
@@ -405,9 +412,10 @@ impl Rewriter<'_> {
     }
 }
 
-/// Makes `$-` in `word` show the user's flags (see [`flags`]).
-fn user_flags(word: &mut ast::Word) {
-    if let Some(rewritten) = flags::rewrite(&word.value) {
+/// Makes `$-` in `word` show the user's flags and `$!` the last job's process (see
+/// [`parameters`]).
+fn special_parameters(word: &mut ast::Word) {
+    if let Some(rewritten) = parameters::rewrite(&word.value) {
         word.value = rewritten;
     }
 }

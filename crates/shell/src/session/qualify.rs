@@ -122,9 +122,10 @@ pub(crate) fn may_glob(command: &str) -> bool {
 /// run's work is bounded by the command's length times the values it reads.
 pub(crate) const INLINE_MAX_LEN: usize = 4096;
 
-/// Whether the command's text qualifies: short enough, and [`plain_text`].
+/// Whether the command's text qualifies: short enough, [`plain_text`], and without `$!`, which
+/// may wait for the last job to start its process (see `brush::jobs`).
 pub(crate) fn qualifies_by_text(command: &str) -> bool {
-    command.len() <= INLINE_MAX_LEN && plain_text(command)
+    command.len() <= INLINE_MAX_LEN && !command.contains("$!") && plain_text(command)
 }
 
 /// The names of the builtins `program` calls, when its shape qualifies (for the session to check
@@ -334,6 +335,8 @@ mod tests {
             "echo hi > f",
             "echo hi 2>&1",
             "sleep 1 &",
+            "echo $!",
+            "kill \"$!\"",
             "echo $(date)",
             "echo `date`",
             "echo $((1+2))",

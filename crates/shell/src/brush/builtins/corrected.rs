@@ -27,8 +27,7 @@ use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 
 use super::{error_prefix, run_or_fail, stock};
-use crate::brush::common::is_internal;
-use shellwright_proc::RUN_TAG_VARIABLE;
+use crate::brush::common::{HIDDEN_VARIABLES, is_internal};
 
 /// How one builtin's output is corrected.
 #[derive(Clone, Copy)]
@@ -63,7 +62,7 @@ impl Correction {
                 (!name.is_some_and(is_internal)).then(|| line.to_string())
             }
             Self::Compgen => {
-                (!is_internal(line) && line != RUN_TAG_VARIABLE).then(|| line.to_string())
+                (!is_internal(line) && !HIDDEN_VARIABLES.contains(&line)).then(|| line.to_string())
             }
             Self::Shopt => Some(shopt_line(line)),
             Self::Help => Some(line.to_string()),

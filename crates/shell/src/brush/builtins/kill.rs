@@ -6,9 +6,10 @@
 //! does nothing, and a fatal one ends the session with status 128 + the signal number (its EXIT
 //! trap runs, except after SIGKILL). The host never receives it. A job spec (`%N`) reaches the
 //! job's processes, and the job itself when the signal ends it (see `job_table::signal_job`):
-//! brush runs a job as a task, which the stock builtin cannot signal. Every other target goes to
-//! the stock builtin, one target at a time; a coproc's `NAME_PID` as its job spec (see
-//! [`coproc_as_job`]).
+//! brush runs a job as a task, which the stock builtin cannot signal. A process id (or `-<pgid>`)
+//! is signalled here, with bash's default SIGTERM (the stock builtin sends SIGKILL, which gives a
+//! server no chance to clean up) and bash's messages. Anything else goes to the stock builtin, one
+//! target at a time; a coproc's `NAME_PID` as its job spec (see [`coproc_as_job`]).
 //!
 //! [`coproc_as_job`]: super::coproc_as_job
 
@@ -20,7 +21,7 @@ use brush_core::traps::TrapSignal;
 use brush_core::{ExecutionContext, ExecutionControlFlow, ExecutionResult, Shell};
 use futures_util::future::BoxFuture;
 
-use super::{coproc_as_job, operands, run_or_fail, stock};
+use super::{coproc_as_job, error_prefix, operands, run_or_fail, stock};
 use crate::brush::{job_table, signals};
 
 /// A `kill` command line split into its signal and its targets.
@@ -96,14 +97,7 @@ pub(super) fn run(
         let args = coprocs_as_jobs(ctx.shell, args);
         let words = operands(&args);
         let request = match parse(&words) {
-            Some(request)
-                if request
-                    .targets
-                    .iter()
-                    .any(|t| is_self(t) || t.starts_with('%')) =>
-            {
-                request
-            }
+            Some(request) if !request.targets.is_empty() => request,
             _ => return run_or_fail(stock("kill"), ctx, args).await,
         };
         let Some(signal) = signal_number(request.signal.as_deref()) else {
@@ -124,6 +118,14 @@ pub(super) fn run(
             if let Some(id) = job_table::job_number(shell, target)
                 && job_table::signal_job(shell, id, signal)
             {
+                continue;
+            }
+            if let Ok(pid) = target.parse::<libc::pid_t>() {
+                if let Err(error) = signal_process(pid, signal) {
+                    let prefix = error_prefix(shell);
+                    let _ = writeln!(params.stderr(shell), "{prefix}kill: ({target}) - {error}");
+                    status = 1;
+                }
                 continue;
             }
             let name =
@@ -155,6 +157,21 @@ pub(super) fn run(
             result.exit_code = status.into();
         }
         Ok(result)
+    })
+}
+
+/// Sends `signal` to process `pid` (a process group for a negative one); the error is what bash
+/// says after the pid (`No such process`).
+fn signal_process(pid: libc::pid_t, signal: i32) -> Result<(), String> {
+    // SAFETY: kill(2) with plain integers; a pid gone meanwhile only makes it fail with ESRCH.
+    if unsafe { libc::kill(pid, signal) } == 0 {
+        return Ok(());
+    }
+    let error = std::io::Error::last_os_error();
+    Err(match error.raw_os_error() {
+        Some(libc::ESRCH) => "No such process".to_string(),
+        Some(libc::EPERM) => "Operation not permitted".to_string(),
+        _ => error.to_string(),
     })
 }
 

@@ -15,7 +15,7 @@ use brush_core::{ExecutionContext, ExecutionResult};
 use futures_util::future::BoxFuture;
 use shellwright_proc::RUN_TAG_VARIABLE;
 
-use crate::brush::common::JOB_SERIAL_VARIABLE;
+use crate::brush::common::HIDDEN_VARIABLES;
 
 use super::{run_or_fail, stock};
 
@@ -68,8 +68,8 @@ pub(super) fn unset(
     run_or_fail(stock("unset"), ctx, args)
 }
 
-/// Runs the stock builtin `name` with the tag set aside, and the variable a job's record is
-/// handed over in (see `brush::jobs`).
+/// Runs the stock builtin `name` with the tag set aside, and the variables a job's record is
+/// handed over in and `$!` finds the last job by (see `brush::jobs`).
 async fn without_tag(
     name: &str,
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
@@ -81,7 +81,7 @@ async fn without_tag(
         params,
     } = ctx;
     let mut aside = Vec::new();
-    for hidden in [RUN_TAG_VARIABLE, JOB_SERIAL_VARIABLE] {
+    for hidden in HIDDEN_VARIABLES {
         if let Some((EnvironmentScope::Global, _)) = shell.env().get(hidden)
             && let Some(variable) = shell.env_mut().unset(hidden)?
         {

@@ -8,8 +8,9 @@
 //! and `-f` and `-p`, are left to the stock builtin.
 //!
 //! brush-core runs every background job as a task of the session, not as a process of its own,
-//! so `$!` is empty and a pid names a job only when the job's first task is an external command;
-//! a coproc's `NAME_PID` names its job (see [`coproc_as_job`]).
+//! so a pid names a job when it is the process `$!` named for it (see `brush::jobs`) or when the
+//! job's first task is an external command; a coproc's `NAME_PID` names its job (see
+//! [`coproc_as_job`]).
 //!
 //! [`coproc_as_job`]: super::coproc_as_job
 
@@ -100,7 +101,9 @@ pub(super) fn run(
         let words = operands(&args);
         let mut request = parse(&words);
         for operand in &mut request.operands {
-            if let Some(job) = coproc_as_job(ctx.shell, operand) {
+            if let Some(job) =
+                coproc_as_job(ctx.shell, operand).or_else(|| pid_as_job(ctx.shell, operand))
+            {
                 *operand = job;
             }
         }
@@ -118,6 +121,13 @@ pub(super) fn run(
         flush_job_output(session).await;
         result
     })
+}
+
+/// `%N` for a pid that `$!` named as job N's process.
+fn pid_as_job(shell: &brush_core::Shell, operand: &str) -> Option<String> {
+    let pid = operand.parse::<u32>().ok()?;
+    let book = state::with_shell(shell, |s| s.jobs.clone())?;
+    book.id_of_pid(pid).map(|id| format!("%{id}"))
 }
 
 /// Passes on to the run what its jobs wrote so far: what a job wrote before the wait for it ended
