@@ -124,6 +124,7 @@ const cases: Record<string, string[]> = {
     `printf '%d|%x|%d|%d|%o.' '' "'A" 12abc 0x1F 010; echo "status $?"`,
     `printf '%5.1f|%s.' 1.5x y 2 z; echo "status $?"`,
     `printf '%d.' 99999999999999999999; echo "status $?"`,
+    `echo {1..99999999999999999999} x{1..3}y {-99999999999999999999..2}; for i in {1..5..99999999999999999999}; do echo "$i"; done`,
     `printf '%.1f|' 0x1p3 0x1.8g 09.5x; printf '%d|' 08 0x1g 0X1g ' 08' 1a; echo " $?"`,
     `printf -v out '%d' 7x; echo "[$out] $?"`,
     `printf; echo "status $?"`,

@@ -3,7 +3,7 @@
 //! The cancellation hook needs brush's functrace on (see [`hooks`](super::hooks)), and brush
 //! builds `$-` straight from its options, so it would read `hBTc` where bash has `hBc`. We parse
 //! each run's command ourselves, so the walk that rewrites pipeline stages ([`stages`]) also
-//! replaces every `$-` and `${-}` of the run's words (see `parameters`) by `${-//T/…}`, brush's
+//! replaces every `$-` and `${-}` of the run's words (see `words`) by `${-//T/…}`, brush's
 //! flags with their `T` replaced by a command substitution of our builtin
 //! `__shellwright_flags`, which prints `T` only when the user turned functrace on. The other
 //! flags are expanded in the shell itself (a command substitution's subshell has errexit off).
@@ -27,7 +27,7 @@ use super::builtins;
 use super::common::FLAGS_BUILTIN;
 use super::state;
 
-/// What `$-` is replaced by (see `parameters`).
+/// What `$-` is replaced by (see `words`).
 pub(crate) const REPLACEMENT: &str =
     "${-//T/$(__shellwright_flags ${BASH_XTRACEFD:+$((BASH_XTRACEFD=-1))} 2>/dev/null)}";
 

@@ -38,13 +38,14 @@ mod isolation;
 mod job_output;
 mod job_table;
 mod jobs;
-mod parameters;
+
 mod signals;
 mod spawn_policy;
 mod stages;
 mod state;
 mod tty;
 mod unwind;
+mod words;
 
 use std::collections::HashMap;
 

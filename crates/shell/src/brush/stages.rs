@@ -15,11 +15,11 @@
 //! shell, and returns its status. The original commands are kept per session, looked up by their
 //! text so a command run again reuses its entry. Code brush parses itself (`eval` strings,
 //! sourced files, command substitutions, traps) keeps brush's behaviour. The same walk makes
-//! the run's `$-` show the user's flags and `$!` the last job's process (see [`parameters`]),
-//! and refuses redirections to the host's terminal (see [`tty`]). A function definition is
-//! rewritten in a copy, kept by the text of the user's: brush defines the user's (which `type`,
-//! `declare -f` and an exported function show), and each call runs the copy (see
-//! [`bodies`](super::bodies)).
+//! the run's `$-` show the user's flags and `$!` the last job's process, keeps brace sequences
+//! brush cannot expand as written (see [`words`]), and refuses redirections to the host's
+//! terminal (see [`tty`]). A function definition is rewritten in a copy, kept by the text of the
+//! user's: brush defines the user's (which `type`, `declare -f` and an exported function show),
+//! and each call runs the copy (see [`bodies`](super::bodies)).
 //!
 //! The stage's thread gets the session's umask, so what the stage creates gets it as the run's
 //! own commands do. The call is invisible: its own trace line (`set -x`) goes to `/dev/null`
@@ -59,7 +59,7 @@ use shellwright_io::poll::{PollFd, poll};
 use super::common::{
     JOB_BUILTIN, JOB_RECORD_BUILTIN, STAGE_BUILTIN, XTRACEFD_ASIDE, restore_xtracefd,
 };
-use super::{builtins, devfd, isolation, job_table, parameters, state, tty};
+use super::{builtins, devfd, isolation, job_table, state, tty, words};
 
 /// The file descriptor that carries the stage's stderr past its own call's trace line.
 const SAVED_STDERR_FD: &str = "255";
@@ -325,12 +325,12 @@ impl Rewriter<'_> {
             ast::CompoundCommand::Subshell(c) => self.list(&mut c.list),
             ast::CompoundCommand::ForClause(c) => {
                 for word in c.values.iter_mut().flatten() {
-                    special_parameters(word);
+                    fix_word(word);
                 }
                 self.list(&mut c.body.list);
             }
             ast::CompoundCommand::CaseClause(c) => {
-                special_parameters(&mut c.value);
+                fix_word(&mut c.value);
                 for case in &mut c.cases {
                     if let Some(list) = &mut case.cmd {
                         self.list(list);
@@ -369,15 +369,15 @@ impl Rewriter<'_> {
                 ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
                     self.redirects(std::slice::from_mut(redirect));
                 }
-                ast::CommandPrefixOrSuffixItem::Word(word) => special_parameters(word),
+                ast::CommandPrefixOrSuffixItem::Word(word) => fix_word(word),
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
-                    special_parameters(word);
+                    fix_word(word);
                     match &mut assignment.value {
-                        ast::AssignmentValue::Scalar(value) => special_parameters(value),
+                        ast::AssignmentValue::Scalar(value) => fix_word(value),
                         ast::AssignmentValue::Array(elements) => {
                             for (key, value) in elements {
-                                key.iter_mut().for_each(special_parameters);
-                                special_parameters(value);
+                                key.iter_mut().for_each(fix_word);
+                                fix_word(value);
                             }
                         }
                     }
@@ -412,10 +412,9 @@ impl Rewriter<'_> {
     }
 }
 
-/// Makes `$-` in `word` show the user's flags and `$!` the last job's process (see
-/// [`parameters`]).
-fn special_parameters(word: &mut ast::Word) {
-    if let Some(rewritten) = parameters::rewrite(&word.value) {
+/// Rewrites `word` where brush would expand it differently from bash (see [`words`]).
+fn fix_word(word: &mut ast::Word) {
+    if let Some(rewritten) = words::rewrite(&word.value) {
         word.value = rewritten;
     }
 }
