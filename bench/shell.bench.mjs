@@ -56,7 +56,7 @@ async function latency() {
     subject: 'Shell.run',
     results: builtin,
     budget: [
-      { vs: 'persistent bash over a pipe', atLeast: 3 },
+      { vs: 'persistent bash over a pipe', atLeast: 10 },
       { vs: 'child_process.execFile(bash -c)', atLeast: 100 },
     ],
   })
@@ -87,7 +87,7 @@ async function latency() {
     unit: 'ms',
     subject: 'Shell.run',
     results: external,
-    budget: { vs: 'child_process.spawn', atLeast: 1.2 },
+    budget: { vs: 'child_process.spawn', atLeast: 2.5 },
   })
   bash.close()
 }

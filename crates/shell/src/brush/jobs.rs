@@ -24,7 +24,7 @@
 //!
 //! brush expands `$!` to the process of the current job's first task only when that task is an
 //! external command, which ours never is, so `$!` would always be empty. The walk that rewrites a
-//! run's words (see `words`) replaces `$!` by [`LAST_JOB_PID`], a command substitution of
+//! run's words (see `words`) replaces `$!` by a command substitution of
 //! `__shellwright_last_job_pid`, which prints the first process of the last job the shell started
 //! (its serial stays in [`LAST_JOB_VARIABLE`], also between runs), waiting a little for a job whose
 //! task has not started it yet. The fork that starts that process reports it to the job's record
@@ -59,11 +59,6 @@ use crate::jobs::{JobBook, JobOrigin, JobProcess, first_process};
 
 /// The status of a job its run's stop ended (bash: 128 + SIGTERM).
 const STOPPED_STATUS: u8 = 143;
-
-/// What `$!` is replaced by (see `words`). The builtin's own `set -x` trace line goes to
-/// `/dev/null`, also when `BASH_XTRACEFD` is set (set aside inside the substitution only).
-pub(crate) const LAST_JOB_PID: &str =
-    "$(__shellwright_last_job_pid ${BASH_XTRACEFD:+$((BASH_XTRACEFD=-1))} 2>/dev/null)";
 
 /// How long `$!` waits for the last job to start its first process: brush starts a job's task
 /// after the command that started it went on, while bash forks before it does. Longer than

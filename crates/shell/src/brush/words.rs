@@ -18,14 +18,20 @@
 //! [`flags`]: super::flags
 //! [`jobs`]: super::jobs
 
-use super::{flags, jobs};
+use super::flags;
+
+/// What `$!` is replaced by: the builtin that prints the last job's process (see
+/// `brush::jobs`). Its own `set -x` trace line goes to `/dev/null`, also when `BASH_XTRACEFD` is
+/// set (set aside inside the substitution only).
+const LAST_JOB_PID: &str =
+    "$(__shellwright_last_job_pid ${BASH_XTRACEFD:+$((BASH_XTRACEFD=-1))} 2>/dev/null)";
 
 /// Each parameter form we replace, and what replaces it.
 const REPLACEMENTS: [(&str, &str); 4] = [
     ("${-}", flags::REPLACEMENT),
     ("$-", flags::REPLACEMENT),
-    ("${!}", jobs::LAST_JOB_PID),
-    ("$!", jobs::LAST_JOB_PID),
+    ("${!}", LAST_JOB_PID),
+    ("$!", LAST_JOB_PID),
 ];
 
 /// The most elements a brace sequence may have to be expanded (16 Mi: a few hundred MB of words).
@@ -162,7 +168,7 @@ mod tests {
         rewrite(word)
             .unwrap_or_else(|| word.to_string())
             .replace(flags::REPLACEMENT, "<F>")
-            .replace(jobs::LAST_JOB_PID, "<P>")
+            .replace(LAST_JOB_PID, "<P>")
     }
 
     #[test]
