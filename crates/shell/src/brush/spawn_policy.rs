@@ -247,9 +247,9 @@ struct Slot {
     job: UnsafeCell<Option<JobOfFork>>,
 }
 
-// SAFETY: `limits` and `job` are written only by the thread that claimed the slot (compare-exchange on
-// `owner`), before it forks, and read only by that fork's child (a copy of memory made after the
-// write) until the same thread frees the slot.
+// SAFETY: `limits` and `job` are written only by the thread that claimed the slot
+// (compare-exchange on `owner`), before it forks, and read only by that fork's child (a copy of
+// memory made after the write) until the same thread frees the slot.
 unsafe impl Sync for Slot {}
 
 /// An unclaimed slot's owner (no thread's id is 0).
