@@ -61,9 +61,11 @@ use crate::jobs::{JobBook, JobOrigin, JobProcess, first_process};
 const STOPPED_STATUS: u8 = 143;
 
 /// How long `$!` waits for the last job to start its first process: brush starts a job's task
-/// after the command that started it went on, while bash forks before it does. Longer than
-/// `jobs -l` waits, because an empty `$!` makes the usual `kill $!` fail.
-const FIRST_PROCESS_WAIT: Duration = Duration::from_millis(100);
+/// after the command that started it went on, while bash forks before it does. A job that starts
+/// one does so within microseconds, but on a loaded machine its task may wait its turn, and an
+/// empty `$!` makes the usual `kill $!` fail; a job that ends stops the wait at once. Only a job
+/// of builtins alone that keeps running costs `$!` the whole wait.
+const FIRST_PROCESS_WAIT: Duration = Duration::from_secs(1);
 
 /// Adds the job builtins.
 pub(crate) fn install_builtins(table: &mut HashMap<String, Registration<DefaultShellExtensions>>) {
@@ -91,10 +93,13 @@ fn print_last_job_pid(
     })
 }
 
-/// Job `serial`'s first process: the one its fork reported, or the oldest carrying its tag,
-/// waited for up to [`FIRST_PROCESS_WAIT`] while the job runs without one.
+/// Job `serial`'s first process: the one its fork reported, or else the oldest carrying its tag,
+/// waited for up to [`FIRST_PROCESS_WAIT`] while the job runs without one. The reports are read
+/// every 2 ms; the process table, a walk of `/proc` for when a report was lost, every 50 ms.
 async fn job_pid(book: &JobBook, serial: u64) -> Option<u32> {
-    let deadline = tokio::time::Instant::now() + FIRST_PROCESS_WAIT;
+    const SCAN_EVERY: Duration = Duration::from_millis(50);
+    let start = tokio::time::Instant::now();
+    let mut next_scan = start + SCAN_EVERY;
     loop {
         note_reported_pids();
         let tag = match book.process_of(serial)? {
@@ -102,11 +107,15 @@ async fn job_pid(book: &JobBook, serial: u64) -> Option<u32> {
             JobProcess::Ended => return None,
             JobProcess::Running(tag) => tag,
         };
-        if let Some(pid) = first_process(&tag) {
-            book.remember_pid(serial, pid);
-            return Some(pid);
+        let now = tokio::time::Instant::now();
+        if now >= next_scan {
+            if let Some(pid) = first_process(&tag) {
+                book.remember_pid(serial, pid);
+                return Some(pid);
+            }
+            next_scan = now + SCAN_EVERY;
         }
-        if tokio::time::Instant::now() >= deadline {
+        if now >= start + FIRST_PROCESS_WAIT {
             return None;
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
