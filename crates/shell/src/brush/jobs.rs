@@ -218,6 +218,9 @@ fn run_job(
             Err(status) => status,
         };
         if let Some(job) = job {
+            // Its fork's report goes to its record before the record can be trimmed as ended, and
+            // a session whose runs never ask for `$!` still keeps the report pipe from filling.
+            note_reported_pids();
             job.book.end(job.serial, i32::from(status));
         }
         Ok(ExecutionResult::new(status))

@@ -38,7 +38,6 @@ mod isolation;
 mod job_output;
 mod job_table;
 mod jobs;
-
 mod signals;
 mod spawn_policy;
 mod stages;
