@@ -42,6 +42,11 @@ impl<F: FnMut(&[u8]) + Send + 'static> PtyOutput for F {
 /// raw mode and no more in cooked mode (128 KiB was no better than 64 KiB), and a delivery per
 /// read (≤ 4 KiB) three times as much.
 const READ_BUFFER: usize = 256 * 1024;
+/// What a reader's buffer starts at. Most sessions never print more than a screen between two
+/// reads, so the buffer grows (doubling, up to [`READ_BUFFER`]) only when a read round fills it:
+/// idle sessions then hold 16 KiB instead of 256 KiB, which many short-lived sessions at once
+/// would otherwise spread across the allocator's arenas.
+const FIRST_READ_BUFFER: usize = 16 * 1024;
 /// A first read shorter than this is delivered at once and the round ends: it is most likely all
 /// there is (an echo, a prompt), and the read that would find nothing more is not made at all.
 /// Whoever polls the master polls it level-triggered, so it comes back at once if more came. A
@@ -131,7 +136,7 @@ impl MasterReader {
         let side = ReadSide {
             master,
             output,
-            buffer: vec![0; READ_BUFFER],
+            buffer: vec![0; FIRST_READ_BUFFER],
             ended: false,
         };
         Ok(Self {
@@ -224,7 +229,9 @@ impl ReadSide {
         let mut filled = 0;
         let mut first = true;
         let state = loop {
-            if filled == self.buffer.len() {
+            if filled == self.buffer.len() && filled < READ_BUFFER {
+                self.buffer.resize((filled * 2).min(READ_BUFFER), 0);
+            } else if filled == self.buffer.len() {
                 self.deliver(filled);
                 filled = 0;
                 if !until_empty {
