@@ -329,7 +329,8 @@ describe('shellwright mcp: TUI programs', () => {
     expect(quit.split('\n')[0]).toMatch(new RegExp(`^\\[${id} · exited with code 0 · 80x24 · `))
   })
 
-  it('a Textual app: draws, counts on + and -, quits on q', async () => {
+  // Python's start and Textual's imports alone can take seconds on a loaded machine.
+  it('a Textual app: draws, counts on + and -, quits on q', { timeout: 60_000 }, async () => {
     const started = await ok(server, 'tui_start', { command: `'${textualPython()}' '${join(root, 'tests', 'fixtures', 'textual-counter', 'app.py')}'`, cols: 40, rows: 8 })
     const id = idOf(started)
     const footer = /^ \+ Add  - Subtract  q Quit/
