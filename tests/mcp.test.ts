@@ -520,13 +520,25 @@ describe('shellwright mcp: cleanup', () => {
       client.once('exit', (code) => reject(new Error(`the client exited (${code}) before starting its sessions`)))
     })
     const serverPid: number = JSON.parse(line).server
-    const children = descendants(serverPid)
-    // htop, sh running cat (or cat itself), the exec session's sleep and the two background
-    // sleeps: at least five programs.
-    expect(children.length).toBeGreaterThanOrEqual(5)
-    const sleeps = children.filter((pid) => /^sleep 77[78]$/.test(commandLine(pid)))
-    expect(sleeps).toHaveLength(2)
-    client.kill('SIGKILL')
+    let children: number[] = []
+    try {
+      // The shell's run returns once it has started its background jobs, which may not have
+      // reached `exec` yet: their command lines are awaited, not assumed.
+      const sleeps = () => children.filter((pid) => /^sleep 77[78]$/.test(commandLine(pid)))
+      await waitUntil(
+        () => {
+          children = descendants(serverPid)
+          return sleeps().length === 2
+        },
+        10_000,
+        'both background sleeps to start',
+      )
+      // htop, sh running cat (or cat itself), the exec session's sleep and the two background
+      // sleeps: at least five programs.
+      expect(children.length).toBeGreaterThanOrEqual(5)
+    } finally {
+      client.kill('SIGKILL')
+    }
     await waitUntil(() => [serverPid, ...children].every((pid) => !isRunning(pid)), 10_000, 'the server and its sessions to exit')
   })
 
