@@ -14,13 +14,10 @@ try {
   Object.defineProperties(module.exports, Object.getOwnPropertyDescriptors(addon))
 }
 
-// Where the addon has no shell or pseudo-terminals (Windows, for now), what needs them is still
-// exported, as a stand-in that fails with ERR_UNSUPPORTED_PLATFORM when used.
-for (const name of ['Shell', 'ShellMirror', 'PtySession', 'TerminalAttachment', 'ExecSessions']) {
+// Where the addon has no pseudo-terminals (Windows, for now), what needs them is still exported,
+// as a stand-in that fails with ERR_UNSUPPORTED_PLATFORM when used.
+for (const name of ['ShellMirror', 'PtySession', 'TerminalAttachment', 'ExecSessions']) {
   module.exports[name] ??= unsupportedClass(name)
-}
-module.exports.executeShell ??= async function executeShell() {
-  throw unsupportedError('executeShell')
 }
 
 // `await using shell = new Shell()` and `await using sessions = new ExecSessions()` close them when
@@ -105,9 +102,9 @@ function unsupportedClass(name) {
 
 function unsupportedError(name) {
   const error = new Error(
-    `shellwright: ${name} is not available on ${process.platform} yet (it needs the shell and ` +
-      `pseudo-terminal runtime, which this platform's addon lacks; keys, VirtualTerminal, Process ` +
-      `and applyBashFixups work)`,
+    `shellwright: ${name} is not available on ${process.platform} yet (it needs the ` +
+      `pseudo-terminal runtime, which this platform's addon lacks; Shell, executeShell, keys, ` +
+      `VirtualTerminal, Process and applyBashFixups work)`,
   )
   error.code = 'ERR_UNSUPPORTED_PLATFORM'
   return error

@@ -2,14 +2,17 @@
 // The Windows smoke suite: the win32-x64 addon, loaded through the package entry from its platform
 // package, in Node's own Windows build. tools/windows-smoke.sh stages it beside node.exe and runs
 // it under Wine (`node.exe --test`); it is plain CommonJS for node:test because vitest does not run
-// there. What it covers is what the Windows addon has: keys, the terminal emulator, the bash
-// fix-ups and process control; and that the shell and PTY classes fail with a clear error.
+// there. What it covers is what the Windows addon has: the shell, keys, the terminal emulator, the
+// bash fix-ups and process control; and that the PTY classes fail with a clear error.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
 const shellwright = require('shellwright')
 
-const { Process, VirtualTerminal } = shellwright
+const { Process, Shell, VirtualTerminal } = shellwright
 
 // Wine (8.0) does not implement ProcessCommandLineInformation, which sysinfo reads a command line
 // with on Windows 8.1 and later, so `Process.args()` is empty there. Wine passes the Unix
@@ -133,7 +136,7 @@ test('Process.terminate ends the tree and resolves true', async (t) => {
   await exited
 })
 
-for (const name of ['Shell', 'PtySession', 'ExecSessions', 'ShellMirror']) {
+for (const name of ['PtySession', 'ExecSessions', 'ShellMirror', 'TerminalAttachment']) {
   test(`new ${name}() throws ERR_UNSUPPORTED_PLATFORM`, () => {
     assert.throws(() => new shellwright[name](), {
       name: 'Error',
@@ -143,9 +146,218 @@ for (const name of ['Shell', 'PtySession', 'ExecSessions', 'ShellMirror']) {
   })
 }
 
-test('executeShell rejects with ERR_UNSUPPORTED_PLATFORM', async () => {
-  await assert.rejects(shellwright.executeShell({ command: 'echo hi' }), {
-    code: 'ERR_UNSUPPORTED_PLATFORM',
-    message: /^shellwright: executeShell is not available on win32 yet /,
+/** Runs `command` in `shell`; resolves to its result with the streamed output as `output`. */
+async function run(shell, options) {
+  let output = ''
+  const result = await shell.run(typeof options === 'string' ? { command: options } : options, (chunk) => {
+    output += chunk
   })
+  return { ...result, output }
+}
+
+/** The shell's words for `path` (node.exe's own path, single-quoted for bash). */
+const quoted = (path) => `'${path.replaceAll("'", "'\\''")}'`
+
+test('Shell: builtins, an external program and its exit status', async () => {
+  const shell = new Shell()
+  try {
+    const hi = await run(shell, 'echo hi')
+    assert.equal(hi.output, 'hi\n')
+    assert.equal(hi.exitCode, 0)
+    assert.equal(hi.cancelled, false)
+    assert.equal(hi.timedOut, false)
+    assert.equal((await run(shell, 'cmd /c echo from-cmd')).output, 'from-cmd\r\n')
+    assert.equal((await run(shell, 'cmd /c exit 3')).exitCode, 3)
+    const missing = await run(shell, 'no-such-program-here')
+    assert.equal(missing.exitCode, 127)
+    assert.match(missing.output, /no-such-program-here/)
+  } finally {
+    await shell.close()
+  }
+})
+
+test('Shell: the directory, variables and functions stay between runs', async () => {
+  const shell = new Shell()
+  try {
+    const start = await run(shell, 'X=kept; greet() { echo "hello $1"; }; cd .. && pwd')
+    assert.equal(start.exitCode, 0)
+    assert.equal(start.output.trim(), start.cwd)
+    const later = await run(shell, 'echo "$X"; greet there; pwd')
+    assert.equal(later.output, `kept\nhello there\n${start.cwd}\n`)
+    assert.equal(later.cwd, start.cwd)
+    const env = await run(shell, { command: 'echo "$ONE_RUN"', env: { ONE_RUN: 'set' } })
+    assert.equal(env.output, 'set\n')
+    assert.equal((await run(shell, 'echo "[$ONE_RUN]"')).output, '[]\n')
+  } finally {
+    await shell.close()
+  }
+})
+
+test('Shell: stdout and stderr arrive in one stream, in order', async () => {
+  const shell = new Shell()
+  try {
+    const mixed = await run(shell, 'echo out; echo err >&2; echo out2; cmd /c "echo cmd-err 1>&2"')
+    assert.equal(mixed.output, 'out\nerr\nout2\ncmd-err \r\n')
+  } finally {
+    await shell.close()
+  }
+})
+
+test('Shell: PATH is one variable whatever its spelling, and sessionEnv entries come first', async () => {
+  const shell = new Shell({ sessionEnv: { Path: 'C:\\extra-tools' } })
+  try {
+    const path = (await run(shell, 'echo "$PATH"')).output.trim().split(';')
+    assert.equal(path[0], 'C:\\extra-tools')
+    assert.ok(path.some((entry) => /^c:\\windows\\system32$/i.test(entry)), path.join(';'))
+    assert.equal((await run(shell, 'echo "[$Path]"')).output, '[]\n')
+  } finally {
+    await shell.close()
+  }
+})
+
+/**
+ * A command that starts a tree — node.exe, which starts `ping` — prints both pids and waits.
+ * Resolves to the run's result and the two pids.
+ */
+function runTree(shell, options) {
+  const script =
+    "const c = require('child_process').spawn('ping', ['-n', '120', '127.0.0.1'], { stdio: 'ignore' });" +
+    "console.log('pids', process.pid, c.pid); setInterval(() => {}, 60000)"
+  let output = ''
+  let printed
+  const pids = new Promise((resolve) => (printed = resolve))
+  const result = shell.run({ command: `${quoted(process.execPath)} -e "${script}"`, ...options }, (chunk) => {
+    output += chunk
+    const match = /pids (\d+) (\d+)/.exec(output)
+    if (match) printed([Number(match[1]), Number(match[2])])
+  })
+  // A run that ends before printing fails the test instead of leaving it waiting.
+  const early = result.then((ended) => {
+    throw new Error(`the run ended first: ${JSON.stringify({ ...ended, output })}`)
+  })
+  return { result, pids: Promise.race([pids, early]) }
+}
+
+/** Waits until neither pid names a running process. */
+async function gone(pids) {
+  await until('the tree to end', () =>
+    pids.every((pid) => {
+      const process = Process.fromPid(pid)
+      return process === null || process.status() !== shellwright.ProcessStatus.Running
+    }),
+  )
+}
+
+test('Shell: a timeout ends the whole tree, and the next run gets a fresh session', async () => {
+  const shell = new Shell()
+  try {
+    await run(shell, 'KEPT=1')
+    const { result, pids } = runTree(shell, { timeoutMs: 3000 })
+    const [node, ping] = await pids
+    assert.ok(Process.fromPid(ping), 'ping runs')
+    const ended = await result
+    assert.equal(ended.timedOut, true)
+    assert.equal(ended.exitCode, undefined)
+    assert.equal(ended.sessionReset, true)
+    await gone([node, ping])
+    const after = await run(shell, 'echo "[$KEPT]"')
+    assert.equal(after.output, '[]\n')
+    assert.equal(after.exitCode, 0)
+  } finally {
+    await shell.close()
+  }
+})
+
+test('Shell: an AbortSignal ends the tree too', async () => {
+  const shell = new Shell()
+  try {
+    const controller = new AbortController()
+    const { result, pids } = runTree(shell, { signal: controller.signal })
+    const tree = await pids
+    controller.abort()
+    const ended = await result
+    assert.equal(ended.cancelled, true)
+    await gone(tree)
+  } finally {
+    await shell.close()
+  }
+})
+
+/** Writes `text` to a script file that is removed after the test; returns its path. */
+function scriptFile(t, name, text) {
+  const file = path.join(os.tmpdir(), `shellwright-${name}-${process.pid}.js`)
+  fs.writeFileSync(file, text)
+  t.after(() => fs.rmSync(file, { force: true }))
+  return file
+}
+
+test('Shell: what a run leaves running stays between runs and ends with close()', async (t) => {
+  const shell = new Shell()
+  let pid
+  try {
+    // It writes its pid to a file: its output after the run's drain has ended goes nowhere.
+    const pidFile = path.join(os.tmpdir(), `shellwright-stay-${process.pid}.pid`)
+    t.after(() => fs.rmSync(pidFile, { force: true }))
+    const stay = scriptFile(
+      t,
+      'stay',
+      `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 60000)`,
+    )
+    const started = await run(shell, `${quoted(process.execPath)} ${quoted(stay)} &`)
+    assert.equal(started.exitCode, 0)
+    pid = Number(await until('the pid file', () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8')))
+    assert.equal((await run(shell, 'echo next')).output, 'next\n')
+    assert.equal(Process.fromPid(pid).status(), shellwright.ProcessStatus.Running)
+  } finally {
+    await shell.close()
+  }
+  await gone([pid])
+})
+
+test('Shell: the processes of a run end when its host process dies', async (t) => {
+  const tree = scriptFile(
+    t,
+    'tree',
+    "const c = require('child_process').spawn('ping', ['-n', '120', '127.0.0.1'], { stdio: 'ignore' });" +
+      "console.log('pids', process.pid, c.pid); setInterval(() => {}, 60000)",
+  )
+  const host = scriptFile(
+    t,
+    'host',
+    `const { Shell } = require(${JSON.stringify(require.resolve('shellwright'))});` +
+      `new Shell().run({ command: ${JSON.stringify(`${quoted(process.execPath)} ${quoted(tree)}`)} },` +
+      ' (chunk) => process.stdout.write(chunk))',
+  )
+  const child = spawn(process.execPath, [host], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  t.after(() => child.kill())
+  let output = ''
+  const pids = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk
+      const match = /pids (\d+) (\d+)/.exec(output)
+      if (match) resolve([Number(match[1]), Number(match[2])])
+    })
+    exited.then(() => reject(new Error(`the host ended first: ${output}`)))
+  })
+  assert.ok(Process.fromPid(pids[1]), 'ping runs')
+  child.kill()
+  await exited
+  await gone(pids)
+})
+
+test('Shell: close() ends the session; a later run rejects with ERR_SHELL_CLOSED', async () => {
+  const shell = new Shell()
+  await run(shell, 'true')
+  await shell.close()
+  await assert.rejects(shell.run({ command: 'echo late' }), { code: 'ERR_SHELL_CLOSED' })
+})
+
+test('executeShell runs one command in a session of its own', async () => {
+  let output = ''
+  const result = await shellwright.executeShell({ command: 'cd .. && echo one; exit 4' }, (chunk) => {
+    output += chunk
+  })
+  assert.equal(output, 'one\n')
+  assert.equal(result.exitCode, 4)
 })

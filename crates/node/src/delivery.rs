@@ -102,7 +102,8 @@ impl ChunkSink {
 
     /// Wraps an optional JS argument named `name`: undefined/null give a silent sink; anything
     /// but a function is a `TypeError` naming the argument. A throw from the callback cancels
-    /// `stop` (see the module doc).
+    /// `stop` (see the module doc). The PTY glue's, so unused in Windows builds.
+    #[cfg_attr(windows, allow(dead_code))]
     pub fn from_arg(
         env: &Env,
         value: Option<Unknown<'_>>,
@@ -147,6 +148,7 @@ impl ChunkSink {
 
     /// Lets Node exit while this sink lives, as an event listener does: for a callback that is not
     /// part of a pending operation (a mirror's view). Call it before cloning the sink.
+    #[cfg_attr(windows, allow(dead_code))]
     pub fn unref(&mut self, env: &Env) -> Result<()> {
         if let Some(tsfn) = self.tsfn.as_mut().and_then(Arc::get_mut) {
             // `napi_unref_threadsafe_function` is exactly this. napi-rs deprecates its wrapper in

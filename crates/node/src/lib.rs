@@ -20,14 +20,12 @@
 #[cfg(panic = "abort")]
 compile_error!("shellwright-node must be built with panic = \"unwind\"");
 
-// Windows builds leave out the shell and PTY glue (`cfg(unix)` below; the JS entry reports those
-// classes as unsupported there), so the helpers in delivery, names, options and settle that only
-// that glue calls are unused on Windows.
+// Windows builds leave out the PTY glue and what is built on it (`cfg(unix)` below; the JS entry
+// reports those classes as unsupported there).
 mod abort;
 #[cfg(unix)]
 mod attach;
 mod construct;
-#[cfg_attr(windows, allow(dead_code))]
 mod delivery;
 mod error;
 #[cfg(unix)]
@@ -38,15 +36,11 @@ mod keys;
 mod loop_reader;
 #[cfg(unix)]
 mod mirror;
-#[cfg_attr(windows, allow(dead_code))]
 mod names;
-#[cfg_attr(windows, allow(dead_code))]
 mod options;
 mod process;
 #[cfg(unix)]
 mod pty;
-#[cfg_attr(windows, allow(dead_code))]
 mod settle;
-#[cfg(unix)]
 mod shell;
 mod terminal;

@@ -307,6 +307,8 @@ pub struct Shell {
 }
 
 impl Shell {
+    // For ShellMirror, which Windows builds leave out.
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn persistent(&self) -> &PersistentShell {
         &self.inner
     }

@@ -9,7 +9,7 @@
 //! class exposes (`kill_tree`, `terminate`, `wait_for_exit`); and what a process is blocked
 //! waiting for, from the kernel ([`waits`]); the TCP ports processes listen on
 //! ([`listening_ports`]); and the [`guardian`] that ends every process a run of this host started
-//! once the host is gone.
+//! once the host is gone (on Windows, a Job Object does that: `ProcessJob`).
 //! It does not spawn processes (the shell and PTY crates do).
 //!
 //! Processes are identified by pid *and* start time ([`ProcessId`]), so a pid reused by an unrelated
@@ -19,6 +19,8 @@
 
 mod cancel;
 pub mod guardian;
+#[cfg(windows)]
+mod job;
 mod outcome;
 mod process;
 mod scope;
@@ -29,6 +31,8 @@ mod tree;
 pub mod waits;
 
 pub use cancel::{CancelReason, CancelToken, TimeoutGuard};
+#[cfg(windows)]
+pub use job::{ProcessJob, host_child_pids};
 pub use outcome::Outcome;
 pub use process::{Cancelled, Process, ProcessStatus, TerminateOptions};
 pub use scope::{

@@ -369,6 +369,29 @@ mod platform {
         None
     }
 
+    /// Windows: the environment block sysinfo reads from the process's memory (its PEB), as
+    /// `NAME=value` entries joined by NUL. Elsewhere (macOS) it is not read.
+    #[cfg(windows)]
+    pub fn environ(pid: u32) -> Option<Vec<u8>> {
+        use std::os::windows::ffi::OsStrExt as _;
+        let mut sys = System::new().ok()?;
+        let pid = Pid::from_u32(pid);
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&[pid]),
+            true,
+            ProcessRefreshKind::nothing().with_environ(sysinfo::UpdateKind::Always),
+        );
+        let process = sys.process(pid)?;
+        let mut block = Vec::new();
+        for entry in process.environ() {
+            let wide: Vec<u16> = entry.encode_wide().collect();
+            block.extend_from_slice(String::from_utf16_lossy(&wide).as_bytes());
+            block.push(0);
+        }
+        (!block.is_empty()).then_some(block)
+    }
+
+    #[cfg(not(windows))]
     pub fn environ(_pid: u32) -> Option<Vec<u8>> {
         None
     }

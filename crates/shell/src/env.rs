@@ -94,6 +94,80 @@ pub fn host_environment() -> Vec<(String, String)> {
         .collect()
 }
 
+/// Makes a Windows environment fit for a bash session. Windows names are case-insensitive, and
+/// the search path usually comes as `Path`: every spelling of a name becomes one variable, the
+/// later value winning under its own spelling, except the search path, which is always `PATH`
+/// (what scripts expand) and merges the entries of every spelling, the later ones first, each
+/// directory once. Git for Windows' `usr\bin` (its `grep`, `sed`, `ls`…) is added at the end
+/// when it is installed under `ProgramFiles`, `ProgramW6432` or `LOCALAPPDATA\Programs`.
+/// `is_dir` is asked about those directories.
+pub fn for_windows(
+    vars: Vec<(String, String)>,
+    is_dir: &dyn Fn(&std::path::Path) -> bool,
+) -> Vec<(String, String)> {
+    let mut merged: Vec<(String, String)> = Vec::with_capacity(vars.len());
+    let mut path_spellings: Vec<String> = Vec::new();
+    for (name, value) in vars {
+        if name.eq_ignore_ascii_case("PATH") {
+            path_spellings.push(value);
+            continue;
+        }
+        match merged
+            .iter_mut()
+            .find(|(existing, _)| existing.eq_ignore_ascii_case(&name))
+        {
+            Some(slot) => *slot = (name, value),
+            None => merged.push((name, value)),
+        }
+    }
+    let mut entries: Vec<&str> = Vec::new();
+    for value in path_spellings.iter().rev() {
+        for entry in value.split(';').filter(|entry| !entry.is_empty()) {
+            if !entries.iter().any(|seen| same_directory(seen, entry)) {
+                entries.push(entry);
+            }
+        }
+    }
+    let git = git_usr_bin(&merged, is_dir);
+    if let Some(git) = &git
+        && !entries.iter().any(|seen| same_directory(seen, git))
+    {
+        entries.push(git);
+    }
+    if !entries.is_empty() {
+        merged.push(("PATH".to_string(), entries.join(";")));
+    }
+    merged
+}
+
+/// Whether two `PATH` entries name the same directory, as Windows compares them.
+fn same_directory(a: &str, b: &str) -> bool {
+    a.trim_end_matches(['\\', '/'])
+        .eq_ignore_ascii_case(b.trim_end_matches(['\\', '/']))
+}
+
+/// Git for Windows' `usr\bin`, where it is installed.
+fn git_usr_bin(
+    vars: &[(String, String)],
+    is_dir: &dyn Fn(&std::path::Path) -> bool,
+) -> Option<String> {
+    let value = |name: &str| {
+        vars.iter()
+            .find(|(existing, _)| existing.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.trim_end_matches('\\'))
+    };
+    let installs = [
+        value("ProgramFiles").map(|base| format!("{base}\\Git")),
+        value("ProgramW6432").map(|base| format!("{base}\\Git")),
+        value("LOCALAPPDATA").map(|base| format!("{base}\\Programs\\Git")),
+    ];
+    installs
+        .into_iter()
+        .flatten()
+        .map(|git| format!("{git}\\usr\\bin"))
+        .find(|usr_bin| is_dir(std::path::Path::new(usr_bin)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +223,44 @@ mod tests {
             initial_environment(host, &session),
             pairs(&[("PATH", "/bin"), ("HOME", "/home/agent"), ("EXTRA", "1")])
         );
+    }
+
+    #[test]
+    fn windows_names_merge_case_insensitively_and_path_keeps_every_entry() {
+        let vars = pairs(&[
+            ("Path", r"C:\Windows\system32;C:\Windows"),
+            ("TEMP", r"C:\Temp"),
+            ("temp", r"D:\Temp"),
+            ("PATH", r"C:\Tools;c:\windows\System32\"),
+        ]);
+        assert_eq!(
+            for_windows(vars, &|_| false),
+            pairs(&[
+                ("temp", r"D:\Temp"),
+                ("PATH", r"C:\Tools;c:\windows\System32\;C:\Windows"),
+            ])
+        );
+    }
+
+    #[test]
+    fn git_for_windows_usr_bin_is_added_where_it_is_installed() {
+        let vars = pairs(&[
+            ("ProgramFiles", r"C:\Program Files"),
+            ("LOCALAPPDATA", r"C:\Users\a\AppData\Local"),
+            ("Path", r"C:\Windows"),
+        ]);
+        let installed = |path: &std::path::Path| {
+            path.to_str() == Some(r"C:\Users\a\AppData\Local\Programs\Git\usr\bin")
+        };
+        let path = for_windows(vars.clone(), &installed).pop();
+        assert_eq!(
+            path,
+            Some((
+                "PATH".to_string(),
+                r"C:\Windows;C:\Users\a\AppData\Local\Programs\Git\usr\bin".to_string()
+            ))
+        );
+        let path = for_windows(vars, &|_| false).pop();
+        assert_eq!(path, Some(("PATH".to_string(), r"C:\Windows".to_string())));
     }
 }

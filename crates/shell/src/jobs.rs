@@ -27,7 +27,8 @@ pub(crate) struct JobOrigin {
     pub tag: String,
     /// The run's token: the job gives up its list when the run is stopped.
     pub run_stop: Option<CancelToken>,
-    /// The identity of the run's output pipe (see [`shellwright_io::file_identity`]).
+    /// The identity of the run's output pipe (see `shellwright_io::file_identity`).
+    #[cfg(unix)]
     pub run_output: Option<shellwright_io::FileIdentity>,
 }
 

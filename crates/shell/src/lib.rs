@@ -23,17 +23,25 @@
 //! # Ok(()) }
 //! ```
 
+// brush's integration (hooks, concurrent stages, spawn policy, isolation) and the paths that
+// rely on it are Unix-only; a Windows session runs brush as it comes (see `session::windows`).
+#[cfg(unix)]
 mod brush;
 pub mod env;
 mod error;
 pub mod history;
+// A Windows session records no jobs (brush runs `cmd &` as it comes), so most of this is unused
+// there.
+#[cfg_attr(windows, allow(dead_code))]
 pub mod jobs;
 pub mod limits;
 mod minimizing;
 pub mod mirror;
 pub mod nesting;
 pub mod output;
+#[cfg(unix)]
 mod parse_cache;
+#[cfg(unix)]
 mod path_walk;
 mod persistent;
 mod session;
@@ -45,5 +53,6 @@ pub use jobs::ShellJob;
 pub use mirror::Mirror;
 pub use persistent::{PersistentShell, execute_once};
 #[doc(hidden)]
+#[cfg(unix)]
 pub use session::direct_spawns;
 pub use session::{RunRequest, RunResult, SessionOptions, ShellEnvironment};

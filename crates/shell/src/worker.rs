@@ -31,13 +31,15 @@ use shellwright_proc::{CancelReason, CancelToken, RunScope};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::brush::{self, KILL_GRACE};
+#[cfg(unix)]
+use crate::brush;
 use crate::error::ShellError;
 use crate::jobs::JobBook;
 use crate::limits::STACK_SIZE;
 use crate::output::{ChunkHandler, StartHandler};
 use crate::session::{
     CreateStopped, RunOutcome, RunRequest, Session, SessionOptions, ShellEnvironment, StoppedRuns,
+    terminate_run,
 };
 
 /// Worker threads per session: background jobs and substitutions that feed each other through
@@ -176,11 +178,20 @@ impl SessionThread {
         request: &RunRequest,
         handlers: impl FnOnce() -> (Option<StartHandler>, ChunkHandler),
     ) -> Option<Result<RunOutcome, ShellError>> {
-        let mut slot = self.session.try_lock().ok()?;
-        let session = slot.as_mut()?;
-        let program = session.inline_program(request)?;
-        let (on_start, on_chunk) = handlers();
-        Some(session.run_inline(&self.runtime, program, request, on_start, on_chunk))
+        #[cfg(unix)]
+        {
+            let mut slot = self.session.try_lock().ok()?;
+            let session = slot.as_mut()?;
+            let program = session.inline_program(request)?;
+            let (on_start, on_chunk) = handlers();
+            Some(session.run_inline(&self.runtime, program, request, on_start, on_chunk))
+        }
+        // Windows sessions have no path in place: every run is queued.
+        #[cfg(windows)]
+        {
+            let _ = (request, handlers);
+            None
+        }
     }
 
     /// The session's working directory and exported variables, read between its runs.
@@ -220,15 +231,16 @@ fn serve(
     closed: oneshot::Sender<()>,
     shared: SharedSession,
 ) {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder
         .worker_threads(WORKERS)
         .thread_name("shellwright-session-worker")
         .thread_stack_size(STACK_SIZE)
-        // Workers and the blocking pool run brush code too: what they fork gets the policy.
-        .on_thread_start(brush::adopt_spawn_policy)
-        .enable_all()
-        .build()
-    {
+        .enable_all();
+    // Workers and the blocking pool run brush code too: what they fork gets the policy.
+    #[cfg(unix)]
+    builder.on_thread_start(brush::adopt_spawn_policy);
+    let runtime = match builder.build() {
         Ok(runtime) => runtime,
         Err(e) => {
             let error = ShellError::Init(format!("cannot start the session runtime: {e}"));
@@ -238,8 +250,9 @@ fn serve(
     };
     // After the runtime's workers were started: they keep sharing the host's context, as they did
     // when each run had a thread of its own.
-    brush::adopt_session_thread();
+    #[cfg(unix)]
     {
+        brush::adopt_session_thread();
         let _context = runtime.enter();
         brush::keep_host_sigtstp();
     }
@@ -307,7 +320,7 @@ fn terminate_runs(runs: &[RunScope]) {
     };
     runtime.block_on(async {
         for run in runs {
-            brush::terminate_run(run, KILL_GRACE).await;
+            terminate_run(run).await;
         }
     });
 }
