@@ -10,6 +10,7 @@
 //! A new execution path is a file here, chosen in [`queued`]'s `run` or by the caller (as the
 //! in-place path is, by `PersistentShell::try_run_inline`).
 
+mod common;
 #[cfg(unix)]
 mod direct;
 #[cfg(unix)]
@@ -28,195 +29,16 @@ mod unix;
 #[cfg(windows)]
 mod windows;
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use brush_core::variables::ShellValueUnsetType;
-use brush_core::{ExecutionParameters, ExecutionResult, Shell, ShellValue, ShellVariable};
-use shellwright_io::lock;
-use shellwright_minimize::{Minimized, Minimizer};
-use shellwright_proc::{CancelReason, CancelToken, Outcome, RunScope};
-
-use crate::error::ShellError;
-use crate::nesting::PARSER_NESTING_LIMIT;
-
+pub(crate) use common::{CreateStopped, RunOutcome, StoppedRuns};
+pub use common::{RunRequest, RunResult, SessionOptions};
+// Re-exported (not merely used) so that the children's `super::` paths name where these live.
+pub(in crate::session) use common::{exported, panic_message, reported, starting_oldpwd, too_deep};
 #[cfg(unix)]
 pub use direct::direct_spawns;
 pub use scope::ShellEnvironment;
 #[cfg(unix)]
-use unix::{EXIT_TRAP_AFTER_CANCEL, Ended, Stops, is_alias_or_function};
+pub(in crate::session) use unix::{EXIT_TRAP_AFTER_CANCEL, Ended, Stops, is_alias_or_function};
 #[cfg(unix)]
 pub(crate) use unix::{Session, terminate_run};
 #[cfg(windows)]
 pub(crate) use windows::{Session, terminate_run};
-
-/// How a session is created.
-#[derive(Clone, Debug, Default)]
-pub struct SessionOptions {
-    /// Set once, when the session is created (filtered like the host environment).
-    pub session_env: Vec<(String, String)>,
-    /// Sourced at creation with stdin, stdout and stderr on /dev/null.
-    pub snapshot_path: Option<PathBuf>,
-}
-
-/// One command to run.
-#[derive(Clone, Debug, Default)]
-pub struct RunRequest {
-    pub command: String,
-    /// Becomes the session's working directory before the command runs (and stays so).
-    pub cwd: Option<PathBuf>,
-    /// Exported for this run only.
-    pub env: Vec<(String, String)>,
-    pub timeout: Option<Duration>,
-    pub cancel: CancelToken,
-    /// Rewrites the run's output for an agent when it ends (see [`RunResult::minimized`]).
-    pub minimizer: Option<Arc<Minimizer>>,
-}
-
-/// How a run ended, where the session is now, and what the minimizer made of its output.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunResult {
-    pub outcome: Outcome,
-    /// The session's working directory after the run: where the next run starts (after a reset,
-    /// the host's, where a fresh session starts).
-    pub cwd: PathBuf,
-    /// From the run's start to its last output.
-    pub duration: Duration,
-    /// The run ended the session (`exit`, `exec cmd`, a fatal error): the next run starts a fresh
-    /// one, without the variables, functions and directory this one had.
-    pub session_reset: bool,
-    /// Present when the request had a minimizer and one of its filters rewrote the output.
-    pub minimized: Option<Minimized>,
-}
-
-impl RunResult {
-    pub(crate) fn finished(code: i32) -> Self {
-        Self::from(Outcome::Exited(code))
-    }
-
-    /// The result of a run stopped before it finished.
-    pub(crate) fn stopped(reason: CancelReason) -> Self {
-        Self::from(Outcome::stopped(reason))
-    }
-
-    /// The exit status; none when the run was cancelled or timed out.
-    pub fn exit_code(&self) -> Option<i32> {
-        self.outcome.exit_code()
-    }
-
-    /// Whether an abort stopped it.
-    pub fn cancelled(&self) -> bool {
-        self.outcome.cancelled()
-    }
-
-    /// Whether its time ran out.
-    pub fn timed_out(&self) -> bool {
-        self.outcome.timed_out()
-    }
-}
-
-impl From<Outcome> for RunResult {
-    /// A result with no directory yet (the shell fills it in before the caller sees it).
-    fn from(outcome: Outcome) -> Self {
-        Self {
-            outcome,
-            cwd: PathBuf::new(),
-            duration: Duration::ZERO,
-            session_reset: false,
-            minimized: None,
-        }
-    }
-}
-
-/// What a run means for the session that ran it.
-pub(crate) struct RunOutcome {
-    pub result: RunResult,
-    /// False after `exit`, a top-level `return`/`break`, an error or a cancellation.
-    pub keep_session: bool,
-}
-
-impl RunOutcome {
-    /// The outcome of a run that took `duration`.
-    pub(super) fn took(mut self, duration: Duration) -> Self {
-        self.result.duration = duration;
-        self
-    }
-}
-
-/// The scopes of a session's stopped runs. Their processes are terminated only after the
-/// session's runtime is shut down: a job waiting on one of them would otherwise wake up when it
-/// dies and start its next command (a redirection is opened before any hook runs).
-#[derive(Clone, Default)]
-pub(crate) struct StoppedRuns(Arc<Mutex<Vec<RunScope>>>);
-
-impl StoppedRuns {
-    fn push(&self, scope: RunScope) {
-        self.lock().push(scope);
-    }
-
-    pub fn take(&self) -> Vec<RunScope> {
-        std::mem::take(&mut *self.lock())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<RunScope>> {
-        lock(&self.0)
-    }
-}
-
-/// Why creating a session gave no session.
-pub(crate) enum CreateStopped {
-    Failed(ShellError),
-    /// The snapshot was still being sourced when the token was cancelled.
-    Cancelled(CancelReason),
-}
-
-impl From<ShellError> for CreateStopped {
-    fn from(error: ShellError) -> Self {
-        Self::Failed(error)
-    }
-}
-
-/// an error of a program: the status of the error becomes `$?`.
-fn reported(
-    shell: &mut Shell,
-    params: &ExecutionParameters,
-    error: brush_core::Error,
-) -> ExecutionResult {
-    let _ = shell.display_error(&mut params.stderr(shell), &error);
-    let result = error.into_result(shell);
-    shell.set_last_exit_status(result.exit_code.into());
-    result
-}
-
-/// The text a panic was raised with.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|text| (*text).to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_string())
-}
-
-fn too_deep() -> String {
-    format!("syntax error: nesting deeper than {PARSER_NESTING_LIMIT} levels")
-}
-
-/// `OLDPWD` as bash starts it: the inherited value when it names a directory, otherwise exported
-/// without a value.
-fn starting_oldpwd(inherited: Option<&str>, cwd: &Path) -> ShellVariable {
-    match inherited {
-        Some(value) if cwd.join(value).is_dir() => exported(value.to_string()),
-        _ => {
-            let mut variable = ShellVariable::new(ShellValue::Unset(ShellValueUnsetType::Untyped));
-            variable.export();
-            variable
-        }
-    }
-}
-
-fn exported(value: String) -> ShellVariable {
-    let mut var = ShellVariable::new(ShellValue::String(value));
-    var.export();
-    var
-}
