@@ -10,6 +10,7 @@
 //! the error goes to `process.emitWarning`, never crashing the host. `onEnd` is called by the same
 //! function, after the last `onData`, so it always comes last.
 
+use std::cell::Cell;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use napi::bindgen_prelude::{
@@ -108,11 +109,24 @@ impl From<RunEnd> for AttachmentEnd {
     }
 }
 
+thread_local! {
+    /// How many times a viewer was told on this thread that it has something to take: a read on
+    /// the JS thread that told one pauses so the viewer gets its turn first (see `loop_reader`).
+    static VIEWERS_TOLD: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The count of [`VIEWERS_TOLD`] on this thread.
+#[cfg(target_os = "linux")]
+pub(crate) fn viewers_told() -> u64 {
+    VIEWERS_TOLD.with(Cell::get)
+}
+
 /// Queues a call (never blocks) when the viewer has something waiting.
 struct Ready(Arc<Shared>);
 
 impl ViewerSink for Ready {
     fn ready(&self) {
+        VIEWERS_TOLD.with(|told| told.set(told.get().wrapping_add(1)));
         let tsfn = self.0.tsfn().clone();
         if let Some(tsfn) = tsfn {
             // Fails only while the environment shuts down, when nobody is left to deliver to.

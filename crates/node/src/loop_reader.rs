@@ -12,14 +12,21 @@
 //! ([`ReadDriver::stop`]). Until the JS thread takes the reader, and whenever it is too busy to
 //! read, the run's I/O thread reads behind it; so nothing here has to succeed for the run to.
 //!
+//! A read that told a viewer of the session (`PtySession.attach`) it has something to take gives
+//! the viewer its turn before the next read: the viewer is told through a threadsafe call, which
+//! Node runs when the event loop looks for events again — behind the next read, if the terminal is
+//! already readable then, so a viewer attached to a fast stream would first hear from it two or
+//! three reads (that many milliseconds of parsing) later. The watch stops polling and asks to be
+//! resumed through a threadsafe call of its own, queued behind the viewer's.
+//!
 //! Node exports libuv to addons; the few functions used here are declared below. Linux only,
 //! where libuv polls with epoll, which takes a pseudo-terminal; elsewhere the I/O thread reads.
 
 use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 use napi::bindgen_prelude::{Env, Function, JsValue, Object, Result};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -58,13 +65,15 @@ enum Request {
     Start(MasterReader),
     /// Stop watching (the run ended the read).
     Stop,
+    /// Watch again after a pause for the viewers (see the module doc).
+    Resume,
 }
 
 type RequestTsfn = ThreadsafeFunction<Request, (), (), napi::Status, false>;
 
 /// A [`ReadDriver`] that reads on the JS thread's event loop (see the module doc).
 pub struct LoopReader {
-    requests: RequestTsfn,
+    requests: Arc<RequestTsfn>,
 }
 
 impl LoopReader {
@@ -72,6 +81,10 @@ impl LoopReader {
     pub fn new(env: &Env, sink: ChunkSink) -> Result<Self> {
         // The watch in progress, if any; only the JS thread touches it.
         let current: Arc<AtomicPtr<Watch>> = Arc::default();
+        // The watch's way back to this threadsafe function; weak, since the function's callback
+        // holds it (a strong one would keep the function, and so Node, alive for ever).
+        let resumer: Arc<OnceLock<Weak<RequestTsfn>>> = Arc::default();
+        let watch_resumer = Arc::clone(&resumer);
         let noop: Function<(), ()> = env.create_function_from_closure("ptyRead", |_| Ok(()))?;
         let requests = noop
             .build_threadsafe_function::<Request>()
@@ -79,12 +92,16 @@ impl LoopReader {
                 match ctx.value {
                     // A watch that cannot start leaves the reading to the I/O thread.
                     Request::Start(reader) => {
-                        let _ = Watch::start(&ctx.env, reader, sink.clone(), &current);
+                        let resumer = watch_resumer.get().cloned().unwrap_or_default();
+                        let _ = Watch::start(&ctx.env, reader, sink.clone(), resumer, &current);
                     }
                     Request::Stop => Watch::close(current.swap(ptr::null_mut(), Ordering::AcqRel)),
+                    Request::Resume => Watch::resume(current.load(Ordering::Acquire)),
                 }
                 Ok(())
             })?;
+        let requests = Arc::new(requests);
+        let _ = resumer.set(Arc::downgrade(&requests));
         Ok(Self { requests })
     }
 }
@@ -123,6 +140,10 @@ struct Watch {
     /// Closes the watch if the environment is torn down first (a worker terminated): Node
     /// refuses to close a loop with a handle still open.
     teardown: sys::napi_async_cleanup_hook_handle,
+    /// Asks for [`Watch::resume`] after a pause for the viewers.
+    resumer: Weak<RequestTsfn>,
+    /// Polling is stopped until a resume request comes.
+    paused: bool,
 }
 
 impl Watch {
@@ -131,6 +152,7 @@ impl Watch {
         env: &Env,
         reader: MasterReader,
         sink: ChunkSink,
+        resumer: Weak<RequestTsfn>,
         current: &Arc<AtomicPtr<Watch>>,
     ) -> Result<()> {
         let raw_env = env.raw();
@@ -148,6 +170,8 @@ impl Watch {
             context,
             current: Arc::clone(current),
             teardown: ptr::null_mut(),
+            resumer,
+            paused: false,
         }));
         // SAFETY: `watch` is a live allocation owned here until the handle closes; the handle's
         // memory is as large as libuv asked for and stays put inside it. Once initialised, the
@@ -215,6 +239,43 @@ impl Watch {
         Ok(state)
     }
 
+    /// Stops polling until the viewers told during the last read had their turn: the resume
+    /// request is queued behind their calls. Polling goes on at once when it cannot be queued.
+    fn pause_for_viewers(&mut self) {
+        let Some(resumer) = self.resumer.upgrade() else {
+            return;
+        };
+        let handle = self.handle_ptr();
+        // SAFETY: the handle was started and is not closing (the read left it open).
+        unsafe { uv_poll_stop(handle) };
+        self.paused = true;
+        if resumer.call(Request::Resume, ThreadsafeFunctionCallMode::NonBlocking)
+            != napi::Status::Ok
+        {
+            Watch::resume(std::ptr::from_mut(self));
+        }
+    }
+
+    /// Polls again after [`pause_for_viewers`](Self::pause_for_viewers); nothing for a watch
+    /// that is not paused (or is gone: `watch` null).
+    fn resume(watch: *mut Watch) {
+        if watch.is_null() {
+            return;
+        }
+        // SAFETY: `watch` is the current watch, alive until its handle is closed, and closing
+        // clears the slot first; only the JS thread touches it.
+        unsafe {
+            if !(*watch).paused {
+                return;
+            }
+            (*watch).paused = false;
+            let handle = (*watch).handle_ptr();
+            if uv_poll_start(handle, UV_READABLE, on_readable) != 0 {
+                Watch::close_if_current(watch);
+            }
+        }
+    }
+
     /// Closes `watch` unless it has been closed already (it is then no longer the current one).
     fn close_if_current(watch: *mut Watch) {
         // SAFETY: the watch lives until libuv has closed its handle, which this may only begin.
@@ -262,10 +323,14 @@ unsafe extern "C" fn on_readable(handle: *mut UvHandle, _status: c_int, _events:
     // SAFETY: `data` was set to the live watch before the handle started, and the watch lives
     // until the handle is closed. An error status is read like readability: the read reports it.
     let watch = unsafe { (*handle).data.cast::<Watch>() };
+    let told = crate::attach::viewers_told();
     // SAFETY: the same live watch; only this callback, on the JS thread, uses it meanwhile.
     let read = catch_unwind(AssertUnwindSafe(|| unsafe { (*watch).read() }));
     if !matches!(read, Ok(Ok(ReadState::Open))) {
         Watch::close_if_current(watch);
+    } else if crate::attach::viewers_told() != told {
+        // SAFETY: the same live watch, on the JS thread.
+        unsafe { (*watch).pause_for_viewers() };
     }
 }
 
