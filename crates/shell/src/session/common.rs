@@ -6,13 +6,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use brush_core::builtins::Registration;
+use brush_core::extensions::DefaultShellExtensions;
 use brush_core::variables::ShellValueUnsetType;
-use brush_core::{ExecutionParameters, ExecutionResult, Shell, ShellValue, ShellVariable};
+use brush_core::{
+    ExecutionParameters, ExecutionResult, ProfileLoadBehavior, RcLoadBehavior, Shell, ShellValue,
+    ShellVariable,
+};
 use shellwright_io::lock;
 use shellwright_minimize::{Minimized, Minimizer};
 use shellwright_proc::{CancelReason, CancelToken, Outcome, RunScope};
 
+use crate::env::POWERSHELL_ENV_GUARD;
 use crate::error::ShellError;
+use crate::limits;
 use crate::nesting::PARSER_NESTING_LIMIT;
 
 /// How a session is created.
@@ -183,4 +190,36 @@ pub(super) fn exported(value: String) -> ShellVariable {
     let mut var = ShellVariable::new(ShellValue::String(value));
     var.export();
     var
+}
+
+/// A brush shell as every session starts one: no profile or rc file, `bash -c`'s mode and name,
+/// brush's function-depth check one level past ours, `builtins`, and `environment` exported —
+/// with the `$env` guard unless the environment defines `env` itself.
+pub(super) async fn build_shell(
+    builtins: impl IntoIterator<Item = (String, Registration<DefaultShellExtensions>)>,
+    environment: Vec<(String, String)>,
+) -> Result<Shell, ShellError> {
+    let mut builder = Shell::builder()
+        .do_not_inherit_env(true)
+        .profile(ProfileLoadBehavior::Skip)
+        .rc(RcLoadBehavior::Skip)
+        .no_editing(true)
+        .command_string_mode(true)
+        .shell_name("bash".to_string())
+        .max_function_call_depth(limits::FUNCTION_NESTING_LIMIT + 1)
+        .builtins(builtins);
+    let (guard_name, guard_value) = POWERSHELL_ENV_GUARD;
+    if !environment.iter().any(|(name, _)| name == guard_name) {
+        builder = builder.var(
+            guard_name,
+            ShellVariable::new(ShellValue::String(guard_value.into())),
+        );
+    }
+    for (name, value) in environment {
+        builder = builder.var(name, exported(value));
+    }
+    builder
+        .build()
+        .await
+        .map_err(|e| ShellError::Init(e.to_string()))
 }

@@ -32,7 +32,9 @@ mod windows;
 pub(crate) use common::{CreateStopped, RunOutcome, StoppedRuns};
 pub use common::{RunRequest, RunResult, SessionOptions};
 // Re-exported (not merely used) so that the children's `super::` paths name where these live.
-pub(in crate::session) use common::{exported, panic_message, reported, starting_oldpwd, too_deep};
+pub(in crate::session) use common::{
+    build_shell, exported, panic_message, reported, starting_oldpwd, too_deep,
+};
 #[cfg(unix)]
 pub use direct::direct_spawns;
 pub use scope::ShellEnvironment;

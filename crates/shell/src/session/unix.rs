@@ -10,21 +10,21 @@ use std::time::Duration;
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
 use brush_core::traps::TrapSignal;
 use brush_core::{
-    ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProcessGroupPolicy,
-    ProfileLoadBehavior, RcLoadBehavior, Shell, ShellValue, ShellVariable,
+    ExecutionControlFlow, ExecutionParameters, ExecutionResult, ProcessGroupPolicy, Shell,
+    ShellVariable,
 };
 use futures_util::FutureExt as _;
 use shellwright_proc::{CancelReason, CancelToken, RunScope};
 
 use super::{
-    CreateStopped, RunOutcome, RunResult, SessionOptions, StoppedRuns, exported, panic_message,
+    CreateStopped, RunOutcome, RunResult, SessionOptions, StoppedRuns, build_shell, panic_message,
     starting_oldpwd, too_deep,
 };
 use crate::brush::{self, Integration};
-use crate::env::{POWERSHELL_ENV_GUARD, host_environment, initial_environment};
+use crate::env::{host_environment, initial_environment};
 use crate::error::ShellError;
 use crate::jobs::JobBook;
-use crate::limits::{self, LimitExceeded};
+use crate::limits::LimitExceeded;
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::OutputPump;
 use crate::parse_cache::ParseCache;
@@ -83,30 +83,8 @@ impl Session {
         stopped: StoppedRuns,
         jobs: JobBook,
     ) -> Result<Self, CreateStopped> {
-        let mut builder = Shell::builder()
-            .do_not_inherit_env(true)
-            .profile(ProfileLoadBehavior::Skip)
-            .rc(RcLoadBehavior::Skip)
-            .no_editing(true)
-            .command_string_mode(true)
-            .shell_name("bash".to_string())
-            .max_function_call_depth(limits::FUNCTION_NESTING_LIMIT + 1)
-            .builtins(brush::builtins());
         let environment = initial_environment(host_environment(), &options.session_env);
-        let (guard_name, guard_value) = POWERSHELL_ENV_GUARD;
-        if !environment.iter().any(|(name, _)| name == guard_name) {
-            builder = builder.var(
-                guard_name,
-                ShellVariable::new(ShellValue::String(guard_value.into())),
-            );
-        }
-        for (name, value) in environment {
-            builder = builder.var(name, exported(value));
-        }
-        let mut shell = builder
-            .build()
-            .await
-            .map_err(|e| ShellError::Init(e.to_string()))?;
+        let mut shell = build_shell(brush::builtins(), environment).await?;
         // brush starts OLDPWD at its own cwd; `bash -c` starts without a value (we skip the host's).
         let _ = shell
             .env_mut()

@@ -24,23 +24,19 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use brush_core::openfiles::{self, OpenFile, OpenFiles};
-use brush_core::{
-    ExecutionControlFlow, ExecutionResult, ProfileLoadBehavior, RcLoadBehavior, Shell, ShellValue,
-    ShellVariable, SourceInfo,
-};
+use brush_core::{ExecutionControlFlow, ExecutionResult, Shell, ShellVariable, SourceInfo};
 use futures_util::FutureExt as _;
 use shellwright_proc::{
     CancelReason, CancelToken, ProcessJob, RunRoots, RunScope, host_child_pids,
 };
 
 use super::{
-    CreateStopped, RunOutcome, RunRequest, RunResult, SessionOptions, StoppedRuns, exported,
+    CreateStopped, RunOutcome, RunRequest, RunResult, SessionOptions, StoppedRuns, build_shell,
     panic_message, reported, starting_oldpwd, too_deep,
 };
-use crate::env::{POWERSHELL_ENV_GUARD, for_windows, host_environment, initial_environment};
+use crate::env::{for_windows, host_environment, initial_environment};
 use crate::error::ShellError;
 use crate::jobs::JobBook;
-use crate::limits;
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
 use crate::output::{ChunkHandler, OutputPump, StartHandler};
 
@@ -91,35 +87,12 @@ impl Session {
         stopped: StoppedRuns,
         _jobs: JobBook,
     ) -> Result<Self, CreateStopped> {
-        let mut builder = Shell::builder()
-            .do_not_inherit_env(true)
-            .profile(ProfileLoadBehavior::Skip)
-            .rc(RcLoadBehavior::Skip)
-            .no_editing(true)
-            .command_string_mode(true)
-            .shell_name("bash".to_string())
-            .max_function_call_depth(limits::FUNCTION_NESTING_LIMIT + 1)
-            .builtins(brush_builtins::default_builtins(
-                brush_builtins::BuiltinSet::BashMode,
-            ));
         let environment = for_windows(
             initial_environment(host_environment(), &options.session_env),
             &|path: &Path| path.is_dir(),
         );
-        let (guard_name, guard_value) = POWERSHELL_ENV_GUARD;
-        if !environment.iter().any(|(name, _)| name == guard_name) {
-            builder = builder.var(
-                guard_name,
-                ShellVariable::new(ShellValue::String(guard_value.into())),
-            );
-        }
-        for (name, value) in environment {
-            builder = builder.var(name, exported(value));
-        }
-        let mut shell = builder
-            .build()
-            .await
-            .map_err(|e| ShellError::Init(e.to_string()))?;
+        let builtins = brush_builtins::default_builtins(brush_builtins::BuiltinSet::BashMode);
+        let mut shell = build_shell(builtins, environment).await?;
         let cwd = shell.working_dir().to_path_buf();
         let _ = shell
             .env_mut()
