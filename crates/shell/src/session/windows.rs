@@ -4,13 +4,13 @@
 //! terminating what the run started.
 //!
 //! Every process a run starts is put in the session's Job Object ([`ProcessJob`]) while the run
-//! and its output's drain go (looked for every few milliseconds at first, then less often, when
-//! the host has a child it did not have before); what those processes start later joins the job
-//! by itself. A run over before the first look (2 ms) started nothing that outlives it, or holds
-//! its output open; a process it left running with its output elsewhere (`cmd >file &`) stays
-//! out of the job (closing the Shell still ends it, by its run tag). Ending the job
-//! ends them all, wherever they are in the tree: when a run is stopped, when the session ends,
-//! and when the host process ends however it ends, since only the host holds the job's handle.
+//! goes and while its output drains: the session looks 2 ms after the start, then at doubling
+//! intervals up to 100 ms, and only when the host has a child it did not have before. What those
+//! processes start later joins the job by itself. Ending the job ends them all, wherever they are
+//! in the tree: when a run is stopped, when the session ends, and when the host process ends,
+//! however it ends, since only the host holds the job's handle. A run that ends before the first
+//! look and leaves a process running with its output elsewhere (`cmd >file &`) leaves it out of
+//! the job; closing the Shell still ends it, by its run tag.
 //!
 //! What the Unix session adds inside brush (cancellation at every simple command, concurrent
 //! pipeline stages, the spawn policy, host isolation, in-place and direct paths, job records)
