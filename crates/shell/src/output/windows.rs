@@ -101,13 +101,14 @@ impl OutputPump {
 
 /// Reads the pipe until every writer has closed it (or nobody listens any more).
 fn read_pipe(mut data: PipeReader, events: &mpsc::Sender<Event>) {
+    // One buffer for every read; each chunk is an exact copy, so a short read does not keep a
+    // whole buffer alive in the transcript.
+    let mut buf = vec![0; READ_BUFFER];
     loop {
-        let mut buf = vec![0; READ_BUFFER];
         match data.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                buf.truncate(n);
-                if events.send(Event::Data(buf)).is_err() {
+                if events.send(Event::Data(buf[..n].to_vec())).is_err() {
                     return;
                 }
             }

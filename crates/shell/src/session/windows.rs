@@ -52,7 +52,7 @@ const ADOPT_EVERY: Duration = Duration::from_millis(100);
 
 /// How the foreground part of a run ended.
 enum Ended {
-    Finished(Result<ExecutionResult, brush_core::Error>),
+    Finished(ExecutionResult),
     /// Refused before anything ran, with this exit status (the message is in the stream).
     Refused(i32),
     /// Stopped by its token; the interpreter was dropped mid-run.
@@ -65,6 +65,9 @@ enum Ended {
 pub(crate) struct Session {
     pub(super) shell: Shell,
     output: OutputPump,
+    /// The null device, opened once: between runs all three of the session's stdio are
+    /// duplicates of it, and during a run its stdin.
+    null: OpenFile,
     /// `executeShell`: the session ends with its one command (and runs its EXIT trap then).
     pub(super) one_shot: bool,
     stopped: StoppedRuns,
@@ -99,9 +102,11 @@ impl Session {
             .set_global("OLDPWD", starting_oldpwd(None, &cwd));
         let output = OutputPump::start()
             .map_err(|e| ShellError::Init(format!("cannot start the output thread: {e}")))?;
+        let null = openfiles::null().map_err(|e| ShellError::Init(format!("NUL: {e}")))?;
         let mut session = Self {
             shell,
             output,
+            null,
             one_shot: false,
             stopped,
             job: ProcessJob::new().ok(),
@@ -231,23 +236,20 @@ impl Session {
             let adopting = adopt_while_running(self.job.as_ref(), scope, &mut self.seen_children);
             tokio::select! {
                 biased;
-                reason = cancel.cancelled() => Ended::Stopped(reason),
+                reason = cancel.cancelled() => Err(reason),
                 never = adopting => match never {},
-                result = run => match result {
-                    Ok(result) => Ended::Finished(result),
-                    Err(payload) => Ended::Panicked(panic_message(payload.as_ref())),
-                },
+                result = run => Ok(result),
             }
         };
-        // run_string reports brush's errors itself; what it still returns becomes a status.
         let ended = match ended {
-            Ended::Finished(Err(error)) => {
-                Ended::Finished(Ok(reported(&mut self.shell, &params, error)))
-            }
-            ended => ended,
+            Err(reason) => Ended::Stopped(reason),
+            Ok(Ok(Ok(result))) => Ended::Finished(result),
+            // run_string reports brush's errors itself; what it still returns becomes a status.
+            Ok(Ok(Err(error))) => Ended::Finished(reported(&mut self.shell, &params, error)),
+            Ok(Err(payload)) => Ended::Panicked(panic_message(payload.as_ref())),
         };
         let _ = self.shell.end_command_string_mode();
-        if let Ended::Finished(Ok(result)) = &ended
+        if let Ended::Finished(result) = &ended
             && (self.one_shot || !matches!(result.next_control_flow, ExecutionControlFlow::Normal))
         {
             // The session ends with this command: its EXIT trap runs now, into this transcript.
@@ -263,8 +265,7 @@ impl Session {
     /// What a run that ended so means for the session, and where the session is now.
     fn conclude(&mut self, ended: Ended) -> Result<RunOutcome, ShellError> {
         let outcome = match ended {
-            Ended::Finished(Err(error)) => return Err(ShellError::Execution(error.to_string())),
-            Ended::Finished(Ok(result)) => RunOutcome {
+            Ended::Finished(result) => RunOutcome {
                 result: RunResult::finished(i32::from(u8::from(result.exit_code))),
                 keep_session: !self.one_shot
                     && matches!(result.next_control_flow, ExecutionControlFlow::Normal),
@@ -297,7 +298,7 @@ impl Session {
     fn attach_stdio(&mut self, output: OpenFile) -> Result<(), ShellError> {
         let fail =
             |e: &dyn std::fmt::Display| ShellError::Execution(format!("cannot set up stdio: {e}"));
-        let stdin = openfiles::null().map_err(|e| fail(&e))?;
+        let stdin = self.null.try_clone().map_err(|e| fail(&e))?;
         let stderr = output.try_clone().map_err(|e| fail(&e))?;
         let files = self.shell.open_files_mut();
         files.set_fd(OpenFiles::STDIN_FD, stdin);
@@ -314,7 +315,7 @@ impl Session {
             OpenFiles::STDOUT_FD,
             OpenFiles::STDERR_FD,
         ] {
-            let _ = match openfiles::null() {
+            let _ = match self.null.try_clone() {
                 Ok(null) => self.shell.open_files_mut().set_fd(fd, null),
                 Err(_) => self.shell.open_files_mut().remove_fd(fd),
             };
