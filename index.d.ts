@@ -68,7 +68,7 @@ export interface PtyStartOptions {
    * not with interactive). The program is looked up on PATH.
    */
   argv?: string[]
-  /** Default "sh"; cmd/cmd.exe → /c, powershell/pwsh → -Command, else -c. */
+  /** Default "sh" ("cmd" on Windows); cmd/cmd.exe → /c, powershell/pwsh → -Command, else -c. */
   shell?: string
   /** -lc instead of -c (default false). */
   login?: boolean
@@ -234,9 +234,10 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class ExecSessions {
   constructor(options?: ExecSessionsOptions)
   /**
-   * Starts `command` through `bash -c` in a new pseudo-terminal and resolves with its first
-   * update (see the class doc). Rejects with `ERR_EXEC_LIMIT` when `maxSessions` are kept,
-   * `ERR_PTY_CWD` / `ERR_PTY_SPAWN` when it cannot start (no session is left then).
+   * Starts `command` through `bash -c` (`cmd /c` on Windows) in a new pseudo-terminal and
+   * resolves with its first update (see the class doc). Rejects with `ERR_EXEC_LIMIT` when
+   * `maxSessions` are kept, `ERR_PTY_CWD` / `ERR_PTY_SPAWN` when it cannot start (no session
+   * is left then).
    */
   start(options: ExecStartOptions): Promise<ExecUpdate>
   /**
@@ -322,7 +323,10 @@ export declare class PtySession {
   start(options: PtyStartOptions, onChunk?: (chunk: string) => void): Promise<PtyResult>
   /** Sends `data` to the terminal's input. */
   write(data: string): void
-  /** Resizes the terminal and reflows its emulator (sizes as in the class doc). */
+  /**
+   * Resizes the terminal and reflows its emulator (sizes as in the class doc). Throws
+   * `ERR_PTY_RESIZE` when the pseudo-terminal refuses the size; both keep the size they had.
+   */
   resize(cols: number, rows: number): void
   /**
    * What the terminal shows. Valid while running and after exit, until the next `start`;

@@ -14,12 +14,6 @@ try {
   Object.defineProperties(module.exports, Object.getOwnPropertyDescriptors(addon))
 }
 
-// Where the addon has no pseudo-terminals (Windows, for now), what needs them is still exported,
-// as a stand-in that fails with ERR_UNSUPPORTED_PLATFORM when used.
-for (const name of ['ShellMirror', 'PtySession', 'TerminalAttachment', 'ExecSessions']) {
-  module.exports[name] ??= unsupportedClass(name)
-}
-
 // `await using shell = new Shell()` and `await using sessions = new ExecSessions()` close them when
 // the scope ends (a #[napi] class cannot declare a symbol-keyed method itself).
 if (typeof Symbol.asyncDispose === 'symbol') {
@@ -87,27 +81,6 @@ function windowsGnuAddon(cause) {
     }
   }
   throw addonLoadError(cause)
-}
-
-/** A class in place of one this platform's addon lacks: constructing it throws. */
-function unsupportedClass(name) {
-  return {
-    [name]: class {
-      constructor() {
-        throw unsupportedError(name)
-      }
-    },
-  }[name]
-}
-
-function unsupportedError(name) {
-  const error = new Error(
-    `shellwright: ${name} is not available on ${process.platform} yet (it needs the ` +
-      `pseudo-terminal runtime, which this platform's addon lacks; Shell, executeShell, keys, ` +
-      `VirtualTerminal, Process and applyBashFixups work)`,
-  )
-  error.code = 'ERR_UNSUPPORTED_PLATFORM'
-  return error
 }
 
 /** The napi-rs name of this machine's target, e.g. `linux-x64-gnu` or `darwin-arm64`. */

@@ -68,7 +68,7 @@ export interface PtyStartOptions {
    * not with interactive). The program is looked up on PATH.
    */
   argv?: string[]
-  /** Default "sh"; cmd/cmd.exe → /c, powershell/pwsh → -Command, else -c. */
+  /** Default "sh" ("cmd" on Windows); cmd/cmd.exe → /c, powershell/pwsh → -Command, else -c. */
   shell?: string
   /** -lc instead of -c (default false). */
   login?: boolean

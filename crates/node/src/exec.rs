@@ -144,9 +144,10 @@ impl ExecSessions {
         })
     }
 
-    /// Starts `command` through `bash -c` in a new pseudo-terminal and resolves with its first
-    /// update (see the class doc). Rejects with `ERR_EXEC_LIMIT` when `maxSessions` are kept,
-    /// `ERR_PTY_CWD` / `ERR_PTY_SPAWN` when it cannot start (no session is left then).
+    /// Starts `command` through `bash -c` (`cmd /c` on Windows) in a new pseudo-terminal and
+    /// resolves with its first update (see the class doc). Rejects with `ERR_EXEC_LIMIT` when
+    /// `maxSessions` are kept, `ERR_PTY_CWD` / `ERR_PTY_SPAWN` when it cannot start (no session
+    /// is left then).
     #[napi(
         catch_unwind,
         ts_args_type = "options: ExecStartOptions",

@@ -20,26 +20,20 @@
 #[cfg(panic = "abort")]
 compile_error!("shellwright-node must be built with panic = \"unwind\"");
 
-// Windows builds leave out the PTY glue and what is built on it (`cfg(unix)` below; the JS entry
-// reports those classes as unsupported there).
 mod abort;
-#[cfg(unix)]
 mod attach;
 mod construct;
 mod delivery;
 mod error;
-#[cfg(unix)]
 mod exec;
 mod fixups;
 mod keys;
 #[cfg(target_os = "linux")]
 mod loop_reader;
-#[cfg(unix)]
 mod mirror;
 mod names;
 mod options;
 mod process;
-#[cfg(unix)]
 mod pty;
 mod settle;
 mod shell;

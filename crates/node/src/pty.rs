@@ -13,7 +13,8 @@ use napi_derive::napi;
 use shellwright_io::Utf8Decoder;
 use shellwright_proc::{CancelToken, Outcome};
 use shellwright_pty::{
-    ExecError, InputMode, PtyCommand, PtyError, PtyOutput, Reading, RunOptions, TermSize,
+    DEFAULT_SHELL, ExecError, InputMode, PtyCommand, PtyError, PtyOutput, Reading, RunOptions,
+    TermSize,
 };
 use shellwright_term::terminal::{DEFAULT_SCROLLBACK, MAX_SCROLLBACK};
 
@@ -200,7 +201,8 @@ impl PtySession {
             .map_err(|err| pty_failure(&err).throw(&env))
     }
 
-    /// Resizes the terminal and reflows its emulator (sizes as in the class doc).
+    /// Resizes the terminal and reflows its emulator (sizes as in the class doc). Throws
+    /// `ERR_PTY_RESIZE` when the pseudo-terminal refuses the size; both keep the size they had.
     #[napi(catch_unwind, ts_args_type = "cols: number, rows: number")]
     pub fn resize(&self, env: Env, cols: Unknown, rows: Unknown) -> Result<()> {
         if !self.inner.is_running() {
@@ -436,9 +438,8 @@ pub(crate) fn pty_failure(err: &PtyError) -> JsFailure {
         PtyError::Cwd { .. } => "ERR_PTY_CWD",
         PtyError::NotRunning => "ERR_PTY_NOT_RUNNING",
         PtyError::AlreadyRunning => "ERR_PTY_RUNNING",
-        PtyError::Open(_) | PtyError::Spawn { .. } | PtyError::Io(_) | PtyError::Resize(_) => {
-            "ERR_PTY_SPAWN"
-        }
+        PtyError::Resize(_) => "ERR_PTY_RESIZE",
+        PtyError::Open(_) | PtyError::Spawn { .. } | PtyError::Io(_) => "ERR_PTY_SPAWN",
     };
     JsFailure::operation(code, err.to_string())
 }
@@ -504,7 +505,9 @@ impl StartOptions {
         let command = PtyCommand {
             command,
             program,
-            shell: reader.string("shell")?.unwrap_or_else(|| "sh".to_string()),
+            shell: reader
+                .string("shell")?
+                .unwrap_or_else(|| DEFAULT_SHELL.to_string()),
             login: reader.bool("login")?.unwrap_or(false),
             interactive,
             cwd: reader.string("cwd")?.map(Into::into),

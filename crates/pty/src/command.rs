@@ -53,6 +53,10 @@ impl TermSize {
 /// exec fail inside the already-forked child, so it is refused before anything is spawned.
 pub const MAX_ARG_BYTES: usize = 128 * 1024 - 1;
 
+/// The shell a command runs through unless told otherwise: `sh` on Unix, `cmd` on Windows (found
+/// through `PATH`, as any shell is).
+pub const DEFAULT_SHELL: &str = if cfg!(windows) { "cmd" } else { "sh" };
+
 /// A command run through a shell in a pseudo-terminal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PtyCommand {
@@ -61,7 +65,7 @@ pub struct PtyCommand {
     /// A program and its arguments, run as they are: no shell, no quoting (`shell`, `login`
     /// and `command` are not used). The program is looked up on `PATH`.
     pub program: Option<Vec<String>>,
-    /// The shell program (default `sh`), resolved through `PATH`.
+    /// The shell program (default [`DEFAULT_SHELL`]), resolved through `PATH`.
     pub shell: String,
     /// Run as a login shell (`-lc` instead of `-c`; POSIX-style shells only).
     pub login: bool,
@@ -83,7 +87,7 @@ impl PtyCommand {
         Self {
             command: command.into(),
             program: None,
-            shell: "sh".to_string(),
+            shell: DEFAULT_SHELL.to_string(),
             login: false,
             interactive: false,
             cwd: None,

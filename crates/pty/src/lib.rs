@@ -22,39 +22,32 @@
 //! Output is read until EIO (every holder of the slave side closed
 //! it), with [`ORPHAN_DRAIN`] for processes that outlive the child; a cancel gives
 //! [`CANCEL_GRACE`] before SIGKILL; sizes are clamped to 20..400 × 5..200. POSIX terminal
-//! semantics: `tcgetpgrp(3)`, `pty(7)`. Unix only for now (Windows ConPTY is not wired).
+//! semantics: `tcgetpgrp(3)`, `pty(7)`. On Windows the terminal is a pseudo console (ConPTY),
+//! with the differences its run module lists; the shell-integration hooks and the kernel's word
+//! on waiting for input are Unix only.
 
 mod command;
-#[cfg(unix)]
 mod emulator;
 mod error;
-#[cfg(unix)]
 pub mod exec;
 #[cfg(unix)]
 mod hooks;
-#[cfg(unix)]
 mod input;
-#[cfg(unix)]
 mod run;
-#[cfg(unix)]
 mod session;
-#[cfg(unix)]
 mod viewers;
 
-pub use command::{PtyCommand, TermSize};
-#[cfg(unix)]
+pub use command::{DEFAULT_SHELL, PtyCommand, TermSize};
 pub use emulator::{EmulatedOutput, ExecError, SessionTerminal};
 pub use error::PtyError;
-#[cfg(unix)]
 pub use input::{ForegroundProcess, InputMode, InputState};
-#[cfg(unix)]
 pub use run::{
-    CANCEL_GRACE, MasterReader, ORPHAN_DRAIN, PtyControl, PtyOutput, PtyRun, ReadDriver, ReadState,
-    Reading, run, run_reading, spawn, spawn_reading,
+    CANCEL_GRACE, ORPHAN_DRAIN, PtyControl, PtyOutput, PtyRun, Reading, run, run_reading, spawn,
+    spawn_reading,
 };
 #[cfg(unix)]
+pub use run::{MasterReader, ReadDriver, ReadState};
 pub use session::{PtySession, RunGuard, RunOptions};
-#[cfg(unix)]
 pub use viewers::{
     Attachment, Delivery, OPEN_SEQUENCE_LIMIT, RunEnd, VIEWER_QUEUE_LIMIT, Viewer, ViewerSink,
 };

@@ -163,13 +163,20 @@ impl PtySession {
     }
 
     /// Resizes the emulator and then the pseudo-terminal, so output the child draws for the new
-    /// size meets the new size.
+    /// size meets the new size. When the pseudo-terminal refuses the size, the emulator goes back
+    /// to the size they share.
     pub fn resize(&self, size: TermSize) -> Result<(), PtyError> {
         let control = self.live_control()?;
-        if let Some(terminal) = &self.lock().terminal {
+        let before = control.size();
+        let terminal = self.lock().terminal.clone();
+        if let Some(terminal) = &terminal {
             terminal.resize(size.cols(), size.rows());
         }
-        ignore_ended(control.resize(size))
+        let resized = control.resize(size);
+        if let (Err(PtyError::Resize(_)), Some(terminal)) = (&resized, &terminal) {
+            terminal.resize(before.cols(), before.rows());
+        }
+        ignore_ended(resized)
     }
 
     /// Cancels the live run; it ends as cancelled.

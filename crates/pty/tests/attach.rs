@@ -3,6 +3,8 @@
 //! with the session's own; many viewers; attaching after the end; detaching; the queue bound;
 //! resizes; answered queries; the same through a real pseudo-terminal at full speed; the screen
 //! alone at the same cut; and how the run ended, told with a stream's last piece.
+// They drive Unix shells and programs; the Windows run is covered by tests/windows.
+#![cfg(unix)]
 
 mod common;
 

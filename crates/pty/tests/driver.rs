@@ -1,5 +1,7 @@
 //! Runs whose terminal is read by a `ReadDriver`: one that reads on its own thread (as an event
 //! loop would), one that stalls (the I/O thread must read behind it), and one that declines.
+// They drive Unix shells and programs; the Windows run is covered by tests/windows.
+#![cfg(unix)]
 
 mod common;
 

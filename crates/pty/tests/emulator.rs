@@ -1,6 +1,8 @@
 //! The terminal model in the read loop: query answers through a real pseudo-terminal, the
 //! passthrough stream, end-of-input flushing, interactive bash with shell-integration hooks, and
 //! `exec` with marks and with the prompt fallback.
+// They drive Unix shells and programs; the Windows run is covered by tests/windows.
+#![cfg(unix)]
 
 mod common;
 

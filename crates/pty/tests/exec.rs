@@ -1,6 +1,8 @@
 //! Exec sessions with real programs: each step returns at the program's exit, at its input wait
 //! or at the yield time, with the rendered text that is new since the step before; the table's
 //! limit, unknown ids and its close.
+// They drive Unix shells and programs; the Windows run is covered by tests/windows.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! Input waits read from the kernel, with real programs: a prompt is seen as soon as the program
 //! sleeps in a read of its terminal, never while it computes, sleeps on a timer or has input left
 //! to read, and the termios say how it reads.
+// They drive Unix shells and programs; the Windows run is covered by tests/windows.
+#![cfg(unix)]
 
 mod common;
 

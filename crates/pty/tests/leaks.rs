@@ -1,5 +1,7 @@
 //! Sequential runs leave no file descriptors, threads or child processes behind. Alone in its
 //! test binary so that no concurrent test disturbs the counts.
+// They drive Unix shells and programs; the Windows run is covered by tests/windows.
+#![cfg(unix)]
 
 use std::time::Duration;
 

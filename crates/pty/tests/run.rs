@@ -1,4 +1,6 @@
 //! Runs real commands in real pseudo-terminals.
+// They drive Unix shells and programs; the Windows run is covered by tests/windows.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! The session state machine over real pseudo-terminals: one run at a time, the terminal that
 //! outlives the run, resizes, kill, timeout and exec.
+// They drive Unix shells and programs; the Windows run is covered by tests/windows.
+#![cfg(unix)]
 
 mod common;
 

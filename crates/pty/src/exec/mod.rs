@@ -9,7 +9,8 @@
 //! processes listen on (`shellwright_proc::listening_ports`), so "the server is up" needs no
 //! reading of its log.
 //!
-//! A session is a [`PtySession`] running `bash -c <command>`, answering the terminal queries
+//! A session is a [`PtySession`] running `bash -c <command>` ([`EXEC_SHELL`]; `cmd /c` on
+//! Windows, where bash is not a given), answering the terminal queries
 //! programs send, with the run driven by a task of its own: a session runs on whether or not
 //! anyone asks. It stays in the table until an update has reported its end (then its id is
 //! unknown), or it is killed; at most `max_sessions` are in the table at once. Dropping the
@@ -33,6 +34,8 @@ use output::{OutputCursor, keep_tail};
 
 /// Sessions a table keeps unless told otherwise.
 pub const DEFAULT_MAX_SESSIONS: usize = 16;
+/// The shell a session's command runs through.
+pub const EXEC_SHELL: &str = if cfg!(windows) { "cmd" } else { "bash" };
 /// Bytes of output one update carries unless told otherwise.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 32 * 1024;
 /// How long a start waits for the program to exit or ask for input, unless told otherwise.
@@ -257,7 +260,7 @@ impl ExecSessions {
         let pty = PtySession::new();
         let cancel = CancelToken::new();
         let command = PtyCommand {
-            shell: "bash".to_string(),
+            shell: EXEC_SHELL.to_string(),
             cwd: start.cwd,
             env: start.env,
             inherit_env: start.inherit_env,

@@ -10,7 +10,6 @@
 //! The read ends at end of input (EIO, when the last holder of the slave side closes it), or
 //! [`ORPHAN_DRAIN`] after the child exited when processes that outlive it keep the slave open.
 
-use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -18,11 +17,9 @@ use portable_pty::Child;
 use shellwright_io::{PollFd, WakeReceiver, poll};
 
 use super::control::PtyControl;
+use super::exit::{ChildExit, ORPHAN_DRAIN, child_exit};
 use super::reader::{MasterReader, ReadDriver, ReadState};
 use crate::hooks::ShellHooks;
-
-/// How long processes that outlive the child may keep the terminal open before the read ends.
-pub const ORPHAN_DRAIN: Duration = Duration::from_secs(1);
 
 /// Without a pidfd, the child's exit is looked for this often.
 const REAP_INTERVAL: Duration = Duration::from_millis(10);
@@ -41,13 +38,6 @@ pub(super) enum Backstop {
     Waiting { reads: u64, until: Instant },
     /// The driver stalled at `reads`: this thread reads until the driver does.
     Covering { reads: u64 },
-}
-
-/// The child's end, as the kernel reported it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ChildExit {
-    Code(i32),
-    Signal(i32),
 }
 
 /// The I/O thread's state: the master side, the wake pipe, the child and the reader.
@@ -227,29 +217,4 @@ impl IoLoop {
             child_exited: fds[2].revents() != 0,
         }
     }
-}
-
-/// The child's exit status; `block` waits for it.
-fn child_exit(child: &mut dyn Child, block: bool) -> io::Result<Option<ChildExit>> {
-    // portable-pty spawns a std child on Unix; its status keeps the signal number, which
-    // portable-pty's own ExitStatus reduces to a description.
-    if let Some(std_child) = child.downcast_mut::<std::process::Child>() {
-        use std::os::unix::process::ExitStatusExt;
-        let status = if block {
-            Some(std_child.wait()?)
-        } else {
-            std_child.try_wait()?
-        };
-        return Ok(status.map(|status| match (status.code(), status.signal()) {
-            (Some(code), _) => ChildExit::Code(code),
-            (None, Some(signal)) => ChildExit::Signal(signal),
-            (None, None) => ChildExit::Code(1),
-        }));
-    }
-    let status = if block {
-        Some(child.wait()?)
-    } else {
-        child.try_wait()?
-    };
-    Ok(status.map(|status| ChildExit::Code(i32::try_from(status.exit_code()).unwrap_or(1))))
 }

@@ -1,37 +1,78 @@
 //! One run of a command in a pseudo-terminal: spawning it, waiting for its end, and cancelling it.
 //!
-//! Each run owns one I/O thread ([`io_loop`]) that reads the terminal to its end through a
-//! [`MasterReader`] ([`reader`]; or leaves the reading to the caller's [`ReadDriver`]), so every
-//! byte the child wrote is handed to the [`PtyOutput`] before the run's result is published, and
-//! a [`PtyControl`] ([`control`]) through which callers write input and resize without blocking.
-//! A cancel stops everything the run started (see [`PtyRun::wait`]).
+//! What a run is does not depend on the platform: the command line, environment and run tag are
+//! put together here ([`spawn_reading`]), every byte the terminal produces goes to the run's
+//! [`PtyOutput`] before the run's result is published, and a [`PtyControl`] ([`control`]) writes
+//! input and resizes without blocking the caller. A cancel stops everything the run started (see
+//! [`PtyRun::wait`]). How the terminal is opened and read is the platform's:
+//! - Unix ([`unix`]): a pseudo-terminal pair; one I/O thread per run ([`io_loop`]) polls the
+//!   master, reads it to its end through a [`MasterReader`] ([`reader`]; or leaves the reading to
+//!   the caller's [`ReadDriver`]) and reaps the child.
+//! - Windows ([`windows`]): a pseudo console (ConPTY), read by a thread of its own, written by
+//!   another, and closed in the order ConPTY needs once the child has exited.
 
 mod control;
+// The Windows run's; compiled for tests everywhere, since it is plain Rust.
+#[cfg(any(windows, test))]
+mod delivery;
+mod exit;
+#[cfg(unix)]
 mod io_loop;
+mod output;
+#[cfg(unix)]
 mod reader;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
 
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use portable_pty::{CommandBuilder, native_pty_system};
-use shellwright_io::{pidfd_open, set_nonblocking, wake_pipe};
+use portable_pty::CommandBuilder;
 use shellwright_proc::{
     CancelReason, CancelToken, Outcome, ProcessId, RUN_TAG_VARIABLE, RunRoots, RunScope,
-    process_info, send_signal,
 };
 use tokio::sync::oneshot;
 
 pub use control::PtyControl;
-use control::{Spawned, pty_size};
-pub use io_loop::ORPHAN_DRAIN;
-use io_loop::{Backstop, ChildExit, IoLoop};
-pub use reader::{MasterReader, PtyOutput, ReadDriver, ReadState, Reading};
+use exit::ChildExit;
+pub use exit::ORPHAN_DRAIN;
+pub use output::PtyOutput;
+#[cfg(unix)]
+pub use reader::{MasterReader, ReadDriver, ReadState};
+#[cfg(unix)]
+use unix as platform;
+#[cfg(windows)]
+use windows as platform;
 
-use crate::hooks::ShellHooks;
 use crate::{PtyCommand, PtyError};
 
 /// How long SIGTERM gets before SIGKILL when a run is cancelled.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(500);
+
+/// Who reads a run's terminal.
+#[derive(Default)]
+pub enum Reading {
+    /// The run's I/O thread.
+    #[default]
+    IoThread,
+    /// The driver, on its own thread; the I/O thread writes input, reads only when the driver
+    /// stalls (see [`ReadDriver`]), and ends the run. Unix only: a Windows pseudo console is read
+    /// with blocking reads, which an event loop cannot watch.
+    #[cfg(unix)]
+    Driver(Box<dyn ReadDriver>),
+}
+
+impl std::fmt::Debug for Reading {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::IoThread => "IoThread",
+            #[cfg(unix)]
+            Self::Driver(_) => "Driver",
+        })
+    }
+}
 
 /// A spawned run; [`wait`](Self::wait) for its end.
 pub struct PtyRun {
@@ -41,10 +82,22 @@ pub struct PtyRun {
     scope: RunScope,
     done: oneshot::Receiver<ChildExit>,
     io_thread: Option<JoinHandle<()>>,
+    /// The run's processes as one group that ends when the run does, or with the host.
+    #[cfg(windows)]
+    job: Option<shellwright_proc::ProcessJob>,
+}
+
+/// What the platform's start gets: the command ready to spawn, and what it needs beside it.
+struct Prepared {
+    builder: CommandBuilder,
+    scope: RunScope,
+    /// The generated shell-integration files, kept until the run ends.
+    #[cfg(unix)]
+    hooks: Option<crate::hooks::ShellHooks>,
 }
 
 /// Spawns `command` in a new pseudo-terminal attached to `control`; `output` receives every byte
-/// the terminal produces, read by the run's I/O thread. Blocks for the fork/exec only.
+/// the terminal produces, read by the run's I/O thread. Blocks for the spawn only.
 pub fn spawn(
     command: &PtyCommand,
     control: &PtyControl,
@@ -61,25 +114,32 @@ pub fn spawn_reading(
     reading: Reading,
 ) -> Result<PtyRun, PtyError> {
     command.validate()?;
+    let prepared = prepare(command)?;
+    platform::start(command, prepared, control, Box::new(output), reading)
+}
+
+/// The command line, working directory and environment of the run, with its tag.
+fn prepare(command: &PtyCommand) -> Result<Prepared, PtyError> {
     let cwd = command.working_dir()?;
-    let size = control.size();
-    let pair = native_pty_system()
-        .openpty(pty_size(size))
-        .map_err(|err| PtyError::Open(err.to_string()))?;
-    // The generated files must outlive the shell's startup; the I/O thread keeps them until the
-    // run ends.
+    // The generated files must outlive the shell's startup; the run keeps them until it ends.
+    #[cfg(unix)]
     let hooks = match command.integration() {
-        Some(integration) => Some(ShellHooks::write(integration, command.login).map_err(
-            |err| PtyError::Spawn {
-                program: command.shell.clone(),
-                reason: format!("cannot write the shell-integration files: {err}"),
-            },
-        )?),
+        Some(integration) => Some(
+            crate::hooks::ShellHooks::write(integration, command.login).map_err(|err| {
+                PtyError::Spawn {
+                    program: command.shell.clone(),
+                    reason: format!("cannot write the shell-integration files: {err}"),
+                }
+            })?,
+        ),
         None => None,
     };
+    #[cfg(unix)]
     let argv = hooks
         .as_ref()
         .map_or_else(|| command.argv(), |hooks| hooks.argv(&command.shell));
+    #[cfg(windows)]
+    let argv = command.argv();
     let mut builder = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
     builder.cwd(&cwd);
     if !command.inherit_env {
@@ -93,6 +153,7 @@ pub fn spawn_reading(
     for (key, value) in &command.env {
         builder.env(key, value);
     }
+    #[cfg(unix)]
     if let Some(hooks) = &hooks {
         for (key, value) in hooks.env(command.user_zdotdir()) {
             builder.env(key, value);
@@ -101,86 +162,11 @@ pub fn spawn_reading(
     // Set last, so that the run's processes can always be found by it.
     let scope = RunScope::begin();
     builder.env(RUN_TAG_VARIABLE, scope.tag());
-    let child = pair
-        .slave
-        .spawn_command(builder)
-        .map_err(|err| PtyError::Spawn {
-            program: command.program_name(),
-            reason: err.to_string(),
-        })?;
-    // Only the child may hold the slave side, so that its exit ends the read with EIO.
-    drop(pair.slave);
-    let master = pair.master;
-    let master_fd = master
-        .as_raw_fd()
-        .ok_or_else(|| PtyError::Open("no master fd".into()))?;
-    // SAFETY: `master` owns this fd and outlives the borrow.
-    let master_borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(master_fd) };
-    set_nonblocking(master_borrowed).map_err(|err| PtyError::Open(err.to_string()))?;
-    let (waker, wake) = wake_pipe().map_err(|err| PtyError::Open(err.to_string()))?;
-
-    let pid = child.process_id().unwrap_or_default();
-    // The child is not reaped before the I/O thread reaps it, so its pid cannot be reused yet.
-    let child_id = process_info(pid).map_or(ProcessId { pid, start_time: 0 }, |info| info.id);
-    let pidfd = pidfd_open(pid);
-    let reader = match MasterReader::new(master_borrowed, Box::new(output), control.clone()) {
-        Ok(reader) => reader,
-        Err(err) => {
-            send_signal(child_id, libc::SIGKILL);
-            control.close();
-            return Err(PtyError::Open(format!(
-                "cannot duplicate the master: {err}"
-            )));
-        }
-    };
-    control.attach(Spawned {
-        master,
-        size,
-        wake: waker,
-        child: pid,
-        reader: reader.clone(),
-    });
-    // Handed over only now that input and resizes reach the terminal.
-    let driver = match reading {
-        Reading::IoThread => None,
-        Reading::Driver(driver) => driver.start(reader.clone()).ok().map(|()| driver),
-    };
-    let (done_tx, done) = oneshot::channel();
-    let io = IoLoop {
-        fd: master_fd,
-        wake,
-        pidfd,
-        child,
-        control: control.clone(),
-        reader,
-        driver,
-        backstop: Backstop::Watching,
-        hooks,
-    };
-    let io_thread = std::thread::Builder::new()
-        .name("shellwright-pty-io".into())
-        .spawn(move || {
-            let exit = io.run();
-            let _ = done_tx.send(exit);
-        });
-    let io_thread = match io_thread {
-        Ok(handle) => handle,
-        Err(err) => {
-            // The closure (and with it the child handle) is gone; stop the child we started.
-            send_signal(child_id, libc::SIGKILL);
-            control.close();
-            return Err(PtyError::Spawn {
-                program: command.program_name(),
-                reason: format!("cannot start the I/O thread: {err}"),
-            });
-        }
-    };
-    Ok(PtyRun {
-        control: control.clone(),
-        child: child_id,
+    Ok(Prepared {
+        builder,
         scope,
-        done,
-        io_thread: Some(io_thread),
+        #[cfg(unix)]
+        hooks,
     })
 }
 
@@ -269,8 +255,13 @@ impl PtyRun {
 
     /// Stops everything the run started: the terminal's foreground group, the child's tree and
     /// session, and every process carrying the run's tag (which finds descendants that left the
-    /// session with `setsid`); SIGTERM, up to [`CANCEL_GRACE`], then SIGKILL.
+    /// session with `setsid`); SIGTERM, up to [`CANCEL_GRACE`], then SIGKILL. On Windows the
+    /// run's job ends first, with whatever joined it wherever it went in the tree.
     async fn stop_tree(&self) {
+        #[cfg(windows)]
+        if let Some(job) = &self.job {
+            job.terminate();
+        }
         let foreground: Vec<u32> = self.control.foreground_group().into_iter().collect();
         self.scope
             .stop(RunRoots::Child(self.child), &foreground, CANCEL_GRACE)

@@ -19,21 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::control::PtyControl;
-
-/// Receives the terminal's output in order, on the thread that reads it (the run's I/O thread, or
-/// a [`ReadDriver`]'s).
-pub trait PtyOutput: Send + 'static {
-    /// Every byte read from the terminal, in arrival order.
-    fn bytes(&mut self, chunk: &[u8]);
-    /// Called once after the last read, before the run's result is published.
-    fn finish(&mut self) {}
-}
-
-impl<F: FnMut(&[u8]) + Send + 'static> PtyOutput for F {
-    fn bytes(&mut self, chunk: &[u8]) {
-        self(chunk)
-    }
-}
+use super::output::PtyOutput;
 
 /// The most bytes one delivery to the output carries. A fast stream keeps the master readable, so
 /// a read loop fills the whole buffer before it delivers; each delivery costs the emulator a fixed
@@ -79,29 +65,9 @@ pub trait ReadDriver: Send + 'static {
     /// The run is over: stop watching the fd. Called once at the end of every run whose driver
     /// took the reader, whether a `read` of the driver's saw the end or the run ended the read
     /// itself (the child exited and processes that outlived it kept the terminal open past
-    /// [`ORPHAN_DRAIN`](super::io_loop::ORPHAN_DRAIN)). A later `read` returns [`ReadState::Ended`] without
+    /// [`ORPHAN_DRAIN`](super::ORPHAN_DRAIN)). A later `read` returns [`ReadState::Ended`] without
     /// reading.
     fn stop(&self);
-}
-
-/// Who reads a run's terminal.
-#[derive(Default)]
-pub enum Reading {
-    /// The run's I/O thread.
-    #[default]
-    IoThread,
-    /// The driver, on its own thread; the I/O thread writes input, reads only when the driver
-    /// stalls (see [`ReadDriver`]), and ends the run.
-    Driver(Box<dyn ReadDriver>),
-}
-
-impl std::fmt::Debug for Reading {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::IoThread => "IoThread",
-            Self::Driver(_) => "Driver",
-        })
-    }
 }
 
 /// The read side of one run; clones share it. See the module doc.
