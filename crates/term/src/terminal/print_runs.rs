@@ -63,7 +63,7 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
             self.write(run);
         } else {
             for &c in run {
-                self.term.input(c.into());
+                input(self.term, c.into());
             }
         }
     }
@@ -93,7 +93,7 @@ impl<'a, L: EventListener> PrintRuns<'a, L> {
                 .map_or(0, |cells| write_cells(cells, run, &template));
             if written == 0 {
                 // Wrapping or a wide character to clear: the emulator's own path.
-                self.term.input(first.into());
+                input(self.term, first.into());
                 run = &run[1..];
                 continue;
             }
@@ -221,7 +221,7 @@ macro_rules! forward {
                 self.flush();
                 self.term.$name($($arg),*);
                 if const { cuts_cursor_row(stringify!($name)) } {
-                    mend_wide_chars(self.term);
+                    mend_wide_chars(self.term, const { cuts_at_cursor(stringify!($name)) });
                 }
             }
         )*
@@ -237,6 +237,12 @@ const CUTTING: [&str; 5] = [
     "delete_chars",
     "insert_blank",
 ];
+
+/// The cutting methods that erase from the cursor's cell to the row's end or from its start to
+/// the cursor (or the whole row): only a wide character across the cursor cell's left or right
+/// edge can be cut, so only the cells around it need a look. The others move or erase cells
+/// elsewhere in the row, which is looked at whole after them.
+const CUTTING_AT_CURSOR: [&str; 2] = ["clear_line", "clear_screen"];
 
 /// The names of the methods a list of `handler_calls` gives.
 macro_rules! method_names {
@@ -263,6 +269,10 @@ const _: () = {
 /// Whether the `Handler` method `name` is one of [`CUTTING`].
 const fn cuts_cursor_row(name: &str) -> bool {
     listed(name, &CUTTING)
+}
+
+const fn cuts_at_cursor(name: &str) -> bool {
+    listed(name, &CUTTING_AT_CURSOR)
 }
 
 /// Whether `name` is in `names`, in a const context.
@@ -292,24 +302,42 @@ const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     true
 }
 
+/// The emulator's `input`, with the cursor's row mended in insert mode: shifting the row right
+/// can take a spacer away from its wide character (alacritty mends what it overwrites, not what
+/// it shifts).
+fn input<L: EventListener>(term: &mut Term<L>, c: char) {
+    term.input(c);
+    if term.mode().contains(TermMode::INSERT) {
+        mend_wide_chars(term, false);
+    }
+}
+
 /// Blanks the half left of every wide character an erase, insertion or deletion cut in two in the
 /// cursor's row, as xterm does: alacritty leaves it, and a spacer without its character (or a
 /// character without its spacer) is a cell no sequence can paint again, so a viewer repainted from
-/// a snapshot would show that row shifted by a column.
-fn mend_wide_chars<L: EventListener>(term: &mut Term<L>) {
+/// a snapshot would show that row shifted by a column. With `near_cursor`, the cut can only be at
+/// the cursor cell's edges (see [`CUTTING_AT_CURSOR`]), and only the cells around it are looked
+/// at: erasing to the end of a line is common, and a look at the whole row cost a tenth of an
+/// escape-heavy stream's parse.
+fn mend_wide_chars<L: EventListener>(term: &mut Term<L>, near_cursor: bool) {
     let grid = term.grid_mut();
     let cols = grid.columns();
-    let line = grid.cursor.point.line;
-    let row = &mut grid[line];
-    // Most rows hold no wide character: one pass over the flags tells.
-    let wide = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
-    if !row[..Column(cols)]
-        .iter()
-        .any(|cell| cell.flags.intersects(wide))
-    {
-        return;
-    }
-    for col in 0..cols {
+    let point = grid.cursor.point;
+    let row = &mut grid[point.line];
+    let columns = if near_cursor {
+        point.column.0.saturating_sub(1)..(point.column.0 + 2).min(cols)
+    } else {
+        // Most rows hold no wide character: one pass over the flags tells.
+        let wide = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
+        if !row[..Column(cols)]
+            .iter()
+            .any(|cell| cell.flags.intersects(wide))
+        {
+            return;
+        }
+        0..cols
+    };
+    for col in columns {
         let flags = row[Column(col)].flags;
         let orphan = if flags.contains(Flags::WIDE_CHAR) {
             col + 1 == cols || !row[Column(col + 1)].flags.contains(Flags::WIDE_CHAR_SPACER)
@@ -339,12 +367,12 @@ impl<L: EventListener> Handler for PrintRuns<'_, L> {
             Some(2) => {
                 self.flush();
                 if !(self.writes_plainly() && self.write_wide(c)) {
-                    self.term.input(c);
+                    input(self.term, c);
                 }
             }
             _ => {
                 self.flush();
-                self.term.input(c);
+                input(self.term, c);
             }
         }
     }
@@ -408,8 +436,9 @@ mod tests {
             $(
                 fn $name(&mut self $(, $arg: $ty)*) {
                     self.0.$name($($arg),*);
+                    // The whole row, always: the reference for the look near the cursor.
                     if super::cuts_cursor_row(stringify!($name)) {
-                        super::mend_wide_chars(self.0);
+                        super::mend_wide_chars(self.0, false);
                     }
                 }
             )*
@@ -418,7 +447,7 @@ mod tests {
 
     impl Handler for Single<'_> {
         fn input(&mut self, c: char) {
-            self.0.input(c);
+            super::input(self.0, c);
         }
 
         drawing_calls!(forward_single);
@@ -464,6 +493,12 @@ mod tests {
                     Just("\x1b[?1049l".to_string()),
                     Just("\x1b[2@".to_string()),
                     Just("\x1b[K".to_string()),
+                    Just("\x1b[1K".to_string()),
+                    Just("\x1b[2K".to_string()),
+                    Just("\x1b[J".to_string()),
+                    Just("\x1b[1J".to_string()),
+                    Just("\x1b[2X".to_string()),
+                    Just("\x1b[2P".to_string()),
                     (1u8..6, 1u8..11).prop_map(|(r, c)| format!("\x1b[{r};{c}H")),
                 ],
                 0..60,
