@@ -10,9 +10,10 @@
 //! context stay. Options `only`, `except`, `max_capture_bytes`, `filters_path`; the result names
 //! its `filter` and carries the `text`, the `original_text` and both byte counts:
 //!
-//! 1. The run's transcript is captured up to `max_capture_bytes` ([`Capture`]); a longer one, a
-//!    run that was cancelled or timed out, and a command whose producer cannot be told apart
-//!    (see [`command`]) are left unchanged.
+//! 1. The run's transcript is captured up to `max_capture_bytes` ([`Capture`]), and cleaned and
+//!    searched for its important lines as it streams, so that what is left when the run ends is
+//!    the filter. A longer one, a run that was cancelled or timed out, and a command whose
+//!    producer cannot be told apart (see [`command`]) are left unchanged.
 //! 2. The user's rules ([`rules`]) are tried first, in file order, by regex on the command line.
 //! 3. Otherwise the built-in filter for the program and subcommand (`filters/`, one file per
 //!    family of programs), or the generic fallback. Programs that print files (`cat`, `grep`,
@@ -145,8 +146,17 @@ impl Minimizer {
         capture: &Capture,
     ) -> Option<Minimized> {
         exit_code?;
-        let output = capture.take_text()?;
-        self.minimize_owned(command, exit_code, output).ok()
+        let captured = capture.take()?;
+        let invocation = self.rewritable(command, &captured.original)?;
+        let transcript = captured.transcript();
+        let (filter, text) = self.rewrite(
+            command,
+            invocation.as_ref(),
+            captured.original.len(),
+            &transcript,
+        )?;
+        drop(transcript);
+        Some(Minimized::new(filter, text, captured.original))
     }
 
     /// Minimizes `output`, the whole transcript of `command`, which ended with `exit_code` (as
@@ -172,15 +182,24 @@ impl Minimizer {
     }
 
     fn filter_and_text(&self, command: &str, output: &str) -> Option<(String, String)> {
+        let invocation = self.rewritable(command, output)?;
+        let cleaned = text::clean(output);
+        self.rewrite(
+            command,
+            invocation.as_ref(),
+            output.len(),
+            &Transcript::new(&cleaned),
+        )
+    }
+
+    /// The invocation that printed `output`, when the options let the minimizer rewrite it.
+    fn rewritable(&self, command: &str, output: &str) -> Option<Option<command::Invocation>> {
         if output.len() > self.max_capture_bytes || output.is_empty() {
             return None;
         }
         let invocation = command::producing_invocation(command);
         let program = invocation.as_ref().map(|inv| inv.program.as_str());
-        if !self.allows(program) {
-            return None;
-        }
-        unless_it_panics(|| self.rewrite(command, invocation.as_ref(), output))
+        self.allows(program).then_some(invocation)
     }
 
     fn allows(&self, program: Option<&str>) -> bool {
@@ -188,21 +207,23 @@ impl Minimizer {
         (self.only.is_empty() || listed(&self.only)) && !listed(&self.except)
     }
 
-    /// The filter's name and output, once it passed the safety net.
+    /// The filter's name and output, once it passed the safety net; `None` (output unchanged)
+    /// if the filter panicked. `cleaned` is the transcript of `original_len` bytes, cleaned.
     fn rewrite(
         &self,
         command: &str,
         invocation: Option<&command::Invocation>,
-        output: &str,
+        original_len: usize,
+        cleaned: &Transcript,
     ) -> Option<(String, String)> {
-        let cleaned = text::clean(output);
-        let cleaned = Transcript::new(&cleaned);
-        let (filter, text) = match self.rules.matching(command) {
-            Some(rule) => (format!("rule:{}", rule.name), rule.apply(&cleaned)),
-            None => filters::run(invocation, &cleaned)?,
-        };
-        (text.len() < output.len() && keeps_important_lines(&cleaned, &text))
-            .then_some((filter, text))
+        unless_it_panics(|| {
+            let (filter, text) = match self.rules.matching(command) {
+                Some(rule) => (format!("rule:{}", rule.name), rule.apply(cleaned)),
+                None => filters::run(invocation, cleaned)?,
+            };
+            (text.len() < original_len && keeps_important_lines(cleaned, &text))
+                .then_some((filter, text))
+        })
     }
 }
 

@@ -92,6 +92,16 @@ impl<'t> Transcript<'t> {
         }
     }
 
+    /// A transcript whose important lines were already found: `important` holds their starts
+    /// in `text`, ascending, as [`is_important`](Self::is_important) would find them.
+    pub(crate) fn with_important(text: &'t str, important: Vec<usize>) -> Self {
+        Self {
+            text,
+            important: OnceCell::from(important),
+            cursor: Cell::new(0),
+        }
+    }
+
     /// Whether `line` is [important](is_important): looked up when it is one of the text's
     /// lines (as `str::lines` gives them), tested on its own otherwise.
     pub fn is_important(&self, line: &str) -> bool {
@@ -137,7 +147,7 @@ impl std::ops::Deref for Transcript<'_> {
 }
 
 /// The offsets of `text`'s important lines, found by one candidate scan over all of it.
-fn important_line_starts(text: &str) -> Vec<usize> {
+pub(crate) fn important_line_starts(text: &str) -> Vec<usize> {
     let mut starts = CANDIDATE.matching_lines(text);
     starts.retain(|&start| {
         let line = text[start..].split('\n').next().unwrap_or_default();
@@ -163,7 +173,12 @@ fn inside_a_name(line: &str, start: usize, end: usize) -> bool {
 /// there is nothing to remove (most transcripts): a megabyte copied for nothing cost more than
 /// some filters' whole work on it.
 pub fn clean(raw: &str) -> Cow<'_, str> {
-    let plain = strip_controls(raw);
+    redrawn(strip_controls(raw))
+}
+
+/// `plain` (a text without controls) with each line redrawn by carriage returns reduced to its
+/// last drawing, and CRLF made LF; unchanged when it holds no `\r`.
+pub(crate) fn redrawn(plain: Cow<'_, str>) -> Cow<'_, str> {
     if memchr::memchr(b'\r', plain.as_bytes()).is_none() {
         return plain;
     }
@@ -183,10 +198,25 @@ pub fn clean(raw: &str) -> Cow<'_, str> {
 }
 
 /// Removes CSI, OSC and two-byte escape sequences and C0 controls other than `\t`, `\n`, `\r`.
-fn strip_controls(raw: &str) -> Cow<'_, str> {
+/// An escape sequence that runs past the end of `raw` is removed to the end.
+pub(crate) fn strip_controls(raw: &str) -> Cow<'_, str> {
+    strip(raw).0
+}
+
+/// [`strip_controls`] of a part of a longer text, or `None` when an escape sequence runs past
+/// the part's end: it may end in text that follows, which would then be removed with it.
+pub(crate) fn strip_controls_complete(raw: &str) -> Option<Cow<'_, str>> {
+    match strip(raw) {
+        (plain, false) => Some(plain),
+        (_, true) => None,
+    }
+}
+
+/// `raw` without its controls, and whether an escape sequence ran past its end.
+fn strip(raw: &str) -> (Cow<'_, str>, bool) {
     let bytes = raw.as_bytes();
     let Some(first) = first_control(bytes) else {
-        return Cow::Borrowed(raw);
+        return (Cow::Borrowed(raw), false);
     };
     // Byte by byte near a control (in coloured output the next escape is often a word away,
     // closer than a block search pays off), by blocks again past a plain stretch.
@@ -194,6 +224,7 @@ fn strip_controls(raw: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(raw.len());
     let mut kept_from = 0;
     let mut i = first;
+    let mut unterminated = false;
     while let Some(&b) = bytes.get(i) {
         if !is_control(b) {
             i += 1;
@@ -204,14 +235,17 @@ fn strip_controls(raw: &str) -> Cow<'_, str> {
         }
         out.push_str(&raw[kept_from..i]);
         i = if b == 0x1b {
-            escape_end(bytes, i)
+            escape_end(bytes, i).unwrap_or_else(|| {
+                unterminated = true;
+                bytes.len()
+            })
         } else {
             i + 1
         };
         kept_from = i;
     }
     out.push_str(&raw[kept_from..]);
-    Cow::Owned(out)
+    (Cow::Owned(out), unterminated)
 }
 
 /// Whether [`strip_controls`] removes `b`.
@@ -236,32 +270,31 @@ fn first_control(bytes: &[u8]) -> Option<usize> {
     None
 }
 
-/// The index just past the escape sequence starting at `start` (an ESC byte). Sequences end on
-/// ASCII bytes, so the result is always a character boundary.
-fn escape_end(bytes: &[u8], start: usize) -> usize {
-    let Some(&kind) = bytes.get(start + 1) else {
-        return start + 1;
-    };
+/// The index just past the escape sequence starting at `start` (an ESC byte), or `None` when it
+/// runs past the end of `bytes`. Sequences end on ASCII bytes, so the result is always a
+/// character boundary.
+fn escape_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let kind = *bytes.get(start + 1)?;
     match kind {
         b'[' => {
             let params = bytes[start + 2..]
                 .iter()
-                .position(|b| (0x40..=0x7e).contains(b));
-            params.map_or(bytes.len(), |p| start + 2 + p + 1)
+                .position(|b| (0x40..=0x7e).contains(b))?;
+            Some(start + 2 + params + 1)
         }
         b']' | b'P' | b'_' | b'^' => {
             let mut j = start + 2;
             while j < bytes.len() {
                 match bytes[j] {
-                    0x07 => return j + 1,
-                    0x1b if bytes.get(j + 1) == Some(&b'\\') => return j + 2,
+                    0x07 => return Some(j + 1),
+                    0x1b if bytes.get(j + 1) == Some(&b'\\') => return Some(j + 2),
                     _ => j += 1,
                 }
             }
-            bytes.len()
+            None
         }
-        0x20..=0x7e => start + 2,
-        _ => start + 1,
+        0x20..=0x7e => Some(start + 2),
+        _ => Some(start + 1),
     }
 }
 

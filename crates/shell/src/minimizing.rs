@@ -1,6 +1,6 @@
-//! The output minimizer around a run: the transcript captured as it streams, and rewritten by
-//! `shellwright-minimize` into the run's result when the run ends. Every front end gets the same
-//! [`RunResult::minimized`] by asking for it in the [`RunRequest`].
+//! The output minimizer around a run: the transcript captured (and prepared) as it streams, and
+//! rewritten by `shellwright-minimize` into the run's result when the run ends. Every front end
+//! gets the same [`RunResult::minimized`] by asking for it in the [`RunRequest`].
 
 use std::sync::Arc;
 
@@ -27,9 +27,10 @@ pub(crate) fn capture(
     };
     let capture = Arc::new(minimizer.capture());
     let captured = Arc::clone(&capture);
+    // The chunk goes to the caller first: the capture prepares the lines it completes.
     let wrapped: ChunkHandler = Box::new(move |chunk| {
+        on_chunk(chunk.clone());
         captured.push(&chunk);
-        on_chunk(chunk);
     });
     let minimizing = Minimizing {
         minimizer: Arc::clone(minimizer),
