@@ -15,7 +15,7 @@ fn per_call_us(start: Instant) -> f64 {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let shell = PersistentShell::new(SessionOptions::default());
-    for command in [":", "echo hi"] {
+    for command in [":", "echo hi", "/bin/true"] {
         let request = || RunRequest {
             command: command.into(),
             ..Default::default()
