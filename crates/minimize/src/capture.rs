@@ -141,7 +141,10 @@ impl Capture {
             state.text.reserve(self.shared.limit.min(RESERVED));
         }
         state.text.push_str(chunk);
-        if state.preparing || state.prepared.abandoned || !state.has_whole_lines() {
+        // Lines are left unprepared only while the preparer is at work (it looks for more
+        // before it stops), so only a chunk that ends a line brings new ones.
+        let ends_a_line = memchr::memchr(b'\n', chunk.as_bytes()).is_some();
+        if state.preparing || state.prepared.abandoned || !ends_a_line {
             return;
         }
         state.preparing = true;
@@ -268,10 +271,6 @@ impl State {
         let through = self.prepared.through;
         memchr::memrchr(b'\n', &self.text.as_bytes()[through..])
             .map_or(through, |last| through + last + 1)
-    }
-
-    fn has_whole_lines(&self) -> bool {
-        self.whole_lines_end() > self.prepared.through
     }
 }
 
