@@ -248,7 +248,8 @@ impl Shared {
             let batch = std::panic::catch_unwind(|| PreparedBatch::of(&batch, start));
             let mut state = self.state();
             if state.generation != generation {
-                // Taken or dropped meanwhile: whatever the text is now, it was not this batch's.
+                // Overflowed or dropped meanwhile (a take waits for this thread): whatever the
+                // text is now, it was not this batch's.
                 state.preparing = false;
                 self.caught_up.notify_all();
                 return;
