@@ -39,6 +39,11 @@ use crate::text::{self, Transcript, important_line_starts, strip_controls_comple
 /// Room reserved for the transcript up front: text up to this size is never moved.
 const RESERVED: usize = 8 << 20;
 
+/// Unprepared text a chunk must bring the capture to before its lines go to the preparer. Less is
+/// prepared when the capture is taken, on the taker's thread, where it costs less than a hand-off
+/// to another thread: a short transcript (a builtin's, run on the JS thread) never waits for one.
+const BATCH: usize = 32 << 10;
+
 #[derive(Debug)]
 pub struct Capture {
     shared: Arc<Shared>,
@@ -48,6 +53,11 @@ pub struct Capture {
 #[derive(Debug)]
 struct Shared {
     limit: usize,
+    /// [`BATCH`], smaller in tests.
+    batch: usize,
+    /// Whether pushes prepare their lines themselves rather than hand them to the preparer
+    /// (tests, to prepare batch by batch at known places).
+    inline: bool,
     state: Mutex<State>,
     /// Signalled when the preparer has caught up with the text.
     caught_up: Condvar,
@@ -112,9 +122,15 @@ impl CapturedText {
 
 impl Capture {
     pub fn new(limit: usize) -> Self {
+        Self::with_batch(limit, BATCH, false)
+    }
+
+    fn with_batch(limit: usize, batch: usize, inline: bool) -> Self {
         Self {
             shared: Arc::new(Shared {
                 limit,
+                batch,
+                inline,
                 state: Mutex::default(),
                 caught_up: Condvar::new(),
             }),
@@ -141,15 +157,22 @@ impl Capture {
             state.text.reserve(self.shared.limit.min(RESERVED));
         }
         state.text.push_str(chunk);
-        // Lines are left unprepared only while the preparer is at work (it looks for more
-        // before it stops), so only a chunk that ends a line brings new ones.
+        // The preparer takes every whole line there is before it stops, so a chunk that ends
+        // no line brings none for it.
         let ends_a_line = memchr::memchr(b'\n', chunk.as_bytes()).is_some();
-        if state.preparing || state.prepared.abandoned || !ends_a_line {
+        let unprepared = state.text.len() - state.prepared.through;
+        if state.preparing
+            || state.prepared.abandoned
+            || !ends_a_line
+            || unprepared < self.shared.batch
+        {
             return;
         }
         state.preparing = true;
         drop(state);
-        if let Err(shared) = preparer().send(Arc::clone(&self.shared)) {
+        if self.shared.inline {
+            self.shared.prepare();
+        } else if let Err(shared) = preparer().send(Arc::clone(&self.shared)) {
             // No preparer thread: prepared here, on the thread that streams the output.
             shared.0.prepare();
         }
@@ -162,8 +185,8 @@ impl Capture {
     }
 
     /// The whole transcript and its preparation, taken out (the capture is left empty), or
-    /// `None` if it went past the limit. Waits for the preparer to catch up first: it started on
-    /// the last lines when they arrived.
+    /// `None` if it went past the limit. Waits for the preparer to finish the batch it has in
+    /// hand, if any; what it was not handed is prepared here.
     pub fn take(&self) -> Option<CapturedText> {
         let mut state = self.shared.state();
         while state.preparing {
@@ -408,8 +431,8 @@ mod tests {
     }
 
     /// The preparation of `chunks`, pushed one by one: the cleaned text and the important lines.
-    fn prepared(chunks: &[&str]) -> (String, Vec<usize>) {
-        let capture = Capture::new(1 << 20);
+    fn prepared(chunks: &[&str], batch: usize, inline: bool) -> (String, Vec<usize>) {
+        let capture = Capture::with_batch(1 << 20, batch, inline);
         for chunk in chunks {
             capture.push(chunk);
         }
@@ -455,11 +478,15 @@ mod tests {
                     chunks.push(&rest[..cut]);
                     rest = &rest[cut..];
                 }
-                assert_eq!(
-                    prepared(&chunks),
-                    whole(text),
-                    "{text:?} in chunks of {size}"
-                );
+                // Batch by batch as the chunks come (from any size), by the taker alone, and by
+                // the preparer's thread, whose batches fall where its timing puts them.
+                for (batch, inline) in [(1, true), (7, true), (BATCH, true), (1, false)] {
+                    assert_eq!(
+                        prepared(&chunks, batch, inline),
+                        whole(text),
+                        "{text:?} in chunks of {size}, batches from {batch}, inline {inline}"
+                    );
+                }
             }
         }
     }
@@ -467,16 +494,16 @@ mod tests {
     #[test]
     fn a_capture_that_overflows_or_is_dropped_while_lines_are_prepared_lets_go() {
         let line = "\x1b[31merror\x1b[0m: something went wrong here\n".repeat(1000);
-        let capture = Capture::new(line.len() * 3);
+        let capture = Capture::with_batch(line.len() * 3, 1, false);
         for _ in 0..4 {
             capture.push(&line);
         }
         assert!(capture.take().is_none(), "overflowed");
-        let capture = Capture::new(1 << 20);
+        let capture = Capture::with_batch(1 << 20, 1, false);
         capture.push(&line);
         drop(capture);
         // The preparer is free for the next capture.
-        let capture = Capture::new(1 << 20);
+        let capture = Capture::with_batch(1 << 20, 1, false);
         capture.push(&line);
         let captured = capture.take().expect("within the limit");
         assert_eq!(captured.important.map(|starts| starts.len()), Some(1000));
