@@ -3,7 +3,8 @@
 //! Owns two rewrites that need no process and no shell session, only brush-parser's view of a
 //! command line: the output minimizer ([`Minimizer`]) and `applyBashFixups` ([`fixups`]). The shell
 //! runtime (`shellwright-shell`) captures a run's transcript and calls the minimizer when the run
-//! ends; nothing here spawns, reads a file descriptor or knows Node.
+//! ends. Nothing here starts a process, reads a file descriptor or knows Node; the one thread it
+//! starts prepares captured transcripts while runs stream ([`Capture`]).
 //!
 //! The minimizer rewrites a finished run's transcript: progress, download counters, passing tests
 //! and redraws go; errors, warnings, failures, panics, tracebacks, test summaries and compiler
