@@ -1,11 +1,16 @@
 //! The Unix output thread: it waits on the run's pipe and its end pipe with poll(2).
+//!
+//! When the foreground command has ended and nothing holds the pipe open any more (the common
+//! case: no background job writes to it), the rest of the output is read where the run ends, on
+//! the session's thread ([`OutputReader::finish`]): waking the output thread for the last bytes
+//! and waiting to hear back from it were two thread hand-offs on every run's path.
 
 use std::io::{PipeReader, PipeWriter};
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::mpsc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
-use shellwright_io::{PollFd, Utf8Decoder, poll, read_to_spare, set_pipe_capacity};
+use shellwright_io::{PollFd, Utf8Decoder, lock, poll, read_to_spare, set_pipe_capacity};
 use tokio::sync::oneshot;
 
 use super::{ChunkHandler, DRAIN_CAP, DRAIN_IDLE};
@@ -26,25 +31,102 @@ pub struct OutputReader {
     /// The write end of the run's end pipe: closing it says that the foreground command ended.
     ended: Option<OwnedFd>,
     done: oneshot::Receiver<()>,
+    stream: Arc<Stream>,
 }
 
 impl OutputReader {
     /// Tells the reader that the foreground command ended (start draining) and waits until it has
-    /// read and delivered everything it is going to.
+    /// read and delivered everything it is going to. When no writer holds the pipe any more, what
+    /// is left in it is read here, without waiting for the output thread.
     pub async fn finish(mut self) {
+        let read_here = self.stream.read_to_end_if_closed();
         // Closing the end pipe is the signal (a reader whose run was dropped sees it too).
         drop(self.ended.take());
-        let _ = (&mut self.done).await;
+        if !read_here {
+            let _ = (&mut self.done).await;
+        }
+    }
+}
+
+/// One run's pipe and where its output goes, shared by the output thread and the run's
+/// [`OutputReader`]: whoever reads holds the lock until the chunk was delivered, so chunks keep
+/// their order whichever thread reads them.
+struct Stream {
+    data: PipeReader,
+    reading: Mutex<Reading>,
+}
+
+struct Reading {
+    decoder: Utf8Decoder,
+    on_chunk: ChunkHandler,
+    /// The read buffer: the output thread's own, lent to the stream while it serves this run.
+    buf: Vec<u8>,
+    /// Everything was read and delivered (end of file): nothing more is read.
+    finished: bool,
+}
+
+impl Stream {
+    /// Reads one chunk into `reading` and delivers it; returns false at end of file or on an
+    /// error (then the tail is delivered and the stream is finished).
+    fn read_chunk(&self, reading: &mut Reading) -> bool {
+        // The run's end may read before the output thread has lent its buffer.
+        if reading.buf.capacity() == 0 {
+            reading.buf.reserve_exact(READ_BUFFER);
+        }
+        loop {
+            match read_to_spare(self.data.as_fd(), &mut reading.buf) {
+                Ok(0) => break,
+                Ok(_) => {
+                    let text = take_text(&mut reading.decoder, &mut reading.buf);
+                    (reading.on_chunk)(text.into());
+                    return true;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        reading.finish();
+        false
+    }
+
+    /// Reads the pipe to its end here when every writer has closed it (the pipe hangs up), so at
+    /// most what it holds is left to read; returns whether the stream is finished. A pipe that a
+    /// writer still holds is left to the output thread and its drain rule.
+    fn read_to_end_if_closed(&self) -> bool {
+        let mut reading = lock(&self.reading);
+        if reading.finished {
+            return true;
+        }
+        let mut fds = [PollFd::readable(Some(self.data.as_fd()))];
+        let hung_up =
+            poll(&mut fds, Some(Duration::ZERO)).is_ok() && fds[0].revents() & libc::POLLHUP != 0;
+        if !hung_up {
+            return false;
+        }
+        while self.read_chunk(&mut reading) {}
+        true
+    }
+}
+
+impl Reading {
+    fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let tail = self.decoder.finish();
+        if !tail.is_empty() {
+            (self.on_chunk)(tail.into());
+        }
     }
 }
 
 /// One run's pipes and where its output goes.
 struct ReadJob {
-    data: PipeReader,
+    stream: Arc<Stream>,
     /// Hangs up when the foreground command ended. A plain pipe, used only for its hang-up: it
     /// needs none of a wake pipe's non-blocking set-up.
     ended: OwnedFd,
-    on_chunk: ChunkHandler,
     done: oneshot::Sender<()>,
 }
 
@@ -63,7 +145,9 @@ impl OutputPump {
                 let mut buf = Vec::with_capacity(READ_BUFFER);
                 // Ends when the session drops the pump (the sender).
                 for job in queue {
-                    read_until_drained(&job.data, &job.ended, job.on_chunk, &mut buf);
+                    std::mem::swap(&mut lock(&job.stream.reading).buf, &mut buf);
+                    read_until_drained(&job.stream, &job.ended);
+                    std::mem::swap(&mut lock(&job.stream.reading).buf, &mut buf);
                     let _ = job.done.send(());
                 }
             })?;
@@ -78,11 +162,20 @@ impl OutputPump {
         let (ended, ended_tx) = shellwright_io::pipe()?;
         set_pipe_capacity(data_tx.as_fd(), PIPE_CAPACITY);
         let (done, done_rx) = oneshot::channel();
+        let stream = Arc::new(Stream {
+            data,
+            reading: Mutex::new(Reading {
+                decoder: Utf8Decoder::new(),
+                on_chunk,
+                // The output thread lends its buffer when it takes the run up.
+                buf: Vec::new(),
+                finished: false,
+            }),
+        });
         self.jobs
             .send(ReadJob {
-                data,
+                stream: Arc::clone(&stream),
                 ended,
-                on_chunk,
                 done,
             })
             .map_err(|_| std::io::Error::other("the output thread has stopped"))?;
@@ -90,19 +183,14 @@ impl OutputPump {
             OutputReader {
                 ended: Some(ended_tx),
                 done: done_rx,
+                stream,
             },
             data_tx,
         ))
     }
 }
 
-fn read_until_drained(
-    data: &PipeReader,
-    ended: &OwnedFd,
-    mut on_chunk: ChunkHandler,
-    buf: &mut Vec<u8>,
-) {
-    let mut decoder = Utf8Decoder::new();
+fn read_until_drained(stream: &Stream, ended: &OwnedFd) {
     let mut draining_since: Option<Instant> = None;
     let mut last_output = Instant::now();
     loop {
@@ -118,7 +206,7 @@ fn read_until_drained(
         };
         // Once draining, the end pipe has said all it will: only the data pipe is watched.
         let mut fds = [
-            PollFd::readable(Some(data.as_fd())),
+            PollFd::readable(Some(stream.data.as_fd())),
             PollFd::readable(draining_since.is_none().then(|| ended.as_fd())),
         ];
         if poll(&mut fds, timeout).is_err() {
@@ -129,22 +217,19 @@ fn read_until_drained(
             draining_since = Some(now);
             last_output = last_output.max(now);
         }
+        let mut reading = lock(&stream.reading);
+        // The run's end read the rest itself (see `OutputReader::finish`).
+        if reading.finished {
+            return;
+        }
         if fds[0].is_readable() {
-            match read_to_spare(data.as_fd(), buf) {
-                Ok(0) => break,
-                Ok(_) => {
-                    last_output = Instant::now();
-                    on_chunk(take_text(&mut decoder, buf).into());
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
+            if !stream.read_chunk(&mut reading) {
+                return;
             }
+            last_output = Instant::now();
         }
     }
-    let tail = decoder.finish();
-    if !tail.is_empty() {
-        on_chunk(tail.into());
-    }
+    lock(&stream.reading).finish();
 }
 
 /// The text of what `buf` holds, leaving `buf` empty for the next read: a long read becomes the
@@ -200,6 +285,52 @@ mod tests {
         drop(writer);
         reader.finish().await;
         assert!(*out.lock().expect("lock") == text, "the text changed");
+    }
+
+    #[tokio::test]
+    async fn the_rest_is_read_where_the_run_ends_in_order_after_what_the_thread_read() {
+        let (out, reader, mut writer) = begun();
+        writer.write_all("first ".as_bytes()).expect("write");
+        // The output thread delivers the first part while the writer still holds the pipe.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while out.lock().expect("lock").is_empty() {
+            assert!(Instant::now() < deadline, "the output thread read nothing");
+            std::thread::yield_now();
+        }
+        // A character cut in two: its first byte is read by whichever side reads next.
+        writer.write_all(&"then é".as_bytes()[..6]).expect("write");
+        writer
+            .write_all(&"é and the rest".as_bytes()[1..])
+            .expect("write");
+        drop(writer);
+        reader.finish().await;
+        assert_eq!(*out.lock().expect("lock"), "first then é and the rest");
+    }
+
+    #[test]
+    fn a_closed_pipe_is_read_to_its_end_without_the_output_thread() {
+        let (data, writer) = shellwright_io::pipe().expect("pipe");
+        let out = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = Arc::clone(&out);
+        let stream = Stream {
+            data: PipeReader::from(data),
+            reading: Mutex::new(Reading {
+                decoder: Utf8Decoder::new(),
+                on_chunk: Box::new(move |chunk| sink.lock().expect("lock").push(chunk.to_string())),
+                buf: Vec::new(),
+                finished: false,
+            }),
+        };
+        let mut writer = PipeWriter::from(writer);
+        writer.write_all(b"no thread \xc3").expect("write");
+        // A writer still holds the pipe: that is the output thread's to wait for.
+        assert!(!stream.read_to_end_if_closed());
+        assert!(out.lock().expect("lock").is_empty());
+        drop(writer);
+        assert!(stream.read_to_end_if_closed());
+        // The cut character is completed by nothing: the tail says so with U+FFFD.
+        assert_eq!(*out.lock().expect("lock"), ["no thread ", "\u{fffd}"]);
+        assert!(stream.read_to_end_if_closed(), "finished stays finished");
     }
 
     #[test]
