@@ -24,6 +24,7 @@ mod abort;
 mod attach;
 mod construct;
 mod delivery;
+mod driven;
 mod error;
 mod exec;
 mod fixups;

@@ -209,34 +209,95 @@ where
 {
     let work = CatchPanic(Box::pin(work));
     env.spawn_future_with_callback(async move { Ok(work.await) }, move |env, outcome| {
-        let settle = || {
-            let settlement = if let Some(thrown) = scope.throws.as_ref().and_then(ChunkThrows::take)
-            {
-                Settlement::Thrown(thrown)
-            } else {
-                match outcome
-                    .map_err(|panic| JsFailure::panic(&panic))
-                    .and_then(finish)
-                {
-                    Ok(value) => Settlement::Value(value),
-                    Err(failure) if failure.is_abort() => {
-                        // Like Node's own APIs: the signal's reason is the rejection's cause.
-                        match scope.watch.as_ref().and_then(|watch| watch.reason(env)) {
-                            Some(reason) => Settlement::Aborted(failure, reason),
-                            None => Settlement::Failed(failure),
-                        }
-                    }
-                    Err(failure) => Settlement::Failed(failure),
-                }
-            };
-            if let Some(watch) = scope.watch {
-                watch.detach(env);
-            }
-            settlement
-        };
-        Ok(catch_unwind(AssertUnwindSafe(settle))
-            .unwrap_or_else(|panic| Settlement::Failed(JsFailure::panic(&panic_message(&*panic)))))
+        Ok(settlement(env, scope, outcome, finish))
     })
+}
+
+/// [`spawn_settled`] for work that mostly waits on other threads (a queued shell run): instead
+/// of a runtime worker, the thread that wakes the work polls it ([`driven`]), and the one that
+/// finishes it asks the JS thread to settle the promise — one thread hand-off fewer between the
+/// end of the work and its promise.
+///
+/// [`driven`]: crate::driven
+pub fn drive_settled<'env, T, V, F, M>(
+    env: &'env Env,
+    scope: CallScope,
+    work: F,
+    finish: M,
+) -> Result<PromiseRaw<'env, Settlement<V>>>
+where
+    T: Send + 'static,
+    V: ToNapiValue + 'static,
+    F: Future<Output = T> + Send + 'static,
+    M: FnOnce(T) -> std::result::Result<V, JsFailure> + 'static,
+{
+    let (deferred, promise) = env.create_deferred()?;
+    let settle = OnJsThread((scope, finish));
+    crate::driven::drive(work, move |outcome| {
+        deferred.resolve(move |env| {
+            let (scope, finish) = settle.open();
+            Ok(settlement(&env, scope, outcome, finish))
+        });
+    });
+    Ok(PromiseRaw::new(env.raw(), promise.raw()))
+}
+
+/// What settles a promise, carried to the JS thread by the thread that finished the work; it is
+/// opened only in the deferred's resolver, which Node-API calls on the JS thread.
+struct OnJsThread<S>(S);
+
+// SAFETY: the value is only moved on other threads, never used there: `drive_settled` opens it in
+// the resolver, which a threadsafe call runs on the JS thread. napi-rs carries the callbacks of
+// its own futures' promises to the JS thread the same way (`SendableResolver`).
+unsafe impl<S> Send for OnJsThread<S> {}
+
+impl<S> OnJsThread<S> {
+    /// The value, on the JS thread. A method, not a pattern: a closure that destructured the
+    /// wrapper would capture its fields one by one, each without the wrapper's `Send`.
+    fn open(self) -> S {
+        self.0
+    }
+}
+
+/// How a call settles, once its work gave `outcome` (a panic in the work is `Err`): rejected with
+/// what `onChunk` threw if it threw, else with `finish(output)` (an abort gets the signal's
+/// reason as its cause); the AbortSignal listener is removed either way. A panic here rejects
+/// too.
+fn settlement<T, V, M>(
+    env: &Env,
+    scope: CallScope,
+    outcome: std::result::Result<T, String>,
+    finish: M,
+) -> Settlement<V>
+where
+    M: FnOnce(T) -> std::result::Result<V, JsFailure>,
+{
+    let settle = || {
+        let settlement = if let Some(thrown) = scope.throws.as_ref().and_then(ChunkThrows::take) {
+            Settlement::Thrown(thrown)
+        } else {
+            match outcome
+                .map_err(|panic| JsFailure::panic(&panic))
+                .and_then(finish)
+            {
+                Ok(value) => Settlement::Value(value),
+                Err(failure) if failure.is_abort() => {
+                    // Like Node's own APIs: the signal's reason is the rejection's cause.
+                    match scope.watch.as_ref().and_then(|watch| watch.reason(env)) {
+                        Some(reason) => Settlement::Aborted(failure, reason),
+                        None => Settlement::Failed(failure),
+                    }
+                }
+                Err(failure) => Settlement::Failed(failure),
+            }
+        };
+        if let Some(watch) = scope.watch {
+            watch.detach(env);
+        }
+        settlement
+    };
+    catch_unwind(AssertUnwindSafe(settle))
+        .unwrap_or_else(|panic| Settlement::Failed(JsFailure::panic(&panic_message(&*panic))))
 }
 
 /// A future whose panics become `Err(message)`.

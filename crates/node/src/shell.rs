@@ -27,7 +27,7 @@ use crate::delivery::{ChunkSink, call_plain, callback_arg, js_string};
 use crate::error::{JsFailure, Settlement};
 use crate::names::{Name, Names};
 use crate::options::OptionReader;
-use crate::settle::{CallScope, DonePromises, Unsettled, spawn_settled};
+use crate::settle::{CallScope, DonePromises, Unsettled, drive_settled};
 
 /// How a run ended, and where the session is now.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -588,7 +588,7 @@ impl RunCall {
             sink.flush().await;
             outcome.map(ShellResult::from)
         };
-        spawn_settled(env, scope, work, |outcome| outcome.map_err(shell_failure))
+        drive_settled(env, scope, work, |outcome| outcome.map_err(shell_failure))
     }
 }
 
