@@ -3,9 +3,9 @@
 //! Thin glue over the plain Rust crates: argument conversion with one rule per kind of value
 //! ([`options`]), errors with codes ([`error`]), output streaming to JS callbacks ([`delivery`]),
 //! the property names of a run's result made once per environment ([`names`]),
-//! `AbortSignal` → `CancelToken` ([`abort`]), one way to run async work and settle its promise
-//! ([`settle`]), a PTY run's terminal read on Node's event loop ([`loop_reader`], Linux), and one
-//! module per JS API area.
+//! `AbortSignal` → `CancelToken` ([`abort`]), the ways to run async work and settle its promise
+//! ([`settle`]; [`driven`] polls a future on the threads that wake it), a PTY run's terminal read
+//! on Node's event loop ([`loop_reader`], Linux), and one module per JS API area.
 //!
 //! No panic crosses into Node: every export is compiled with `catch_unwind` (a panic becomes a
 //! thrown `Error`), spawned work catches panics into a rejection (see [`settle`]), and libuv

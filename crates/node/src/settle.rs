@@ -1,7 +1,10 @@
-//! [`spawn_settled`]: the one way an async export runs its work and settles its promise, and
-//! [`DonePromises`] for work already done on the JS thread (a run in place).
+//! [`spawn_settled`]: the way an async export runs its work and settles its promise;
+//! [`drive_settled`], the same for work that mostly waits on other threads (a queued shell run),
+//! polled by the threads that wake it instead of a runtime worker; and [`DonePromises`] for work
+//! already done on the JS thread (a run in place).
 //!
-//! The work runs on the Tokio runtime; back on the JS thread the promise settles — rejected with
+//! The work runs on the Tokio runtime (or where it is woken); back on the JS thread the promise
+//! settles — rejected with
 //! what `onChunk` threw if it threw, else with the work's result mapped by the caller (an abort
 //! rejection gets the signal's `reason` as its `cause`) — and the AbortSignal listener is removed,
 //! whatever the outcome. A panic in the work or in the settling is caught and becomes a rejection
