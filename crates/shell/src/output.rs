@@ -1,5 +1,6 @@
 //! The output pipe of one run: one pipe shared by stdout and stderr (so the transcript keeps
-//! arrival order), read on its own thread, decoded incrementally, and drained by the rule below.
+//! arrival order), read on its own thread (on Unix, the rest is read where the run ends once no
+//! writer holds the pipe), decoded incrementally, and drained by the rule below.
 //! After the foreground command ends, reading goes on until the pipe closes, 250 ms
 //! pass without output, or 2 s pass in all (background jobs may hold the pipe open).
 //!
