@@ -171,13 +171,11 @@ mod tests {
         wakes: Arc<AtomicUsize>,
         target: usize,
         wakers: Arc<Mutex<Vec<Waker>>>,
-        polls: Arc<AtomicUsize>,
     }
 
     impl Future for Counted {
         type Output = usize;
         fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-            self.polls.fetch_add(1, Ordering::SeqCst);
             // Registered before the count is read, as a real future must.
             self.wakers.lock().expect("wakers").push(cx.waker().clone());
             if self.wakes.load(Ordering::SeqCst) >= self.target {
@@ -189,7 +187,7 @@ mod tests {
     }
 
     #[test]
-    fn wakes_from_many_threads_at_once_are_never_lost_and_done_runs_once() {
+    fn many_threads_waking_at_once_finish_the_future_exactly_once() {
         for round in 0..200 {
             let wakes = Arc::new(AtomicUsize::new(0));
             let wakers = Arc::new(Mutex::new(Vec::new()));
@@ -200,7 +198,6 @@ mod tests {
                     wakes: Arc::clone(&wakes),
                     target,
                     wakers: Arc::clone(&wakers),
-                    polls: Arc::default(),
                 },
                 done,
             );
