@@ -92,6 +92,7 @@ describe('Shell.run in place', () => {
       'local x=1',
       '[ -n "$SHELLWRIGHT_RUN" ] && echo tagged',
       'echo a b; echo $_ $BASH_COMMAND',
+      'export INLINE_D=4 INLINE_A; readonly INLINE_R=1; export INLINE_R=2; echo $?',
     ]
     const { early: inPlaceEarly, ...inPlace } = await transcript(commands, {})
     const { early: queuedEarly, ...queued } = await transcript(commands, QUEUED)
@@ -99,14 +100,16 @@ describe('Shell.run in place', () => {
     // The comparison is between the two paths: the runs of pure builtins that print went in place
     // (`false` went too, but had nothing to deliver), with `cd` to a local directory or to one that
     // does not exist; `$_`, unquoted, could glob, so that run did not.
-    expect(inPlaceEarly).toEqual([true, true, false, false, false, true, true, false, false, false, false, true, false, false])
+    expect(inPlaceEarly).toEqual([true, true, false, false, false, true, true, false, false, false, false, true, false, false, true])
     expect(queuedEarly.some(Boolean)).toBe(false)
     expect(inPlace.runs[0]).toEqual({ output: 'hi\n', result: { exitCode: 0, cancelled: false, timedOut: false } })
     expect(inPlace.runs[4].result.exitCode).toBe(1)
     expect(inPlace.runs[5].output).toBe('1\n0\n')
     expect(inPlace.runs[6].result.exitCode).toBe(1)
     expect(inPlace.runs[13].output).toBe('a b\nb echo a b\n')
-    expect(inPlace.state).toBe(`INLINE_A=1\n${scratch}\n`)
+    // brush's own wording of the failure, which the fast `export` keeps.
+    expect(inPlace.runs[14].output).toBe('error: export: cannot mutate readonly variable\n1\n')
+    expect(inPlace.state).toBe(`INLINE_A=1\nINLINE_D=4\n${scratch}\n`)
   })
 
   it('leaves builtins that stat paths, cd through a symbolic link or resolving links, and a run with a cwd, to the queued path', async () => {

@@ -60,9 +60,8 @@ impl ParseCache {
                 let inline_builtins = inline::qualifies_by_text(text)
                     .then(|| inline::builtin_names(&program))
                     .flatten();
-                let expands_no_pathnames = inline_builtins
-                    .as_ref()
-                    .is_some_and(|names| inline::expands_no_pathnames(text, names));
+                let expands_no_pathnames =
+                    inline_builtins.is_some() && inline::expands_no_pathnames(text, &program);
                 let may_glob = inline_builtins.is_some() && inline::may_glob(text);
                 self.recent.truncate(CAPACITY - 1);
                 Parsed {

@@ -53,6 +53,10 @@ const PATH_BUILTINS: &[&str] = &["cd", "pwd"];
 /// (`declare -p SHELLOPTS` could).
 const OPTION_BLIND: &[&str] = &[":", "true", "false", "echo", "cd", "pwd"];
 
+/// Builtins that print nothing and read no option when they declare (`export X=1`, `declare Y`):
+/// only listing (`export -p`, a bare `declare`) shows variables, `SHELLOPTS` among them.
+const BLIND_WHEN_DECLARING: &[&str] = &["export", "declare", "typeset", "local", "readonly"];
+
 /// A program to run in place.
 pub(crate) struct InlineProgram {
     pub program: ast::Program,
@@ -60,18 +64,57 @@ pub(crate) struct InlineProgram {
     pub expands_no_pathnames: bool,
 }
 
-/// Whether no word of a command that qualifies by its text ([`qualifies_by_text`]), calling only
-/// `builtins`, can expand to a pathname, so that the run may skip pathname expansion unseen:
-/// with no `$` nothing is substituted, so every field is the text of a word; [`plain_text`] has
-/// refused `*`, `?` other than in `$?`, and the `(` of every extended pattern, and there is no
-/// `[` — no field holds a glob character. The options are changed for the run only, and are not
-/// seen by the builtins it calls ([`OPTION_BLIND`]). A quoted `"$X"` cannot glob either, but
-/// would see them: `$-`, `$SHELLOPTS` or a nameref to either would show the `f` of noglob.
-pub(crate) fn expands_no_pathnames(command: &str, builtins: &[String]) -> bool {
-    !command.contains(['$', '['])
-        && builtins
-            .iter()
-            .all(|name| OPTION_BLIND.contains(&name.as_str()))
+/// Whether no word of a command that qualifies by its text ([`qualifies_by_text`]) and shape
+/// ([`builtin_names`]) can expand to a pathname, so that the run may skip pathname expansion
+/// unseen: with no `$` nothing is substituted, so every field is the text of a word;
+/// [`plain_text`] has refused `*`, `?` other than in `$?`, and the `(` of every extended pattern,
+/// and there is no `[` — no field holds a glob character. The options are changed for the run
+/// only, and are not seen by the builtins it calls ([`option_blind`]). A quoted `"$X"` cannot
+/// glob either, but would see them: `$-`, `$SHELLOPTS` or a nameref to either would show the `f`
+/// of noglob.
+pub(crate) fn expands_no_pathnames(command: &str, program: &ast::Program) -> bool {
+    !command.contains(['$', '[']) && simple_commands(program).all(option_blind)
+}
+
+/// Whether a simple command cannot see the shell's options: its builtin is [`OPTION_BLIND`], or
+/// it is one of [`BLIND_WHEN_DECLARING`] given at least one operand and no option — each operand
+/// starts with a letter or `_`, as a variable's name does, so none is an option even once its
+/// quotes are removed.
+fn option_blind(command: &ast::SimpleCommand) -> bool {
+    let name = command
+        .word_or_name
+        .as_ref()
+        .map_or(":", |w| w.value.as_str());
+    if OPTION_BLIND.contains(&name) {
+        return true;
+    }
+    let mut operands = command
+        .suffix
+        .iter()
+        .flat_map(|s| &s.0)
+        .map(|item| match item {
+            ast::CommandPrefixOrSuffixItem::Word(word)
+            | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, word) => Some(word.value.as_str()),
+            _ => None,
+        });
+    let declares = |word: Option<&str>| {
+        word.and_then(|w| w.chars().next())
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    };
+    BLIND_WHEN_DECLARING.contains(&name)
+        && operands.next().is_some_and(declares)
+        && operands.all(declares)
+}
+
+/// The simple commands of a program whose shape qualifies ([`builtin_names`]: each pipeline is
+/// one simple command).
+fn simple_commands(program: &ast::Program) -> impl Iterator<Item = &ast::SimpleCommand> {
+    let commands = program.complete_commands.iter().flat_map(|list| &list.0);
+    let pipelines = commands.flat_map(|ast::CompoundListItem(and_or, _)| and_or.iter());
+    pipelines.filter_map(|(_, pipeline)| match pipeline.seq.as_slice() {
+        [ast::Command::Simple(command)] => Some(command),
+        _ => None,
+    })
 }
 
 /// Whether a word of a [`plain_text`] command could undergo pathname expansion (unless noglob is
@@ -150,19 +193,12 @@ pub(crate) fn builtin_names(program: &ast::Program) -> Option<Vec<String>> {
 /// a word that expands to itself (no `$`, quote, backslash or `[`; `~`, `*`, `?` and braces are
 /// refused by [`plain_text`]) and is no option (`-`, `-P`).
 pub(crate) fn cd_target(program: &ast::Program) -> Option<&str> {
-    let commands = program.complete_commands.iter().flat_map(|list| &list.0);
-    let pipelines = commands.flat_map(|ast::CompoundListItem(and_or, _)| and_or.iter());
-    let cd = pipelines
-        .filter_map(|(_, pipeline)| match pipeline.seq.as_slice() {
-            [ast::Command::Simple(command)] => Some(command),
-            _ => None,
-        })
-        .find(|command| {
-            command
-                .word_or_name
-                .as_ref()
-                .is_some_and(|w| w.value == "cd")
-        })?;
+    let cd = simple_commands(program).find(|command| {
+        command
+            .word_or_name
+            .as_ref()
+            .is_some_and(|w| w.value == "cd")
+    })?;
     let [ast::CommandPrefixOrSuffixItem::Word(word)] = cd.suffix.as_ref()?.0.as_slice() else {
         return None;
     };
@@ -390,10 +426,16 @@ mod tests {
 
     #[test]
     fn pathname_expansion_is_skipped_only_where_no_word_can_glob() {
-        let skips =
-            |command: &str| expands_no_pathnames(command, &names(command).expect("qualifies"));
+        let skips = |command: &str| {
+            assert!(names(command).is_some(), "{command} qualifies");
+            let program = crate::parse_cache::parse(command, &ParserOptions::default());
+            expands_no_pathnames(command, &program.expect("parses"))
+        };
         assert!(skips("echo hi 'a b' \\x; X=1; true && false || :"));
         assert!(skips("cd /tmp && pwd"));
+        assert!(skips(
+            "export X=1 _Y Z=2; declare A=b; readonly R; local L=1; typeset T"
+        ));
         for command in [
             "echo [a]",
             "echo $X",
@@ -404,6 +446,13 @@ mod tests {
             "declare -p",
             "export -p",
             "echo hi; readonly -p",
+            "export",
+            "declare",
+            "export X=1 -p",
+            "export '-p'",
+            "export \\-p",
+            "export +x",
+            "export X=1 --",
         ] {
             assert!(!skips(command), "{command}");
         }

@@ -3,9 +3,9 @@
 //! `suspend` (which would stop the host) and `printf` (whose formatting library writes to the
 //! host's stderr); `command`, which gives its thread its shell's limits before it starts a
 //! program ([`command`]); `wait`, where the stock one loses the job's status ([`wait`]); `jobs`,
-//! which lists each job as the command the user wrote ([`jobs`]); `echo`, `cd` and `pwd`, which
-//! skip the stock ones' costly option parser when there are no options ([`echo`], [`cd`],
-//! [`pwd`]); stock builtins whose output
+//! which lists each job as the command the user wrote ([`jobs`]); `echo`, `cd`, `pwd` and
+//! `export`, which skip the stock ones' costly option parser when there are no options
+//! ([`echo`], [`cd`], [`pwd`], [`export`]); stock builtins whose output
 //! we correct ([`corrected`]: `enable`, `compgen`, `help`, `shopt`, `hash`); `declare`,
 //! `typeset`, `export`, `set` and `unset`, which leave the run's tag alone ([`run_tag`]); and
 //! `test` and `[`, which test the run's descriptors, not the host's ([`test`]).
@@ -19,6 +19,7 @@ mod command;
 mod corrected;
 mod echo;
 mod exec;
+mod export;
 mod jobs;
 mod kill;
 mod printf;
@@ -63,7 +64,7 @@ const OURS: [(&str, BuiltinFn); 24] = [
     ("jobs", jobs::run),
     ("declare", run_tag::declare),
     ("typeset", run_tag::typeset),
-    ("export", run_tag::export),
+    ("export", export::run),
     ("set", run_tag::set),
     ("unset", run_tag::unset),
     ("test", test::run),
