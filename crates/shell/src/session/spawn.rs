@@ -11,23 +11,29 @@
 //! fork handler's session). Only Linux's C libraries are asked: elsewhere the direct path is never
 //! taken and brush starts every program.
 //!
-//! The program is waited for through a pidfd the runtime polls (or, on kernels without pidfds,
-//! on the blocking pool); a [`Child`] dropped before its end — a cancelled run — is reaped by a
+//! The program is waited for through a pidfd: on the session's thread for its first two
+//! milliseconds, then polled by the runtime (on kernels without pidfds, on the blocking pool); a [`Child`] dropped before its end — a cancelled run — is reaped by a
 //! thread of its own once the run's termination ends it.
 
 use std::ffi::{CString, c_char, c_int, c_short};
 use std::io;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::fd::{AsFd as _, AsRawFd as _, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t};
+use shellwright_io::{PollFd, poll};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
+
+/// How long a program's exit is waited for on the session's thread before the runtime takes
+/// the wait over ([`exits_soon`]): what `true`, `ls` or `git rev-parse` take.
+const QUICK_EXIT: Duration = Duration::from_millis(2);
 
 /// `posix_spawn_file_actions_addchdir_np`.
 type AddChdir = unsafe extern "C" fn(*mut posix_spawn_file_actions_t, *const c_char) -> c_int;
@@ -255,6 +261,7 @@ impl Child {
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         let pid = self.pid;
         match shellwright_io::pidfd_open(pid as u32) {
+            Some(pidfd) if exits_soon(&pidfd) => {}
             Some(pidfd) => {
                 // SAFETY: an OwnedFd stays open, as the same fd, for as long as the AsyncFd owns it.
                 let pidfd = unsafe { AsyncFd::register_with_interest(pidfd, Interest::READABLE) }?;
@@ -285,6 +292,16 @@ impl Drop for Child {
             .name("shellwright-reaper".into())
             .spawn(move || reap(pid, 0));
     }
+}
+
+/// Whether the program of `pidfd` ends within [`QUICK_EXIT`], waited for on the calling thread
+/// (the session's). A runtime worker that polled the pidfd would only wake that thread in turn:
+/// one thread hand-off more between the program's exit and the run's end, tens of microseconds of
+/// a `true`'s millisecond on a small machine. The caller's cancellation is seen when the window
+/// closes (its `select!` polls the token again), so it comes at most that late.
+fn exits_soon(pidfd: &OwnedFd) -> bool {
+    let mut fds = [PollFd::readable(Some(pidfd.as_fd()))];
+    matches!(poll(&mut fds, Some(QUICK_EXIT)), Ok(ready) if ready > 0)
 }
 
 /// `waitpid(pid, options)`, retried when a signal interrupts it: the raw status, or `None` when
@@ -320,5 +337,61 @@ fn wait_for_exit(pid: pid_t) -> io::Result<()> {
             -1 => return Err(io::Error::last_os_error()),
             _ => return Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    fn spawned(program: &str, argv: &[&str]) -> Child {
+        let argv: Vec<String> = argv.iter().map(|word| (*word).to_string()).collect();
+        Spawn {
+            program: Path::new(program),
+            argv: &argv,
+            env: Vec::new(),
+            cwd: Path::new("/"),
+            stdio: &[None, None, None],
+        }
+        .start()
+        .expect("spawns")
+    }
+
+    fn pidfd(child: &Child) -> OwnedFd {
+        shellwright_io::pidfd_open(child.pid as u32).expect("a kernel with pidfds")
+    }
+
+    #[test]
+    fn a_program_that_has_ended_is_seen_ending_on_the_calling_thread() {
+        if !supported() {
+            return;
+        }
+        let mut child = spawned("/bin/true", &["true"]);
+        let pidfd = pidfd(&child);
+        // Ended but not reaped, whatever the machine's load: the window has nothing to wait for.
+        wait_for_exit(child.pid).expect("waits");
+        assert!(exits_soon(&pidfd));
+        assert_eq!(reap(child.pid, libc::WNOHANG).expect("reaps"), Some(0));
+        child.reaped = true;
+    }
+
+    #[test]
+    fn a_longer_one_is_handed_over_when_the_window_closes() {
+        if !supported() {
+            return;
+        }
+        let child = spawned("/bin/sleep", &["sleep", "5"]);
+        let started = Instant::now();
+        assert!(!exits_soon(&pidfd(&child)));
+        let waited = started.elapsed();
+        assert!(
+            waited >= QUICK_EXIT && waited < Duration::from_secs(2),
+            "{waited:?}"
+        );
+        // SAFETY: signals the child this test started and has not reaped.
+        unsafe { libc::kill(child.pid, libc::SIGKILL) };
+        drop(child);
     }
 }
