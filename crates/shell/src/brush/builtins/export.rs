@@ -7,67 +7,60 @@
 //! least one declaration (none lists the exported variables), the stock builtin exports each
 //! name, assigning the scalar value first where one is given; ours does exactly that itself. A
 //! declaration of an array element or an array value, one that names a variable the run sets
-//! aside ([`HIDDEN_VARIABLES`]), and everything else go to the stock builtin through
-//! [`run_tag::export`](super::run_tag::export), options and all.
+//! aside ([`HIDDEN_VARIABLES`]), and everything else go to the stock builtin, options and all
+//! (`run_tag` calls the one or the other).
 
+use crate::brush::common::HIDDEN_VARIABLES;
 use brush_core::commands::CommandArg;
 use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::variables::ShellValueLiteral;
 use brush_core::{ErrorKind, ExecutionContext, ExecutionResult};
 use brush_parser::ast::{Assignment, AssignmentName, AssignmentValue, Word};
-use futures_util::future::BoxFuture;
-
-use super::run_tag;
-use crate::brush::common::HIDDEN_VARIABLES;
 
 /// One declaration the fast path handles.
-enum Declaration<'a> {
+pub(super) enum Declaration<'a> {
     /// `NAME`: export the variable if it exists.
     Name(&'a str),
     /// `NAME=VALUE`: assign the scalar, then export.
     Scalar(&'a str, &'a Word),
 }
 
-pub(super) fn run(
+/// Exports `declarations` ([`plain_declarations`]) as the stock builtin would.
+pub(super) fn export_plainly(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
-    args: Vec<CommandArg>,
-) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
-    Box::pin(async move {
-        let Some(declarations) = plain_declarations(&args) else {
-            return run_tag::export(ctx, args).await;
-        };
-        let command_name = &ctx.command_name;
-        let env = ctx.shell.env_mut();
-        for declaration in declarations {
-            let exported = match declaration {
-                Declaration::Name(name) => {
-                    if let Some((_, variable)) = env.get_mut(name) {
-                        variable.export();
-                    }
-                    Ok(())
+    declarations: Vec<Declaration<'_>>,
+) -> Result<ExecutionResult, brush_core::Error> {
+    let command_name = &ctx.command_name;
+    let env = ctx.shell.env_mut();
+    for declaration in declarations {
+        let exported = match declaration {
+            Declaration::Name(name) => {
+                if let Some((_, variable)) = env.get_mut(name) {
+                    variable.export();
                 }
-                Declaration::Scalar(name, value) => env.update_or_add(
-                    name,
-                    ShellValueLiteral::Scalar(value.flatten()),
-                    |variable| {
-                        variable.export();
-                        Ok(())
-                    },
-                    EnvironmentLookup::Anywhere,
-                    EnvironmentScope::Global,
-                ),
-            };
-            // As the stock builtin's own failure reaches brush (a readonly variable, say).
-            exported.map_err(|err| ErrorKind::BuiltinError(Box::new(err), command_name.clone()))?;
-        }
-        Ok(ExecutionResult::success())
-    })
+                Ok(())
+            }
+            Declaration::Scalar(name, value) => env.update_or_add(
+                name,
+                ShellValueLiteral::Scalar(value.flatten()),
+                |variable| {
+                    variable.export();
+                    Ok(())
+                },
+                EnvironmentLookup::Anywhere,
+                EnvironmentScope::Global,
+            ),
+        };
+        // As the stock builtin's own failure reaches brush (a readonly variable, say).
+        exported.map_err(|err| ErrorKind::BuiltinError(Box::new(err), command_name.clone()))?;
+    }
+    Ok(ExecutionResult::success())
 }
 
 /// The declarations after `export`, when all of them are ones the fast path handles and there
 /// is at least one (see the module doc); `None` sends the call to the stock builtin.
-fn plain_declarations(args: &[CommandArg]) -> Option<Vec<Declaration<'_>>> {
+pub(super) fn plain_declarations(args: &[CommandArg]) -> Option<Vec<Declaration<'_>>> {
     let declarations = args
         .iter()
         .skip(1)

@@ -64,7 +64,7 @@ const OURS: [(&str, BuiltinFn); 24] = [
     ("jobs", jobs::run),
     ("declare", run_tag::declare),
     ("typeset", run_tag::typeset),
-    ("export", export::run),
+    ("export", run_tag::export),
     ("set", run_tag::set),
     ("unset", run_tag::unset),
     ("test", test::run),

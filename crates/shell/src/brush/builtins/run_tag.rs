@@ -17,7 +17,7 @@ use shellwright_proc::RUN_TAG_VARIABLE;
 
 use crate::brush::common::HIDDEN_VARIABLES;
 
-use super::{run_or_fail, stock};
+use super::{export, run_or_fail, stock};
 
 pub(super) fn declare(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
@@ -33,11 +33,18 @@ pub(super) fn typeset(
     Box::pin(without_tag("typeset", ctx, args))
 }
 
+/// `export`: declarations alone without the stock builtin's option parser ([`export`]), else the
+/// stock builtin.
 pub(super) fn export(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
-    Box::pin(without_tag("export", ctx, args))
+    Box::pin(async move {
+        match export::plain_declarations(&args) {
+            Some(declarations) => export::export_plainly(ctx, declarations),
+            None => without_tag("export", ctx, args).await,
+        }
+    })
 }
 
 pub(super) fn set(
