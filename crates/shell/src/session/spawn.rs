@@ -12,8 +12,9 @@
 //! taken and brush starts every program.
 //!
 //! The program is waited for through a pidfd: on the session's thread for its first two
-//! milliseconds, then polled by the runtime (on kernels without pidfds, on the blocking pool); a [`Child`] dropped before its end — a cancelled run — is reaped by a
-//! thread of its own once the run's termination ends it.
+//! milliseconds ([`QUICK_EXIT`]), then polled by the runtime (on kernels without pidfds, on the
+//! blocking pool); a [`Child`] dropped before its end — a cancelled run — is reaped by a thread
+//! of its own once the run's termination ends it.
 
 use std::ffi::{CString, c_char, c_int, c_short};
 use std::io;

@@ -10,13 +10,14 @@
 //! aside ([`HIDDEN_VARIABLES`]), and everything else go to the stock builtin, options and all
 //! (`run_tag` calls the one or the other).
 
-use crate::brush::common::HIDDEN_VARIABLES;
 use brush_core::commands::CommandArg;
 use brush_core::env::{EnvironmentLookup, EnvironmentScope};
 use brush_core::extensions::DefaultShellExtensions;
 use brush_core::variables::ShellValueLiteral;
 use brush_core::{ErrorKind, ExecutionContext, ExecutionResult};
 use brush_parser::ast::{Assignment, AssignmentName, AssignmentValue, Word};
+
+use crate::brush::common::HIDDEN_VARIABLES;
 
 /// One declaration the fast path handles.
 pub(super) enum Declaration<'a> {
