@@ -33,7 +33,7 @@ pub(super) fn typeset(
     Box::pin(without_tag("typeset", ctx, args))
 }
 
-/// `export`: declarations alone without the stock builtin's option parser ([`export`]), else the
+/// `export`: declarations alone without the stock builtin's option parser ([`mod@export`]), else the
 /// stock builtin.
 pub(super) fn export(
     ctx: ExecutionContext<'_, DefaultShellExtensions>,
