@@ -386,11 +386,9 @@ mod tests {
         let child = spawned("/bin/sleep", &["sleep", "5"]);
         let started = Instant::now();
         assert!(!exits_soon(&pidfd(&child)));
+        // At most the window (a signal caught by the test process may end it sooner).
         let waited = started.elapsed();
-        assert!(
-            waited >= QUICK_EXIT && waited < Duration::from_secs(2),
-            "{waited:?}"
-        );
+        assert!(waited < Duration::from_secs(2), "{waited:?}");
         // SAFETY: signals the child this test started and has not reaped.
         unsafe { libc::kill(child.pid, libc::SIGKILL) };
         drop(child);
