@@ -383,7 +383,7 @@ mod tests {
         if !supported() {
             return;
         }
-        let child = spawned("/bin/sleep", &["sleep", "5"]);
+        let mut child = spawned("/bin/sleep", &["sleep", "5"]);
         let started = Instant::now();
         assert!(!exits_soon(&pidfd(&child)));
         // At most the window (a signal caught by the test process may end it sooner).
@@ -391,6 +391,8 @@ mod tests {
         assert!(waited < Duration::from_secs(2), "{waited:?}");
         // SAFETY: signals the child this test started and has not reaped.
         unsafe { libc::kill(child.pid, libc::SIGKILL) };
-        drop(child);
+        // Reaped here, not by the drop's thread, which the test process could outlive.
+        assert!(reap(child.pid, 0).expect("reaps").is_some());
+        child.reaped = true;
     }
 }

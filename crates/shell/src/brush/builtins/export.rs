@@ -90,23 +90,80 @@ pub(super) fn plain_declarations(args: &[CommandArg]) -> Option<Vec<Declaration<
 
 #[cfg(test)]
 mod tests {
+    use brush_parser::SourceSpan;
+
     use super::super::stock_and_ours as both;
+    use super::*;
+
+    fn word(text: &str) -> CommandArg {
+        CommandArg::String(text.to_string())
+    }
+
+    fn assignment(name: AssignmentName, value: AssignmentValue) -> CommandArg {
+        CommandArg::Assignment(Assignment {
+            name,
+            value,
+            append: false,
+            loc: SourceSpan::default(),
+        })
+    }
+
+    fn scalar(name: &str, value: &str) -> CommandArg {
+        let value = AssignmentValue::Scalar(Word {
+            value: value.to_string(),
+            loc: None,
+        });
+        assignment(AssignmentName::VariableName(name.to_string()), value)
+    }
+
+    /// How many declarations the fast path takes for `args`, or `None` for the stock builtin.
+    fn taken(args: &[CommandArg]) -> Option<usize> {
+        plain_declarations(args).map(|declarations| declarations.len())
+    }
+
+    #[test]
+    fn only_declarations_without_options_take_the_fast_path() {
+        let export = || word("export");
+        assert_eq!(taken(&[export(), scalar("X", "1"), word("Y")]), Some(2));
+        assert_eq!(taken(&[export(), word("_Y")]), Some(1));
+        // Listing, options, the run's hidden variables and arrays go to the stock builtin.
+        assert_eq!(taken(&[export()]), None);
+        for option in ["-p", "-n", "-f", "--", "+x"] {
+            assert_eq!(
+                taken(&[export(), scalar("X", "1"), word(option)]),
+                None,
+                "{option}"
+            );
+        }
+        for hidden in HIDDEN_VARIABLES {
+            assert_eq!(taken(&[export(), word(hidden)]), None, "{hidden}");
+            assert_eq!(taken(&[export(), scalar(hidden, "x")]), None, "{hidden}");
+        }
+        let element = AssignmentName::ArrayElementName("A".into(), "1".into());
+        let one = AssignmentValue::Scalar(Word {
+            value: "z".into(),
+            loc: None,
+        });
+        assert_eq!(taken(&[export(), assignment(element, one)]), None);
+        let array = AssignmentValue::Array(Vec::new());
+        let name = AssignmentName::VariableName("A".into());
+        assert_eq!(taken(&[export(), assignment(name, array)]), None);
+    }
 
     #[tokio::test]
     async fn exports_as_the_stock_export_does() {
         let script = concat!(
             "A=1; export A B=2 C='x y'; export A=3; D=4; export E=5 D; ",
             "readonly R=1; export R=2; echo \"status $?\"; ",
-            "export -n C; export F=6 -p >/dev/null; export 'G=7'; export H=\"8 9\"; ",
+            "export -n C; export F=6 -p >/dev/null; export 'G=7'; export H=\"8 9\"; export H+=0; ",
             "declare -a ARR; export ARR; export ARR[1]=z; export ARR2=(p q); ",
             "env | grep -E '^(A|B|C|D|E|F|G|H|R|ARR|ARR2)=' | sort; export -p | grep -c declare",
         );
         let (stock, ours) = both(script).await;
         assert_eq!(ours, stock);
-        // `'G=7'`, quoted, is a name to the stock builtin, not an assignment: neither exports G.
-        assert_eq!(
-            ours,
-            "status 1\nA=3\nARR2=p\nB=2\nD=4\nE=5\nF=6\nH=8 9\n11\n"
-        );
+        // `'G=7'`, quoted, is a name to the stock builtin, not an assignment: neither exports G;
+        // and `export H+=0` assigns where bash appends (`8 90`). Both are the stock builtin's
+        // readings, which the fast path keeps.
+        assert_eq!(ours, "status 1\nA=3\nARR2=p\nB=2\nD=4\nE=5\nF=6\nH=0\n11\n");
     }
 }
