@@ -1,7 +1,7 @@
 //! What beginning a run costs ([`RunScope::begin`]) on its usual path (two small reads, the pid
 //! cursor), in a host with as many threads as a Node process running a shell session has — which
-//! matters only to the fallback that lists the host's children near the pid allocator's
-//! wrap-around: `cargo run --release -p shellwright-proc --example scope_cost`.
+//! matters only to the fallback that lists the host's children where the pid cursor cannot be
+//! read: `cargo run --release -p shellwright-proc --example scope_cost`.
 
 use std::time::Instant;
 

@@ -36,12 +36,10 @@ pub const RUN_TAG_VARIABLE: &str = "SHELLWRIGHT_RUN";
 const STOP_ROUNDS: usize = 5;
 /// How long SIGKILL gets in each round.
 const KILL_WAIT: Duration = Duration::from_secs(2);
-/// How far the pid allocator must be from its wrap-around, on both sides, for pids to tell which
-/// of the processes started in the run's first clock tick came before it: the kernel would have
-/// to hand out this many pids within that one tick (10 ms) — 100,000 processes or threads a
-/// second — to fool the comparison. Small, because a busy machine with the common `pid_max` of
-/// 32768 wraps around every few minutes, and near the wrap each run lists the host's children.
-const PID_WRAP_MARGIN: u32 = 1024;
+/// The smallest pid space (`pid_max`) in which pids tell which of the processes started in the
+/// run's first clock tick came before it ([`BeforeRun::PidsAround`]): the kernel would have to
+/// hand out half of it within that one tick (10 ms) to fool the comparison.
+const MIN_PID_SPACE: u32 = 2048;
 
 /// The tags of this host's runs that have begun and not yet been dropped.
 static LIVE_TAGS: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
@@ -94,14 +92,14 @@ pub struct RunScope {
 /// before it, would look like the run's: this tells the two apart.
 #[derive(Debug)]
 enum BeforeRun {
-    /// The last pid the kernel had handed out when the run began, far from the allocator's
-    /// wrap-around ([`PID_WRAP_MARGIN`]): pids are handed out in increasing order, so every
-    /// process of that tick with a pid up to this one started before the run, every other one
-    /// after. Two small file reads.
-    PidsUpTo(u32),
-    /// Near the wrap-around, or where the allocator cannot be read: the host's children when the
-    /// run began (only a host child can be taken for the run's without carrying its tag). One
-    /// file per host thread.
+    /// The last pid the kernel had handed out when the run began, and the size of the pid space.
+    /// Pids are handed out in increasing order, wrapping around to a low pid past `pid_max`: the
+    /// processes of that tick that started before the run hold the pids just behind `last` on
+    /// that circle, the others those just ahead of it. Two small file reads.
+    PidsAround { last: u32, max: u32 },
+    /// Where the allocator cannot be read, or its pid space is too small to tell: the host's
+    /// children when the run began (only a host child can be taken for the run's without
+    /// carrying its tag). One file per host thread.
     HostChildren(HashSet<u32>),
 }
 
@@ -114,10 +112,8 @@ impl BeforeRun {
 
     fn choose(cursor: Option<PidCursor>, host_children: impl FnOnce() -> HashSet<u32>) -> Self {
         match cursor {
-            Some(PidCursor { last, max })
-                if last >= PID_WRAP_MARGIN && last.saturating_add(PID_WRAP_MARGIN) < max =>
-            {
-                Self::PidsUpTo(last)
+            Some(PidCursor { last, max }) if max >= MIN_PID_SPACE && last < max => {
+                Self::PidsAround { last, max }
             }
             _ => Self::HostChildren(host_children()),
         }
@@ -126,10 +122,18 @@ impl BeforeRun {
     /// Whether `process`, started in the run's first tick, was there before the run.
     fn contains(&self, process: &ProcessInfo) -> bool {
         match self {
-            Self::PidsUpTo(last) => process.pid() <= *last,
+            Self::PidsAround { last, max } => pids_behind(*last, process.pid(), *max) < max / 2,
             Self::HostChildren(children) => children.contains(&process.pid()),
         }
     }
+}
+
+/// How many steps back from `last` `pid` lies on the circle of `max` pids the kernel hands out
+/// in turn: 0 for `last` itself, 1 for the pid below it, `max - 1` for the one above it (the
+/// next to be handed out, if free).
+fn pids_behind(last: u32, pid: u32, max: u32) -> u32 {
+    let steps = (i64::from(last) - i64::from(pid)).rem_euclid(i64::from(max));
+    u32::try_from(steps).unwrap_or(u32::MAX)
 }
 
 impl Default for RunScope {
@@ -629,8 +633,36 @@ mod tests {
             row(40, host, 100, None),
             row(41, 40, 100, None),
         ];
-        let by_pid = scope(BeforeRun::PidsUpTo(35));
+        let by_pid = scope(BeforeRun::PidsAround {
+            last: 35,
+            max: 32_768,
+        });
         assert_eq!(find(&by_pid, RunRoots::HostChildren, &rows), vec![40, 41]);
+        // Across the allocator's wrap-around: 32_760 came before the run (the cursor stood at
+        // 310 when it began), 320 and its child 321 during it.
+        let wrapped = [
+            row(32_760, host, 100, None),
+            row(320, host, 100, None),
+            row(321, 320, 100, None),
+        ];
+        let just_after_wrap = scope(BeforeRun::PidsAround {
+            last: 310,
+            max: 32_768,
+        });
+        assert_eq!(
+            find(&just_after_wrap, RunRoots::HostChildren, &wrapped),
+            vec![320, 321]
+        );
+        // The cursor stood at 32_765 when the run began: 32_760 came before it, 320 and 321
+        // were handed out after the wrap, during the run.
+        let just_before_wrap = scope(BeforeRun::PidsAround {
+            last: 32_765,
+            max: 32_768,
+        });
+        assert_eq!(
+            find(&just_before_wrap, RunRoots::HostChildren, &wrapped),
+            vec![320, 321]
+        );
         // The same verdict from the host's children listed when the run began.
         let by_list = scope(BeforeRun::HostChildren(HashSet::from([30])));
         assert_eq!(find(&by_list, RunRoots::HostChildren, &rows), vec![40, 41]);
@@ -640,22 +672,30 @@ mod tests {
     }
 
     #[test]
-    fn pids_are_compared_only_far_from_the_allocators_wrap_around() {
+    fn pids_are_compared_around_the_allocators_circle() {
+        // Behind the cursor (handed out before it) up to half the circle, ahead of it after.
+        assert_eq!(pids_behind(35, 35, 32_768), 0);
+        assert_eq!(pids_behind(35, 30, 32_768), 5);
+        assert_eq!(pids_behind(35, 40, 32_768), 32_763);
+        assert_eq!(pids_behind(310, 32_760, 32_768), 318);
+        assert_eq!(pids_behind(32_765, 320, 32_768), 32_445);
+        // A pid from before `pid_max` was lowered is past the circle: not behind the cursor.
+        assert_eq!(pids_behind(100, 40_000, 32_768), 25_636);
+        assert_eq!(pids_behind(20_000, 4_000_000, 4_194_304), 214_304);
+
         let listed = || HashSet::from([7]);
         let at = |last, max| BeforeRun::choose(Some(PidCursor { last, max }), listed);
-        let is_pids = |b: &BeforeRun, upto: u32| matches!(b, BeforeRun::PidsUpTo(l) if *l == upto);
+        let is_pids =
+            |b: &BeforeRun, at: u32| matches!(b, BeforeRun::PidsAround { last, .. } if *last == at);
         let is_listed = |b: &BeforeRun| matches!(b, BeforeRun::HostChildren(c) if *c == listed());
         assert!(is_pids(&at(20_000, 4_194_304), 20_000));
-        assert!(is_pids(&at(PID_WRAP_MARGIN, 32_768), PID_WRAP_MARGIN));
-        assert!(is_pids(
-            &at(32_768 - PID_WRAP_MARGIN - 1, 32_768),
-            32_768 - PID_WRAP_MARGIN - 1
-        ));
-        // Just after a wrap, an earlier process of the tick may hold a high pid; just before one,
-        // the run's next process may get a low pid: the host's children are listed instead.
-        assert!(is_listed(&at(PID_WRAP_MARGIN - 1, 32_768)));
-        assert!(is_listed(&at(32_768 - PID_WRAP_MARGIN, 32_768)));
-        assert!(is_listed(&at(300, 1_000)));
+        assert!(is_pids(&at(1, 32_768), 1));
+        assert!(is_pids(&at(32_767, 32_768), 32_767));
+        assert!(is_pids(&at(300, MIN_PID_SPACE), 300));
+        // A pid space so small that one tick could go half round it, or a cursor past its end:
+        // the host's children are listed instead.
+        assert!(is_listed(&at(300, MIN_PID_SPACE - 1)));
+        assert!(is_listed(&at(32_768, 32_768)));
         assert!(is_listed(&BeforeRun::choose(None, listed)));
     }
 
