@@ -38,6 +38,7 @@
 //! -STOP` from outside) keeps the run waiting until it continues, ends or the run is stopped,
 //! where brush would end the run with status 148 and keep the program as a stopped job.
 
+use std::borrow::Cow;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,7 +47,7 @@ use brush_core::openfiles::{OpenFile, OpenFiles};
 use brush_core::{ExecutionParameters, ExecutionResult, ShellFd, ShellValue, ShellVariable};
 use shellwright_proc::CancelToken;
 
-use super::spawn::{self, Child, Spawn};
+use super::spawn::{self, Child, EnvBlock, Spawn};
 use super::{Ended, Session, Stops, is_alias_or_function, reported};
 use crate::brush;
 
@@ -83,16 +84,16 @@ impl DirectCommand {
     /// exported variables that have a value) as its whole environment plus `_` set to the
     /// program's path. Its descriptors are closed on the way out, as std closes a spawned
     /// command's. An error means nothing ran.
-    pub fn start(
+    pub fn start<'v>(
         self,
         cwd: &Path,
-        exported: impl Iterator<Item = (String, String)>,
+        exported: impl Iterator<Item = (&'v str, Cow<'v, str>)>,
     ) -> std::io::Result<Child> {
-        let program = self.program.to_string_lossy().into_owned();
-        let env = exported
-            .filter(|(name, _)| name != "_")
-            .chain(std::iter::once(("_".to_string(), program)))
-            .collect();
+        let mut env = EnvBlock::default();
+        for (name, value) in exported.filter(|(name, _)| *name != "_") {
+            env.push(name, &value)?;
+        }
+        env.push("_", &self.program.to_string_lossy())?;
         Spawn {
             program: &self.program,
             argv: &self.words,
@@ -220,7 +221,7 @@ impl Session {
             let value = var.value();
             value
                 .is_set()
-                .then(|| (name.clone(), value.to_cow_str(&self.shell).into_owned()))
+                .then(|| (name.as_str(), value.to_cow_str(&self.shell)))
         });
         let Ok(child) = direct.start(self.shell.working_dir(), exported) else {
             return self.execute(command, params, stops).await;

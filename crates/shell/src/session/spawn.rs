@@ -105,7 +105,11 @@ fn check(code: c_int) -> io::Result<()> {
 }
 
 fn c_string(bytes: &[u8]) -> io::Result<CString> {
-    CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in argument"))
+    CString::new(bytes).map_err(|_| nul_error())
+}
+
+fn nul_error() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "NUL in argument")
 }
 
 /// A `posix_spawnattr_t`, destroyed on drop.
@@ -171,12 +175,46 @@ impl Drop for FileActions {
     }
 }
 
+/// A program's whole environment as `execve` takes it: `NAME=VALUE` strings, each ending in NUL,
+/// laid end to end in one buffer — built per spawn, and a session exports dozens of variables,
+/// so each costs one copy instead of three allocations.
+#[derive(Debug, Default)]
+pub(crate) struct EnvBlock {
+    bytes: Vec<u8>,
+    starts: Vec<usize>,
+}
+
+impl EnvBlock {
+    /// Appends `NAME=VALUE`; a NUL in either cannot be passed, and nothing is appended.
+    pub fn push(&mut self, name: &str, value: &str) -> io::Result<()> {
+        if name.contains('\0') || value.contains('\0') {
+            return Err(nul_error());
+        }
+        self.starts.push(self.bytes.len());
+        self.bytes.reserve(name.len() + value.len() + 2);
+        self.bytes.extend_from_slice(name.as_bytes());
+        self.bytes.push(b'=');
+        self.bytes.extend_from_slice(value.as_bytes());
+        self.bytes.push(0);
+        Ok(())
+    }
+
+    /// The strings' pointers, then NULL; valid while the block is neither changed nor dropped.
+    fn pointers(&self) -> Vec<*mut c_char> {
+        self.starts
+            .iter()
+            .map(|&start| self.bytes[start..].as_ptr().cast::<c_char>().cast_mut())
+            .chain(std::iter::once(std::ptr::null_mut()))
+            .collect()
+    }
+}
+
 /// What the direct path starts: `program` with `argv` (argv\[0\] included) and exactly `env`, in
 /// `cwd`, with `stdio` as its fds 0–2 (`None`: the host's own).
 pub(crate) struct Spawn<'a> {
     pub program: &'a Path,
     pub argv: &'a [String],
-    pub env: Vec<(String, String)>,
+    pub env: EnvBlock,
     pub cwd: &'a Path,
     pub stdio: &'a [Option<OwnedFd>; 3],
 }
@@ -193,13 +231,8 @@ impl Spawn<'_> {
             .iter()
             .map(|word| c_string(word.as_bytes()))
             .collect::<io::Result<Vec<_>>>()?;
-        let env = self
-            .env
-            .iter()
-            .map(|(name, value)| c_string(format!("{name}={value}").as_bytes()))
-            .collect::<io::Result<Vec<_>>>()?;
         let argv_pointers = null_terminated(&argv);
-        let env_pointers = null_terminated(&env);
+        let env_pointers = self.env.pointers();
 
         let mut actions = FileActions::new()?;
         for (target, fd) in (0..).zip(self.stdio) {
@@ -348,11 +381,15 @@ mod tests {
     use super::*;
 
     fn spawned(program: &str, argv: &[&str]) -> Child {
+        spawned_with(program, argv, EnvBlock::default())
+    }
+
+    fn spawned_with(program: &str, argv: &[&str], env: EnvBlock) -> Child {
         let argv: Vec<String> = argv.iter().map(|word| (*word).to_string()).collect();
         Spawn {
             program: Path::new(program),
             argv: &argv,
-            env: Vec::new(),
+            env,
             cwd: Path::new("/"),
             stdio: &[None, None, None],
         }
@@ -393,6 +430,26 @@ mod tests {
         unsafe { libc::kill(child.pid, libc::SIGKILL) };
         // Reaped here, not by the drop's thread, which the test process could outlive.
         assert!(reap(child.pid, 0).expect("reaps").is_some());
+        child.reaped = true;
+    }
+
+    #[test]
+    fn the_program_gets_exactly_the_env_block() {
+        if !supported() {
+            return;
+        }
+        let mut env = EnvBlock::default();
+        env.push("A", "1 = 2").expect("no NUL");
+        env.push("EMPTY", "").expect("no NUL");
+        env.push("PATH", "/usr/bin:/bin").expect("no NUL");
+        // Rejected whole: the block is as it was.
+        assert!(env.push("B", "x\0y").is_err());
+        assert!(env.push("B\0", "y").is_err());
+        // Nothing else is passed (sh exports its own PWD).
+        let script = r#"test "$A" = "1 = 2" && test "${EMPTY-unset}" = "" && test -z "${B+set}" \
+            && test "$(env | grep -v '^PWD=' | wc -l)" -eq 3"#;
+        let mut child = spawned_with("/bin/sh", &["sh", "-c", script], env);
+        assert_eq!(reap(child.pid, 0).expect("reaps"), Some(0));
         child.reaped = true;
     }
 }
