@@ -122,7 +122,10 @@ fn a_driver_reads_every_byte_to_the_end() {
     let (exit, out, record) = run_driven("seq 20000; exit 4", Behaviour::Reads);
     assert_eq!(exit.exit_code(), Some(4));
     assert_eq!(out.text(), seq_output(20000));
-    assert!(record.reads.load(Ordering::Relaxed) > 1);
+    // How many of the reads were the driver's depends on the machine's load: while its thread
+    // waits to be scheduled, the I/O thread reads behind it (by design). The driver read at least
+    // once, and a read of its own told it of the end.
+    assert!(record.reads.load(Ordering::Relaxed) >= 1);
     assert!(record.saw_end.load(Ordering::Acquire));
     // The run stops the driver at its end, whether or not the driver saw it.
     assert_eq!(record.stops.load(Ordering::Relaxed), 1);
