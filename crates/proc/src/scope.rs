@@ -633,36 +633,21 @@ mod tests {
             row(40, host, 100, None),
             row(41, 40, 100, None),
         ];
-        let by_pid = scope(BeforeRun::PidsAround {
-            last: 35,
-            max: 32_768,
-        });
+        // The pid cursor stood at `last` when the run began.
+        let cursor_at = |last| scope(BeforeRun::PidsAround { last, max: 32_768 });
+        let by_pid = cursor_at(35);
         assert_eq!(find(&by_pid, RunRoots::HostChildren, &rows), vec![40, 41]);
-        // Across the allocator's wrap-around: 32_760 came before the run (the cursor stood at
-        // 310 when it began), 320 and its child 321 during it.
+        // Across the allocator's wrap-around: 32_760 came before the run, 320 and its child 321
+        // during it, whether the cursor had wrapped when the run began (310) or not yet (32_765).
         let wrapped = [
             row(32_760, host, 100, None),
             row(320, host, 100, None),
             row(321, 320, 100, None),
         ];
-        let just_after_wrap = scope(BeforeRun::PidsAround {
-            last: 310,
-            max: 32_768,
-        });
-        assert_eq!(
-            find(&just_after_wrap, RunRoots::HostChildren, &wrapped),
-            vec![320, 321]
-        );
-        // The cursor stood at 32_765 when the run began: 32_760 came before it, 320 and 321
-        // were handed out after the wrap, during the run.
-        let just_before_wrap = scope(BeforeRun::PidsAround {
-            last: 32_765,
-            max: 32_768,
-        });
-        assert_eq!(
-            find(&just_before_wrap, RunRoots::HostChildren, &wrapped),
-            vec![320, 321]
-        );
+        for last in [310, 32_765] {
+            let found = find(&cursor_at(last), RunRoots::HostChildren, &wrapped);
+            assert_eq!(found, vec![320, 321], "cursor at {last}");
+        }
         // The same verdict from the host's children listed when the run began.
         let by_list = scope(BeforeRun::HostChildren(HashSet::from([30])));
         assert_eq!(find(&by_list, RunRoots::HostChildren, &rows), vec![40, 41]);
