@@ -248,8 +248,9 @@ mod platform {
 
     /// Each thread lists the children it forked (proc(5), `/proc/<pid>/task/<tid>/children`).
     /// A run that begins where `ns_last_pid` cannot be read (or `pid_max` is tiny) reads these,
-    /// one file per host thread: each is read into one reused buffer with plain `read`s (`read_to_string` would `statx` and `lseek` each
-    /// file first, to size a buffer for a file that reports no size).
+    /// one file per host thread: each is read into one reused buffer with plain `read`s
+    /// (`read_to_string` would `statx` and `lseek` each file first, to size a buffer for a file
+    /// that reports no size).
     pub fn host_children() -> Vec<u32> {
         use std::io::Read;
 
