@@ -7,7 +7,7 @@
 // machine; the times are for reading.
 import { createRequire } from 'node:module'
 import { performance } from 'node:perf_hooks'
-import { report, stats } from './lib.mjs'
+import { report, stats, until } from './lib.mjs'
 
 const require = createRequire(import.meta.url)
 const { PtySession } = require('../index.js')
@@ -24,11 +24,10 @@ const line = (i) => `${i} ${'x'.repeat(60)}`
 async function fullSession() {
   const session = new PtySession()
   const done = session.start({ command: `seq -f '%g ${'x'.repeat(60)}' 1 ${LINES}; exec cat`, cols: 80, rows: 24 })
-  const deadline = Date.now() + 30_000
-  while (session.screen().lines[22] !== line(LINES)) {
-    if (Date.now() > deadline) throw new Error('the session did not print its lines')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+  await until(() => session.screen().lines[22] === line(LINES), {
+    timeoutMs: 30_000,
+    failure: 'the session did not print its lines',
+  })
   return { session, done }
 }
 

@@ -32,6 +32,18 @@ export async function sampleInTurn(contenders, { iterations = 200, warmup = 20 }
   return samples
 }
 
+/**
+ * Resolves once `condition()` holds, looking every 5 ms (a set-up step, never a timed one); throws
+ * an error saying `failure` after `timeoutMs`.
+ */
+export async function until(condition, { timeoutMs, failure }) {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(failure)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
 /** Summary statistics (ms) of a sample array. */
 export function stats(samples) {
   const sorted = [...samples].sort((a, b) => a - b)

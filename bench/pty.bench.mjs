@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { report, sample, stats } from './lib.mjs'
+import { report, sample, stats, until } from './lib.mjs'
 
 const require = createRequire(import.meta.url)
 const { PtySession } = require('../index.js')
@@ -135,12 +135,11 @@ function echoRoundTrip(write, subscribe) {
     })
 }
 
-async function readyWhen(text, getBuffer) {
-  const deadline = Date.now() + 5000
-  while (!getBuffer().includes(text)) {
-    if (Date.now() > deadline) throw new Error(`no ${JSON.stringify(text)} from the terminal`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
+function readyWhen(text, getBuffer) {
+  return until(() => getBuffer().includes(text), {
+    timeoutMs: 5000,
+    failure: `no ${JSON.stringify(text)} from the terminal`,
+  })
 }
 
 /** A `stty -echo; exec cat` in a fresh PtySession: its round trip, and a function that ends it. */
