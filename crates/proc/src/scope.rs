@@ -664,7 +664,8 @@ mod tests {
         assert_eq!(pids_behind(35, 40, 32_768), 32_763);
         assert_eq!(pids_behind(310, 32_760, 32_768), 318);
         assert_eq!(pids_behind(32_765, 320, 32_768), 32_445);
-        // A pid from before `pid_max` was lowered is past the circle: not behind the cursor.
+        // A pid above a `pid_max` lowered since lies more than half the circle back: taken for
+        // one handed out after the cursor, as any pid ahead of it.
         assert_eq!(pids_behind(100, 40_000, 32_768), 25_636);
         assert_eq!(pids_behind(20_000, 4_000_000, 4_194_304), 214_304);
 
