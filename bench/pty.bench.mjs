@@ -9,6 +9,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { floor } from './floor.mjs'
 import { report, sample, stats, until } from './lib.mjs'
 
 const require = createRequire(import.meta.url)
@@ -187,6 +188,9 @@ async function theirTerminal(command) {
  * process where it put it. With one terminal each for the whole run, one draw of that placement
  * decided the comparison; with new ones per block, both sides sample it alike.
  */
+/** The C loop's contender name (see bench/floor.mjs). */
+const FLOOR = 'C floor (poll + read/write)'
+
 async function latency() {
   const command = 'stty -echo; echo ready; exec cat'
   const BLOCKS = 10
@@ -196,6 +200,9 @@ async function latency() {
   const nodePtySamples = []
   // node-pty's p50 over ours, block by block: the budget holds for the worst block too.
   const blockRatios = []
+  // The same round trips by a C loop (bench/floor/pty-echo.c) in each block: what this machine's
+  // kernel and scheduler allow, beside which neither terminal can go.
+  const floorP50s = []
   for (let block = 0; block < BLOCKS; block++) {
     const p50s = []
     for (const [open, samples] of [
@@ -209,6 +216,8 @@ async function latency() {
       await terminal.end()
     }
     blockRatios.push(p50s[1] / p50s[0])
+    const floorBlock = floor('pty-echo', options)
+    if (floorBlock) floorP50s.push(floorBlock.p50)
   }
 
   const us = (samples) => {
@@ -216,17 +225,23 @@ async function latency() {
     return { p50, p90, mean }
   }
   const [mine, theirsUs] = [us(shellwrightSamples), us(nodePtySamples)]
+  const results = { shellwright: mine.p50, 'node-pty': theirsUs.p50 }
+  if (floorP50s.length) results[FLOOR] = stats(floorP50s).p50
   report({
     bench: 'PTY echo round trip (p50)',
     unit: 'µs',
     better: 'lower',
     subject: 'shellwright',
-    results: { shellwright: mine.p50, 'node-pty': theirsUs.p50 },
+    results,
     notes: {
       samples: `${BLOCKS} alternating blocks of ${options.iterations} round trips each, each block in fresh terminals`,
       shellwright: mine,
       nodePty: theirsUs,
       blockRatios: blockRatios.map((ratio) => Number(ratio.toFixed(2))),
+      ...(floorP50s.length && {
+        floor: `${FLOOR}: the median of its block p50s (bench/floor/pty-echo.c, same blocks)`,
+        floorBlockP50s: floorP50s,
+      }),
     },
     budget: [
       { vs: 'node-pty', atLeast: 1.5 },

@@ -5,6 +5,7 @@ import { execFile, spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { performance } from 'node:perf_hooks'
 import { promisify } from 'node:util'
+import { floor } from './floor.mjs'
 import { report, sample, stats } from './lib.mjs'
 
 const require = createRequire(import.meta.url)
@@ -78,10 +79,14 @@ async function latency() {
   }
 
   const spawnTrue = () => new Promise((resolve) => spawn('/bin/true', { stdio: 'ignore' }).on('exit', resolve))
+  const trueOptions = { iterations: 200, warmup: 20 }
   const external = {
-    'Shell.run': stats(await sample(() => shell.run({ command: '/bin/true' }), { iterations: 200, warmup: 20 })).p50,
-    'child_process.spawn': stats(await sample(spawnTrue, { iterations: 200, warmup: 20 })).p50,
+    'Shell.run': stats(await sample(() => shell.run({ command: '/bin/true' }), trueOptions)).p50,
+    'child_process.spawn': stats(await sample(spawnTrue, trueOptions)).p50,
   }
+  // What this machine allows: the same spawn and wait in a C loop (bench/floor/spawn-true.c).
+  const spawnFloor = floor('spawn-true', trueOptions)
+  if (spawnFloor) external['C floor (posix_spawn + waitpid)'] = spawnFloor.p50 / 1000
   report({
     bench: 'shell.run /bin/true (external), p50 latency',
     unit: 'ms',
