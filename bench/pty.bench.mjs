@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { floor } from './floor.mjs'
+import { cLoop } from './c-loop.mjs'
 import { report, sample, stats, until } from './lib.mjs'
 
 const require = createRequire(import.meta.url)
@@ -188,8 +188,8 @@ async function theirTerminal(command) {
  * process where it put it. With one terminal each for the whole run, one draw of that placement
  * decided the comparison; with new ones per block, both sides sample it alike.
  */
-/** The C loop's contender name (see bench/floor.mjs). */
-const FLOOR = 'C floor (poll + read/write)'
+/** The C loop's contender name (see bench/c-loop.mjs). */
+const C_LOOP = 'C loop (poll + read/write)'
 
 async function latency() {
   const command = 'stty -echo; echo ready; exec cat'
@@ -200,9 +200,9 @@ async function latency() {
   const nodePtySamples = []
   // node-pty's p50 over ours, block by block: the budget holds for the worst block too.
   const blockRatios = []
-  // The same round trips by a C loop (bench/floor/pty-echo.c) in each block: what this machine's
-  // kernel and scheduler allow, beside which neither terminal can go.
-  const floorP50s = []
+  // The same round trips by a C loop (bench/c-loops/pty-echo.c) in each block: what they cost
+  // this machine's kernel and scheduler with no runtime in the way.
+  const cLoopSamples = []
   for (let block = 0; block < BLOCKS; block++) {
     const p50s = []
     for (const [open, samples] of [
@@ -216,8 +216,7 @@ async function latency() {
       await terminal.end()
     }
     blockRatios.push(p50s[1] / p50s[0])
-    const floorBlock = floor('pty-echo', options)
-    if (floorBlock) floorP50s.push(floorBlock.p50)
+    cLoopSamples.push(...(cLoop('pty-echo', options) ?? []))
   }
 
   const us = (samples) => {
@@ -226,7 +225,7 @@ async function latency() {
   }
   const [mine, theirsUs] = [us(shellwrightSamples), us(nodePtySamples)]
   const results = { shellwright: mine.p50, 'node-pty': theirsUs.p50 }
-  if (floorP50s.length) results[FLOOR] = stats(floorP50s).p50
+  if (cLoopSamples.length) results[C_LOOP] = us(cLoopSamples).p50
   report({
     bench: 'PTY echo round trip (p50)',
     unit: 'µs',
@@ -238,10 +237,7 @@ async function latency() {
       shellwright: mine,
       nodePty: theirsUs,
       blockRatios: blockRatios.map((ratio) => Number(ratio.toFixed(2))),
-      ...(floorP50s.length && {
-        floor: `${FLOOR}: the median of its block p50s (bench/floor/pty-echo.c, same blocks)`,
-        floorBlockP50s: floorP50s,
-      }),
+      ...(cLoopSamples.length && { cLoop: us(cLoopSamples) }),
     },
     budget: [
       { vs: 'node-pty', atLeast: 1.5 },

@@ -1,10 +1,10 @@
 /*
- * The machine's floor for running `/bin/true`: posix_spawn(3) and waitpid(2) in a C loop, with
+ * Running `/bin/true` without a runtime: posix_spawn(3) and waitpid(2) in a C loop, with
  * the attributes Shellwright's direct spawn passes (a session of its own, an empty signal mask,
  * SIGPIPE at its default). What is left is the kernel's process creation, the dynamic loader's
  * start-up of `true`, its exit and one wake-up of the waiting parent.
  *
- *   spawn-true ITERATIONS WARMUP   prints {"p50":µs,"p90":µs} of the timed runs
+ *   spawn-true ITERATIONS WARMUP   prints {"samples":[µs, …]}, the timed runs in order
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -20,11 +20,6 @@ static double now_us(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* One run of /bin/true, as the direct spawn starts it; 0 when it ran and exited 0. */
@@ -57,7 +52,8 @@ int main(int argc, char **argv) {
     if (run_true() != 0) return 1;
     if (i >= warmup) samples[i - warmup] = now_us() - start;
   }
-  qsort(samples, (size_t)iterations, sizeof(double), by_value);
-  printf("{\"p50\":%.1f,\"p90\":%.1f}\n", samples[iterations / 2], samples[iterations * 9 / 10]);
+  printf("{\"samples\":[");
+  for (int i = 0; i < iterations; i++) printf(i ? ",%.1f" : "%.1f", samples[i]);
+  printf("]}\n");
   return 0;
 }

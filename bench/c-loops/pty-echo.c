@@ -1,10 +1,10 @@
 /*
- * The machine's floor for the PTY echo round trip: the bench's own measurement (write a line to
+ * The PTY echo round trip without a runtime: the bench's own measurement (write a line to
  * `stty -echo; exec cat` on a fresh pseudo-terminal, wait until it comes back) done by a C loop
  * of poll(2), read(2) and write(2), with no runtime, event loop or emulator in the way. What is
  * left is the kernel's line discipline, two process wake-ups and the machine's scheduling.
  *
- *   pty-echo ITERATIONS WARMUP   prints {"p50":µs,"p90":µs} of the timed round trips
+ *   pty-echo ITERATIONS WARMUP   prints {"samples":[µs, …]}, the timed round trips in order
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -25,11 +25,6 @@ static double now_us(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* Reads from `fd` until `want` has arrived; 0 on success, -1 when the terminal ended. */
@@ -75,7 +70,8 @@ int main(int argc, char **argv) {
   kill(child, SIGKILL);
   waitpid(child, NULL, 0);
   if (status != 0) return status;
-  qsort(samples, (size_t)iterations, sizeof(double), by_value);
-  printf("{\"p50\":%.1f,\"p90\":%.1f}\n", samples[iterations / 2], samples[iterations * 9 / 10]);
+  printf("{\"samples\":[");
+  for (int i = 0; i < iterations; i++) printf(i ? ",%.1f" : "%.1f", samples[i]);
+  printf("]}\n");
   return 0;
 }
