@@ -180,6 +180,9 @@ async function theirTerminal(command) {
   return { roundTrip, end }
 }
 
+/** The C loop's contender name (see bench/c-loop.mjs). */
+const C_LOOP = 'C loop (poll + read/write)'
+
 /**
  * Echo round trips through both terminals, alternating blocks of samples between them so that a
  * burst of load on the machine hits both alike; p50 in microseconds. Each block gets fresh
@@ -188,9 +191,6 @@ async function theirTerminal(command) {
  * process where it put it. With one terminal each for the whole run, one draw of that placement
  * decided the comparison; with new ones per block, both sides sample it alike.
  */
-/** The C loop's contender name (see bench/c-loop.mjs). */
-const C_LOOP = 'C loop (poll + read/write)'
-
 async function latency() {
   const command = 'stty -echo; echo ready; exec cat'
   const BLOCKS = 10
@@ -225,20 +225,23 @@ async function latency() {
   }
   const [mine, theirsUs] = [us(shellwrightSamples), us(nodePtySamples)]
   const results = { shellwright: mine.p50, 'node-pty': theirsUs.p50 }
-  if (cLoopSamples.length) results[C_LOOP] = us(cLoopSamples).p50
+  const notes = {
+    samples: `${BLOCKS} alternating blocks of ${options.iterations} round trips each, each block in fresh terminals`,
+    shellwright: mine,
+    nodePty: theirsUs,
+    blockRatios: blockRatios.map((ratio) => Number(ratio.toFixed(2))),
+  }
+  if (cLoopSamples.length) {
+    notes.cLoop = us(cLoopSamples)
+    results[C_LOOP] = notes.cLoop.p50
+  }
   report({
     bench: 'PTY echo round trip (p50)',
     unit: 'µs',
     better: 'lower',
     subject: 'shellwright',
     results,
-    notes: {
-      samples: `${BLOCKS} alternating blocks of ${options.iterations} round trips each, each block in fresh terminals`,
-      shellwright: mine,
-      nodePty: theirsUs,
-      blockRatios: blockRatios.map((ratio) => Number(ratio.toFixed(2))),
-      ...(cLoopSamples.length && { cLoop: us(cLoopSamples) }),
-    },
+    notes,
     budget: [
       { vs: 'node-pty', atLeast: 1.5 },
       { label: 'worst block, node-pty p50 / ours', value: Math.min(...blockRatios), unit: '×', atLeast: 1.5 },

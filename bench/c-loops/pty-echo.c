@@ -1,8 +1,8 @@
 /*
  * The PTY echo round trip without a runtime: the bench's own measurement (write a line to
  * `stty -echo; exec cat` on a fresh pseudo-terminal, wait until it comes back) done by a C loop
- * of poll(2), read(2) and write(2), with no runtime, event loop or emulator in the way. What is
- * left is the kernel's line discipline, two process wake-ups and the machine's scheduling.
+ * of poll(2), read(2) and write(2), with no event loop or emulator in the way. What is left is
+ * the kernel's line discipline, two process wake-ups and the machine's scheduling.
  *
  *   pty-echo ITERATIONS WARMUP   prints {"samples":[µs, …]}, the timed round trips in order
  */
@@ -18,14 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
+#include "samples.h"
 
 /* Reads from `fd` until `want` has arrived; 0 on success, -1 when the terminal ended. */
 static int read_until(int fd, const char *want) {
@@ -70,8 +65,6 @@ int main(int argc, char **argv) {
   kill(child, SIGKILL);
   waitpid(child, NULL, 0);
   if (status != 0) return status;
-  printf("{\"samples\":[");
-  for (int i = 0; i < iterations; i++) printf(i ? ",%.1f" : "%.1f", samples[i]);
-  printf("]}\n");
+  print_samples(samples, iterations);
   return 0;
 }

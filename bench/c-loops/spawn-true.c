@@ -12,15 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
-#include <time.h>
+
+#include "samples.h"
 
 extern char **environ;
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
 
 /* One run of /bin/true, as the direct spawn starts it; 0 when it ran and exited 0. */
 static int run_true(void) {
@@ -52,8 +47,6 @@ int main(int argc, char **argv) {
     if (run_true() != 0) return 1;
     if (i >= warmup) samples[i - warmup] = now_us() - start;
   }
-  printf("{\"samples\":[");
-  for (int i = 0; i < iterations; i++) printf(i ? ",%.1f" : "%.1f", samples[i]);
-  printf("]}\n");
+  print_samples(samples, iterations);
   return 0;
 }
