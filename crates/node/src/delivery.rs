@@ -326,12 +326,16 @@ pub fn js_string<'env>(env: &'env Env, text: &str) -> Result<JsString<'env>> {
 }
 
 /// Calls `callback` with `text`, in pieces of at most [`MAX_JS_CHUNK`] bytes cut between
-/// characters, until one call throws; returns what it threw.
+/// characters, until one call throws; returns what it threw. Called from inside a JS function's
+/// callback, whose handle scope ends with it: a text of one piece needs no scope of its own.
 pub fn deliver_text(
     env: &Env,
     callback: sys::napi_value,
     text: &str,
 ) -> Result<Option<sys::napi_value>> {
+    if text.len() <= MAX_JS_CHUNK {
+        return js_string(env, text).map(|chunk| call_catching(env, callback, chunk.to_unknown()));
+    }
     for piece in shellwright_io::utf8::pieces(text, MAX_JS_CHUNK) {
         if let Some(thrown) = deliver_piece(env, callback, piece)? {
             return Ok(Some(thrown));

@@ -24,7 +24,7 @@ use napi::bindgen_prelude::{
     Env, Function, FunctionRef, JsValue, PromiseRaw, Result, ToNapiValue, Unknown,
 };
 use napi::{check_status, sys};
-use shellwright_io::lock;
+use shellwright_io::{SharedText, lock};
 
 use crate::abort::AbortWatch;
 use crate::delivery::{ChunkThrows, call_plain, deliver_text};
@@ -86,7 +86,7 @@ pub struct DonePromises<V> {
 /// One promise's output, callback and outcome, waiting for its microtask.
 struct Delivery<V> {
     callback: FunctionRef<String, Unknown<'static>>,
-    text: String,
+    text: SharedText,
     outcome: std::result::Result<V, JsFailure>,
 }
 
@@ -115,20 +115,20 @@ impl<V: ToNapiValue + Send + 'static> DonePromises<V> {
         })
     }
 
-    /// A promise settled with `outcome`, after `text` was passed to `callback` (see the type's
-    /// doc).
+    /// A promise settled with `outcome`, after `text` (when there is some) was passed to
+    /// `callback` (see the type's doc).
     pub fn promise<'env>(
         &self,
         env: &'env Env,
         callback: Option<Function<'env, String, Unknown<'static>>>,
-        text: String,
+        text: Option<SharedText>,
         outcome: std::result::Result<V, JsFailure>,
     ) -> Result<PromiseRaw<'env, Settlement<V>>> {
         let mut deferred = ptr::null_mut();
         let mut promise = ptr::null_mut();
         // SAFETY: a Node-API call on the live environment with valid out-pointers.
         check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
-        let Some(callback) = callback.filter(|_| !text.is_empty()) else {
+        let (Some(callback), Some(text)) = (callback, text.filter(|text| !text.is_empty())) else {
             settle_deferred(env, deferred, Settlement::from(outcome))?;
             return Ok(PromiseRaw::new(env.raw(), promise));
         };

@@ -402,10 +402,15 @@ impl Shell {
         {
             return Ok(InPlace::Declined(args));
         }
-        let output = Arc::new(std::sync::Mutex::new(String::new()));
+        // A run in place passes its output in one chunk, kept as it came.
+        let output = Arc::new(std::sync::Mutex::new(None::<SharedText>));
         let collected = Arc::clone(&output);
         let on_chunk = Box::new(move |chunk: SharedText| {
-            lock(&collected).push_str(&chunk);
+            let mut text = lock(&collected);
+            *text = Some(match text.take() {
+                None => chunk,
+                Some(before) => SharedText::from(format!("{}{}", &*before, &*chunk)),
+            });
         });
         let request = std::mem::take(&mut args.request);
         let outcome = match self.inner.try_run_inline(request, on_chunk) {
@@ -415,7 +420,7 @@ impl Shell {
                 return Ok(InPlace::Declined(args));
             }
         };
-        let text = std::mem::take(&mut *lock(&output));
+        let text = lock(&output).take();
         let outcome = outcome.map(ShellResult::from).map_err(shell_failure);
         self.done
             .promise(env, args.on_chunk, text, outcome)

@@ -160,7 +160,9 @@ impl TranscriptBuffer {
         } else {
             0
         };
-        let text = match String::from_utf8(joined.split_off(partial)) {
+        // In place: `split_off` would allocate even at 0.
+        joined.drain(..partial);
+        let text = match String::from_utf8(joined) {
             Ok(text) => text,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
         };
@@ -193,6 +195,15 @@ impl TranscriptBuffer {
     /// becomes strings of its own size, no longer holding the chunks it shared, in pieces of at
     /// most [`PIECE`] bytes so that dropping its front later frees storage as it goes.
     pub fn shrink(&mut self) {
+        // Most runs print less than a piece: kept whole, that piece only gives back its spare
+        // storage (none, when it was copied at once), instead of being copied twice over.
+        if let (0, 1, Some(Piece::Copied(only))) =
+            (self.front, self.pieces.len(), self.pieces.front_mut())
+            && only.len() <= PIECE
+        {
+            only.shrink_to_fit();
+            return;
+        }
         let (text, dropped) = self.text();
         self.pieces = VecDeque::new();
         (self.front, self.len, self.dropped) = (0, text.len(), dropped);
@@ -357,7 +368,7 @@ impl History {
 
     /// A run of `command` started in `cwd`. Runs of one shell are serialised, so there is at most
     /// one running entry; a start while one runs finishes it first, without a result.
-    pub fn start(&self, command: &str, cwd: PathBuf) {
+    pub fn start(&self, command: impl Into<String>, cwd: PathBuf) {
         let mut state = self.lock();
         state.finish(None, None);
         // The running entry counts toward the limit.
@@ -369,7 +380,7 @@ impl History {
         let stored = Stored {
             entry: HistoryEntry {
                 id,
-                command: command.to_string(),
+                command: command.into(),
                 cwd,
                 end_cwd: None,
                 output: String::new(),
@@ -592,6 +603,9 @@ mod tests {
             let (expected, cut) = tail_within(&all, budget);
             prop_assert_eq!(text.as_str(), expected);
             prop_assert_eq!(dropped, cut as u64);
+            buffer.shrink();
+            prop_assert_eq!(buffer.text(), (text.clone(), dropped));
+            prop_assert_eq!(buffer.capacity(), text.len());
         }
 
         /// Large chunks, some kept shared, among small copied ones.
@@ -661,7 +675,7 @@ mod tests {
     fn keeps_at_most_limit_entries_counting_the_running_one() {
         let history = History::new(limits(2));
         for i in 0..5 {
-            history.start(&format!("c{i}"), PathBuf::from("/"));
+            history.start(format!("c{i}"), PathBuf::from("/"));
             history.finish(Some(finished(i)), None);
         }
         let ids: Vec<u64> = history.entries().iter().map(|e| e.id).collect();

@@ -475,7 +475,7 @@ fn recorded(
 ) -> (StartHandler, ChunkHandler) {
     let starts = history.clone();
     let command = command.to_string();
-    let on_start: StartHandler = Box::new(move |cwd| starts.start(&command, cwd.to_path_buf()));
+    let on_start: StartHandler = Box::new(move |cwd| starts.start(command, cwd.to_path_buf()));
     let outputs = history.clone();
     let on_chunk: ChunkHandler = Box::new(move |chunk| {
         outputs.output(&chunk);

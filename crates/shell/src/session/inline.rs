@@ -116,7 +116,7 @@ impl Session {
         let outcome = self.conclude(ended);
         self.restore_stdio(idle_stdio);
         let mut decoder = Utf8Decoder::new();
-        let mut text = decoder.decode(&transcript.take_written());
+        let mut text = decoder.decode_owned(transcript.take_written());
         text.push_str(&decoder.finish());
         if !text.is_empty() {
             on_chunk(text.into());
