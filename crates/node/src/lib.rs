@@ -20,6 +20,35 @@
 #[cfg(panic = "abort")]
 compile_error!("shellwright-node must be built with panic = \"unwind\"");
 
+/// The addon's own allocations (the shell's, the terminal's, the PTY's; not Node's) come from
+/// mimalloc on Linux: a terminal allocates and recycles a row per line of scrollback, and a
+/// builtin run in place makes some eighty small allocations, which glibc's malloc serves more
+/// slowly. The host's `malloc` is left alone (no `override`); nothing the addon allocates is freed
+/// by C code, or the other way round.
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Run by the dynamic loader when the addon is loaded, ahead of the constructors without a
+/// priority (napi-rs registers the exports in those, and they allocate). mimalloc commits the
+/// arenas it reserves at once by default; where transparent huge pages are on, the first touches
+/// then fault in whole huge pages: a PTY session streaming a gigabyte peaked at 135 MB of RSS
+/// that way, against 100 MB with commits on demand (87 MB with glibc), at the same speed.
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array.00100")]
+static CONFIGURE_ALLOCATOR: extern "C" fn() = configure_allocator;
+
+#[cfg(target_os = "linux")]
+extern "C" fn configure_allocator() {
+    /// `mi_option_arena_eager_commit` of `mimalloc.h` (the same in its v2 and v3), which
+    /// libmimalloc-sys does not name.
+    const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
+    // SAFETY: sets one of mimalloc's documented options to a valid value; options may be set at
+    // any time, and this one is read when an arena is reserved.
+    unsafe { libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0) };
+}
+
 mod abort;
 mod attach;
 mod construct;
