@@ -44,7 +44,7 @@ static CONFIGURE_ALLOCATOR: extern "C" fn() = configure_allocator;
 #[cfg(target_os = "linux")]
 extern "C" fn configure_allocator() {
     /// `mi_option_arena_eager_commit` of `mimalloc.h` (the same in its v2 and v3), which
-    /// libmimalloc-sys does not name.
+    /// libmimalloc-sys does not name; its version is pinned for this (see Cargo.toml).
     const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
     // SAFETY: sets one of mimalloc's documented options to a valid value; options may be set at
     // any time, and this one is read when an arena is reserved.
