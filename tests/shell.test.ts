@@ -254,6 +254,18 @@ describe('output decoding and draining', () => {
     expect(out.text).toBe('€|a\uFFFDb|\uFFFD')
   })
 
+  it('hands non-ASCII text over exactly, in chunks of any size, characters outside the BMP included', async () => {
+    // Latin-1, other BMP characters and surrogate pairs, in a transcript longer than one JS chunk.
+    const line = 'café → 日本語 😀 naïve ✓\n'
+    const text = line.repeat(20_000)
+    const file = join(scratch, 'non-ascii.txt')
+    writeFileSync(file, text)
+    const out = collector()
+    await new Shell().run({ command: `cat '${file}'; printf 'é'` }, out.push)
+    expect(out.text.length).toBe(text.length + 1)
+    expect(out.text).toBe(`${text}é`)
+  })
+
   // A Shell's jobs keep what they write after their run (see runs-that-stay.test.ts); a one-shot
   // run, which nothing could ask later, drains it.
   it('executeShell keeps reading output of background jobs after the foreground ends', async () => {

@@ -317,12 +317,17 @@ pub fn callback_arg<'env>(
 
 /// `text` as a JS string. ASCII text, most of what programs print, is handed over as Latin-1,
 /// which V8 copies as it is; V8's UTF-8 decoder would read it twice (to size it, then to copy).
+/// Other text is converted to UTF-16 here, which copies its runs of ASCII a word at a time where
+/// V8's decoder steps every byte after the first non-ASCII one through a state machine, twice;
+/// from UTF-16, V8 still makes a one-byte string when every character fits in Latin-1.
 pub fn js_string<'env>(env: &'env Env, text: &str) -> Result<JsString<'env>> {
     if text.is_ascii() {
-        env.create_string_latin1(text.as_bytes())
-    } else {
-        env.create_string(text)
+        return env.create_string_latin1(text.as_bytes());
     }
+    // No character takes more UTF-16 units than UTF-8 bytes, so this is room enough.
+    let mut utf16 = vec![0; text.len()];
+    let units = encoding_rs::mem::convert_str_to_utf16(text, &mut utf16);
+    env.create_string_utf16(&utf16[..units])
 }
 
 /// Calls `callback` with `text`, in pieces of at most [`MAX_JS_CHUNK`] bytes cut between
