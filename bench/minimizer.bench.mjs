@@ -2,8 +2,11 @@
 // Shell.run with the minimizer enabled minus the p50 of the same run with it off (budget ≤ 5 ms),
 // the two runs taken in turn.
 // The output is real: recorded transcripts from tests/fixtures/transcripts repeated to 1 MB, printed
-// by a shell function named like the tool so the run dispatches to that tool's filter.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// by a program named like the tool (a script on PATH that cats the file), so the run dispatches to
+// that tool's filter and starts its program as it would start the real tool. A shell function
+// would make brush fork the whole host for `cat`, a cost that grows with the host's memory and so
+// lands more on the minimizing run, which holds more of it.
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -45,11 +48,15 @@ try {
     const file = join(dir, `${c.transcript}.txt`)
     const output = repeatedTo(transcriptOutput(c.transcript), MB)
     writeFileSync(file, output)
-    const define = `${c.program}() { cat '${file}'; }`
+    const bin = join(dir, `bin-${c.program}`)
+    mkdirSync(bin)
+    writeFileSync(join(bin, c.program), `#!/bin/sh\nexec cat '${file}'\n`)
+    chmodSync(join(bin, c.program), 0o755)
+    const path = `export PATH='${bin}':"$PATH"`
     const raw = new Shell()
     const minimizing = new Shell({ minimizer: { enabled: true } })
-    await raw.run({ command: define })
-    await minimizing.run({ command: define })
+    await raw.run({ command: path })
+    await minimizing.run({ command: path })
     const probe = await minimizing.run({ command: c.command })
     if (!probe.minimized) throw new Error(`${c.name}: the minimizer left the output unchanged`)
     const samples = await sampleInTurn(
