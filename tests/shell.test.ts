@@ -254,7 +254,7 @@ describe('output decoding and draining', () => {
     expect(out.text).toBe('€|a\uFFFDb|\uFFFD')
   })
 
-  it('hands non-ASCII text over exactly, in chunks of any size, characters outside the BMP included', async () => {
+  it('hands non-ASCII text over exactly across JS chunks, characters outside the BMP included', async () => {
     // Latin-1, other BMP characters and surrogate pairs, in a transcript longer than one JS chunk.
     const line = 'café → 日本語 😀 naïve ✓\n'
     const text = line.repeat(20_000)
