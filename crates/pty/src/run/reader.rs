@@ -46,8 +46,8 @@ const EAGER_DELIVERY: usize = 512;
 /// to fill 256 KiB, and each round then held Node's thread for that plus the emulator's work
 /// on it — 9–10 ms a round, which a viewer attached meanwhile, a timer or any other event of the
 /// host waited behind. With the bound, a round holds it for about 4 ms, and a viewer attached to
-/// such a stream hears from it in half the time (bench/attach.bench.mjs: catch-up p50 27 → 14 ms,
-/// the stream's throughput unchanged).
+/// such a stream hears from it in half the time (bench/attach.bench.mjs: catch-up p50 27 → 14 ms;
+/// the stream's throughput moved less than from one run to the next).
 const DRIVER_ROUND: Duration = Duration::from_millis(2);
 
 /// Whether the terminal may still produce output.
