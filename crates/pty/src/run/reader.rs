@@ -40,8 +40,8 @@ const FIRST_READ_BUFFER: usize = 16 * 1024;
 /// stream's first reads are larger (the terminal buffers up to 4 KiB while the reader is away), so
 /// they keep gathering.
 const EAGER_DELIVERY: usize = 512;
-/// How long a driver's round may gather before it delivers what it has and lets the driver's
-/// event loop go on. A fast producer fills the whole buffer well within it; a terminal-bound
+/// How long a driver's round (or the I/O thread's, standing in for a stalled driver) may gather
+/// before it delivers what it has and lets the driver's event loop go on. A fast producer fills the whole buffer well within it; a terminal-bound
 /// stream (`cat` of a large file, about 40 MB/s through the pseudo-terminal here) takes 5–6 ms
 /// to fill 256 KiB, and each round then held Node's thread for that plus the emulator's work
 /// on it — 9–10 ms a round, which a viewer attached meanwhile, a timer or any other event of the
@@ -128,8 +128,8 @@ impl MasterReader {
         self.fd
     }
 
-    /// Reads what the terminal has ready, up to one buffer's worth or [`DRIVER_ROUND`] of reading,
-    /// and hands it to the output; at the end of input, finishes the output and reports
+    /// Reads what the terminal has ready, up to one buffer's worth or 2 ms of reading, and hands
+    /// it to the output; at the end of input, finishes the output and reports
     /// [`ReadState::Ended`]. For the driver.
     pub fn read(&self) -> ReadState {
         self.driver_reads.fetch_add(1, Ordering::Relaxed);
@@ -137,8 +137,8 @@ impl MasterReader {
     }
 
     /// [`read`](Self::read) for the I/O thread backing up a stalled driver: not counted as the
-    /// driver's, and one buffer at a time, so that the thread looks again after each whether
-    /// the driver is back.
+    /// driver's, and one round at a time (a buffer, or [`DRIVER_ROUND`] of reading), so that the
+    /// thread looks again after each whether the driver is back.
     pub(super) fn read_for_driver(&self) -> ReadState {
         self.read_with(false)
     }
