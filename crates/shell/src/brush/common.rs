@@ -73,10 +73,11 @@ pub(crate) fn session_of_traps(traps: &TrapHandlerConfig) -> Option<u64> {
     parse_trap_key(trap_key_of(traps)?).map(|(session, _)| session)
 }
 
-/// The first word of our DEBUG trap's command, which says what a shell is: the session it belongs
-/// to and the resource limits it sets for the processes it starts (`ulimit`), `<session>` or
-/// `<session>,<limits>` ([`RunLimits::encode`]). It lives in the trap so that every clone of a
-/// shell carries its own, as a subshell's `ulimit` must not change its parent's.
+/// The comment that ends our DEBUG trap's command ([`trap_command`]), which says what a shell is:
+/// the session it belongs to and the resource limits it sets for the processes it starts
+/// (`ulimit`), `<session>` or `<session>,<limits>` ([`RunLimits::encode`]). It lives in the trap
+/// so that every clone of a shell carries its own, as a subshell's `ulimit` must not change its
+/// parent's.
 pub(crate) fn trap_key(session: u64, limits: &RunLimits) -> String {
     if limits.is_host() {
         session.to_string()
@@ -91,14 +92,30 @@ pub(crate) fn parse_trap_key(key: &str) -> Option<(u64, RunLimits)> {
     Some((session.parse().ok()?, RunLimits::decode(limits)?))
 }
 
+/// Our DEBUG trap's command: the builtin with `words` (its arguments and redirections), then the
+/// [`trap_key`] in a comment.
+///
+/// The trap runs before every simple command, and brush expands each of its words every time:
+/// the key rides in the comment, which the parser drops, and the builtin's name is quoted, since
+/// brush asks its glob parser about every unquoted word. Words cost the most of an arithmetic
+/// `for` loop's time.
+pub(crate) fn trap_command(key: &str, words: &str) -> String {
+    format!("'{DEBUG_TRAP_BUILTIN}' {words} #{key}")
+}
+
+/// The words and the key of a [`trap_command`].
+fn split_trap_command(command: &str) -> Option<(&str, &str)> {
+    command
+        .strip_prefix('\'')?
+        .strip_prefix(DEBUG_TRAP_BUILTIN)?
+        .strip_prefix("' ")?
+        .rsplit_once(" #")
+}
+
 /// The [`trap_key`] in a shell's trap table.
 pub(crate) fn trap_key_of(traps: &TrapHandlerConfig) -> Option<&str> {
     let handler = traps.get_handler(TrapSignal::Debug)?;
-    handler
-        .command
-        .strip_prefix(DEBUG_TRAP_BUILTIN)?
-        .split_whitespace()
-        .next()
+    split_trap_command(&handler.command).map(|(_, key)| key)
 }
 
 /// The limits `shell` sets for the processes it starts (the host's when it sets none).
@@ -127,15 +144,10 @@ pub(crate) fn set_run_limits(shell: &mut Shell, limits: RunLimits) {
     let Some(session) = session_of_traps(shell.traps()) else {
         return;
     };
-    let Some(rest) = handler
-        .command
-        .strip_prefix(DEBUG_TRAP_BUILTIN)
-        .map(str::trim_start)
-        .and_then(|text| text.split_once(' ').map(|(_, rest)| rest))
-    else {
+    let Some((words, _)) = split_trap_command(&handler.command) else {
         return;
     };
-    let command = format!("{DEBUG_TRAP_BUILTIN} {} {rest}", trap_key(session, &limits));
+    let command = trap_command(&trap_key(session, &limits), words);
     shell
         .traps_mut()
         .register_handler(TrapSignal::Debug, command, handler.source_info);
@@ -203,4 +215,34 @@ pub(crate) fn set_bash_command(shell: &mut Shell, command_line: String) {
         EnvironmentLookup::Anywhere,
         EnvironmentScope::Global,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trap_command_gives_back_its_words_and_key() {
+        let words = "\"$BASH_COMMAND\" \"${BASH_XTRACEFD-}\" \"$_\" 255>&2 2>/dev/null";
+        for key in ["7", "7,7=64:64,2=0:18446744073709551615"] {
+            let command = trap_command(key, words);
+            assert_eq!(
+                command,
+                format!("'__shellwright_debug_trap' {words} #{key}")
+            );
+            assert_eq!(split_trap_command(&command), Some((words, key)));
+        }
+    }
+
+    #[test]
+    fn a_command_that_is_not_our_trap_has_no_key() {
+        for command in [
+            "echo hi",
+            "__shellwright_debug_trap \"$BASH_COMMAND\" #7",
+            "'__shellwright_debug_trap' \"$BASH_COMMAND\"",
+            "'__shellwright_debug_trapx' \"$_\" #7",
+        ] {
+            assert_eq!(split_trap_command(command), None, "{command}");
+        }
+    }
 }

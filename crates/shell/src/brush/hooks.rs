@@ -3,10 +3,10 @@
 //! brush-core 0.5 never yields inside a loop of builtins, so dropping its future cannot stop
 //! `while :; do :; done`. It does run the DEBUG trap before every simple command, loops included,
 //! and it accepts custom builtins. So every session's DEBUG trap is our builtin
-//! `__shellwright_debug_trap <session>`, which yields to the runtime now and then so timers keep
-//! firing, and stops what must stop: once a run is stopped (its token fired, or it was stopped
-//! before and a job of it still runs), every shell carrying that run's tag — its foreground, its
-//! background jobs, substitutions and subshells — diverts its next command so that it unwinds
+//! `__shellwright_debug_trap` (its session named in the trap's text), which yields to the runtime
+//! now and then so timers keep firing, and stops what must stop: once a run is stopped (its token
+//! fired, or it was stopped before and a job of it still runs), every shell carrying that run's
+//! tag — its foreground, its background jobs, substitutions and subshells — diverts its next command so that it unwinds
 //! through brush's own frames (see [`unwind`]) and the session lives on; a pipeline stage's thread
 //! unwinds up to its stage. Once the session is ending, every command of it, in any task, parks
 //! for good, and the session's runtime then drops them (see [`worker`](crate::worker)). The same
@@ -38,7 +38,7 @@ use shellwright_proc::{CancelReason, CancelToken, RUN_TAG_VARIABLE, RunRoots, Ru
 
 use super::common::{
     BuiltinFn, DEBUG_TRAP_BUILTIN, XTRACEFD_ASIDE, is_internal, parse_trap_key, restore_xtracefd,
-    session_of_traps, set_bash_command, trap_key, trap_key_of, user_line,
+    session_of_traps, set_bash_command, trap_command, trap_key, trap_key_of, user_line,
 };
 use super::spawn_policy::{self, RunLimits};
 use super::state::{SessionRecord, with_session};
@@ -89,26 +89,46 @@ pub(crate) fn install_builtins(table: &mut HashMap<String, Registration<DefaultS
 /// under `set -x`; the command hides both. `"$BASH_COMMAND"` is expanded before brush replaces it,
 /// so the builtin can put the user's command back; `"$_"` comes last because brush sets `$_` to a
 /// command's last argument, so the trap leaves it as the user's previous command had it. Under
-/// `set -x` the trap's own trace line goes to `/dev/null` (`255>&2 2>/dev/null`, marked `x`); the
-/// builtin writes and runs the user's trap with the saved stderr. A trace that `BASH_XTRACEFD`
-/// sends elsewhere is sent to stderr too, by [`XTRACEFD_ASIDE`].
+/// `set -x` the trap's own trace line goes to `/dev/null` (`255>&2 2>/dev/null`); the builtin
+/// writes and runs the user's trap with the saved stderr. A trace that `BASH_XTRACEFD` sends
+/// elsewhere is sent to stderr too, by [`XTRACEFD_ASIDE`]. So the plain trap passes the builtin
+/// two arguments, and the traced one three or four ([`TrapArgs`]).
 fn install_trap(shell: &mut Shell, key: &str) {
-    let command = if shell.options().print_commands_and_arguments {
-        format!(
-            "{DEBUG_TRAP_BUILTIN} {key} {TRACED} \"$BASH_COMMAND\" {XTRACEFD_ASIDE} \"$_\" {SAVED_STDERR}>&2 2>/dev/null"
-        )
+    let words = if shell.options().print_commands_and_arguments {
+        format!("\"$BASH_COMMAND\" {XTRACEFD_ASIDE} \"$_\" {SAVED_STDERR}>&2 2>/dev/null")
     } else {
-        format!("{DEBUG_TRAP_BUILTIN} {key} - \"$BASH_COMMAND\" \"$_\"")
+        "\"$BASH_COMMAND\" \"$_\"".to_string()
     };
-    shell
-        .traps_mut()
-        .register_handler(TrapSignal::Debug, command, Default::default());
+    shell.traps_mut().register_handler(
+        TrapSignal::Debug,
+        trap_command(key, &words),
+        Default::default(),
+    );
 }
 
-/// Marks a trap command whose stderr was moved to [`SAVED_STDERR`].
-const TRACED: &str = "x";
 /// Where the traced trap command keeps its real stderr.
 const SAVED_STDERR: ShellFd = 255;
+
+/// The arguments of our DEBUG trap's builtin (after its name): the user's command, then, when
+/// traced, the words of [`XTRACEFD_ASIDE`], then `$_`.
+struct TrapArgs<'a> {
+    command: Option<&'a CommandArg>,
+    /// The words of [`XTRACEFD_ASIDE`]: `Some` only when the trap was worded for `set -x`.
+    xtracefd_aside: Option<&'a [CommandArg]>,
+}
+
+impl<'a> TrapArgs<'a> {
+    fn of(args: &'a [CommandArg]) -> Self {
+        let command = args.get(1);
+        let xtracefd_aside = args
+            .get(2..args.len().saturating_sub(1))
+            .filter(|words| !words.is_empty());
+        Self {
+            command,
+            xtracefd_aside,
+        }
+    }
+}
 
 /// `$SHELLOPTS` as brush computes it, with `functrace` only where the user turned it on.
 fn user_shellopts(shell: &dyn ShellState) -> ShellValue {
@@ -128,10 +148,11 @@ fn debug_trap(
     args: Vec<CommandArg>,
 ) -> BoxFuture<'_, Result<ExecutionResult, brush_core::Error>> {
     Box::pin(async move {
-        let key = args.get(1).and_then(|a| parse_trap_key(&a.to_string()));
+        let key = trap_key_of(ctx.shell.traps()).and_then(parse_trap_key);
         let id = key.map(|(id, _)| id);
-        let traced = args.get(2).is_some_and(|a| a.to_string() == TRACED);
-        if traced && let Some(aside) = args.get(4..args.len().saturating_sub(1)) {
+        let words = TrapArgs::of(&args);
+        let traced = words.xtracefd_aside.is_some();
+        if let Some(aside) = words.xtracefd_aside {
             restore_xtracefd(ctx.shell, aside);
         }
         let Some((halt, user_trap, functrace, seen, signalled)) = id.and_then(|id| {
@@ -154,7 +175,7 @@ fn debug_trap(
         };
         // The user's function definitions back in the table before anything reads it.
         bodies::restore(ctx.shell, id);
-        let user_command = args.get(3).map(ToString::to_string).unwrap_or_default();
+        let user_command = words.command.map(ToString::to_string).unwrap_or_default();
         match halt {
             Halt::Park => return park().await,
             Halt::IfRunStopped => {
