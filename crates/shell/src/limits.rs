@@ -88,19 +88,22 @@ pub fn check() -> Option<LimitExceeded> {
 }
 
 /// How many descriptors can still be opened, estimated from the lowest free one (descriptors
-/// are handed out lowest first, so everything below it is in use): two syscalls.
+/// are handed out lowest first, so everything below it is in use) and the soft limit.
+///
+/// The lowest free descriptor is found afresh (two syscalls). The limit is read once per
+/// [`LIMIT_REREAD`] calls, and again whenever the answer comes near [`FD_RESERVE`]: the check runs
+/// before every simple command, and the third syscall was a tenth of a loop's time. A limit
+/// raised since the last read can therefore never stop a run; one lowered (by another part of
+/// the host: a session's `ulimit` changes only what it starts) is seen within that many commands.
 #[cfg(unix)]
 pub fn descriptors_left() -> Option<usize> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into `limit`; F_DUPFD_CLOEXEC returns a new descriptor we own and
-    // close at once.
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+    /// The soft limit as last read; 0 before the first read.
+    static SOFT_LIMIT: AtomicU64 = AtomicU64::new(0);
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we own and close at once.
     let lowest_free = unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-            return None;
-        }
         let probe = libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 0);
         if probe < 0 {
             return Some(0);
@@ -108,9 +111,37 @@ pub fn descriptors_left() -> Option<usize> {
         libc::close(probe);
         probe as u64
     };
+    let left = |soft: u64| usize::try_from(soft.saturating_sub(lowest_free)).ok();
+    let cached = SOFT_LIMIT.load(Ordering::Relaxed);
+    let fresh_read_due = CALLS
+        .fetch_add(1, Ordering::Relaxed)
+        .is_multiple_of(LIMIT_REREAD);
+    if cached != 0 && !fresh_read_due && left(cached).is_some_and(|n| n >= 2 * FD_RESERVE) {
+        return left(cached);
+    }
+    let soft = soft_descriptor_limit()?;
+    SOFT_LIMIT.store(soft, Ordering::Relaxed);
+    left(soft)
+}
+
+/// How many calls of [`descriptors_left`] may answer from the limit it read last.
+#[cfg(unix)]
+const LIMIT_REREAD: u32 = 64;
+
+/// `RLIMIT_NOFILE`'s soft limit (at least 1: 0 means "not read yet" to the cache).
+#[cfg(unix)]
+fn soft_descriptor_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into `limit`.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return None;
+    }
     #[allow(clippy::useless_conversion)] // rlim_t is not u64 everywhere
     let soft = u64::try_from(limit.rlim_cur).unwrap_or(u64::MAX);
-    usize::try_from(soft.saturating_sub(lowest_free)).ok()
+    Some(soft.max(1))
 }
 
 #[cfg(not(unix))]
