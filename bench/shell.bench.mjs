@@ -78,6 +78,21 @@ async function latency() {
     })
   }
 
+  // A loop of builtins, queued (a loop is never run in place): every simple command of it passes
+  // through the session's per-command hook (cancellation, limits, the user's traps), which bash
+  // does not have. No budget: the row shows what a script's commands cost against bash's.
+  const loop = 'for ((i = 0; i < 2000; i++)); do [ "$i" -ge 0 ] && :; done'
+  const loopOptions = { iterations: 20, warmup: 3 }
+  report({
+    bench: 'shell.run of a 2,000-iteration loop of builtins, p50 latency',
+    unit: 'ms',
+    subject: 'Shell.run',
+    results: {
+      'Shell.run': stats(await sample(() => shell.run({ command: loop }), loopOptions)).p50,
+      'persistent bash over a pipe': stats(await sample(() => bash.run(loop), loopOptions)).p50,
+    },
+  })
+
   const spawnTrue = () => new Promise((resolve) => spawn('/bin/true', { stdio: 'ignore' }).on('exit', resolve))
   const trueOptions = { iterations: 200, warmup: 20 }
   const external = {
