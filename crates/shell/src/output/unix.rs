@@ -1,16 +1,27 @@
-//! The Unix output thread: it waits on the run's pipe and its end pipe with poll(2).
+//! The Unix output thread: it waits on the run's pipe and the session's end-of-run wake pipe with
+//! poll(2).
 //!
 //! When the foreground command has ended and nothing holds the pipe open any more (the common
 //! case: no background job writes to it), the rest of the output is read where the run ends, on
 //! the session's thread ([`OutputReader::finish`]): waking the output thread for the last bytes
 //! and waiting to hear back from it were two thread hand-offs on every run's path.
+//!
+//! Making and freeing pipes is kept off a run's path too: a pipe costs microseconds to create
+//! and as much again to free (its pages are accounted to the memory cgroup), which was a tenth of
+//! a `/bin/true` run's overhead. The output thread makes the next run's pipe once it is done with
+//! a run, and it holds the last reference to each run's pipe, so the pipe is freed there; the end
+//! of a run is told through one wake pipe the session keeps, not a pipe per run.
 
 use std::io::{PipeReader, PipeWriter};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use shellwright_io::{PollFd, Utf8Decoder, lock, poll, read_to_spare, set_pipe_capacity};
+use shellwright_io::{
+    PollFd, Utf8Decoder, WakeReceiver, Waker, lock, poll, read_to_spare, set_pipe_capacity,
+    wake_pipe,
+};
 use tokio::sync::oneshot;
 
 use super::{ChunkHandler, DRAIN_CAP, DRAIN_IDLE};
@@ -28,10 +39,11 @@ const HAND_OVER: usize = READ_BUFFER / 2;
 
 /// The reading side of one run, served by its session's [`OutputPump`].
 pub struct OutputReader {
-    /// The write end of the run's end pipe: closing it says that the foreground command ended.
-    ended: Option<OwnedFd>,
+    run: RunNumber,
+    ends: Arc<RunEnds>,
     done: oneshot::Receiver<()>,
-    stream: Arc<Stream>,
+    /// Let go of before the end is told, so that the output thread frees the pipe.
+    stream: Option<Arc<Stream>>,
 }
 
 impl OutputReader {
@@ -39,12 +51,46 @@ impl OutputReader {
     /// read and delivered everything it is going to. When no writer holds the pipe any more, what
     /// is left in it is read here, without waiting for the output thread.
     pub async fn finish(mut self) {
-        let read_here = self.stream.read_to_end_if_closed();
-        // Closing the end pipe is the signal (a reader whose run was dropped sees it too).
-        drop(self.ended.take());
+        let read_here = self
+            .stream
+            .take()
+            .is_none_or(|stream| stream.read_to_end_if_closed());
+        self.ends.tell(self.run);
         if !read_here {
             let _ = (&mut self.done).await;
         }
+    }
+}
+
+impl Drop for OutputReader {
+    /// A reader whose run was dropped before it finished says so too: the output thread drains
+    /// the pipe by the same rule and goes on to the next run.
+    fn drop(&mut self) {
+        if self.stream.take().is_some() {
+            self.ends.tell(self.run);
+        }
+    }
+}
+
+/// Runs are numbered from 1 in the order the session begins them.
+type RunNumber = u64;
+
+/// Which runs' foreground commands have ended, shared by a session and its output thread.
+struct RunEnds {
+    /// The number of the latest run whose end was told; runs end in order.
+    through: AtomicU64,
+    /// Wakes the output thread after `through` moved.
+    waker: Waker,
+}
+
+impl RunEnds {
+    fn tell(&self, run: RunNumber) {
+        self.through.fetch_max(run, Ordering::AcqRel);
+        self.waker.wake();
+    }
+
+    fn has_ended(&self, run: RunNumber) -> bool {
+        self.through.load(Ordering::Acquire) >= run
     }
 }
 
@@ -121,12 +167,30 @@ impl Reading {
     }
 }
 
-/// One run's pipes and where its output goes.
+/// One run's pipe, with the buffer size set: made ahead of the run by the output thread.
+struct RunPipe {
+    data: PipeReader,
+    writer: PipeWriter,
+}
+
+impl RunPipe {
+    fn new() -> std::io::Result<Self> {
+        let (data, writer) = shellwright_io::pipe()?;
+        set_pipe_capacity(writer.as_fd(), PIPE_CAPACITY);
+        Ok(Self {
+            data: PipeReader::from(data),
+            writer: PipeWriter::from(writer),
+        })
+    }
+}
+
+/// The pipe the next run takes, when the output thread has made it.
+type Spare = Arc<Mutex<Option<RunPipe>>>;
+
+/// One run's pipe and where its output goes.
 struct ReadJob {
+    run: RunNumber,
     stream: Arc<Stream>,
-    /// Hangs up when the foreground command ended. A plain pipe, used only for its hang-up: it
-    /// needs none of a wake pipe's non-blocking set-up.
-    ended: OwnedFd,
     done: oneshot::Sender<()>,
 }
 
@@ -134,36 +198,48 @@ struct ReadJob {
 /// run does not pay for starting a thread (that cost dominated a builtin's latency).
 pub struct OutputPump {
     jobs: mpsc::Sender<ReadJob>,
+    ends: Arc<RunEnds>,
+    spare: Spare,
+    /// The number of the latest run begun.
+    begun: AtomicU64,
 }
 
 impl OutputPump {
     pub fn start() -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel::<ReadJob>();
+        let (waker, wakes) = wake_pipe()?;
+        let ends = Arc::new(RunEnds {
+            through: AtomicU64::new(0),
+            waker,
+        });
+        let spare = Spare::default();
+        let thread = OutputThread {
+            ends: Arc::clone(&ends),
+            wakes,
+            spare: Arc::clone(&spare),
+        };
         std::thread::Builder::new()
             .name("shellwright-output".into())
-            .spawn(move || {
-                let mut buf = Vec::with_capacity(READ_BUFFER);
-                // Ends when the session drops the pump (the sender).
-                for job in queue {
-                    std::mem::swap(&mut lock(&job.stream.reading).buf, &mut buf);
-                    read_until_drained(&job.stream, &job.ended);
-                    std::mem::swap(&mut lock(&job.stream.reading).buf, &mut buf);
-                    let _ = job.done.send(());
-                }
-            })?;
-        Ok(Self { jobs })
+            .spawn(move || thread.serve(queue))?;
+        Ok(Self {
+            jobs,
+            ends,
+            spare,
+            begun: AtomicU64::new(0),
+        })
     }
 
-    /// Creates a run's pipe and hands its read end to the thread; returns the reader handle and
-    /// the write end that becomes the run's stdout and stderr.
+    /// Hands the run's pipe (the one made ahead, or a new one) to the thread; returns the reader
+    /// handle and the write end that becomes the run's stdout and stderr.
     pub fn begin(&self, on_chunk: ChunkHandler) -> std::io::Result<(OutputReader, PipeWriter)> {
-        let (data, data_tx) = shellwright_io::pipe()?;
-        let (data, data_tx) = (PipeReader::from(data), PipeWriter::from(data_tx));
-        let (ended, ended_tx) = shellwright_io::pipe()?;
-        set_pipe_capacity(data_tx.as_fd(), PIPE_CAPACITY);
+        let pipe = match lock(&self.spare).take() {
+            Some(pipe) => pipe,
+            None => RunPipe::new()?,
+        };
+        let run = self.begun.fetch_add(1, Ordering::AcqRel) + 1;
         let (done, done_rx) = oneshot::channel();
         let stream = Arc::new(Stream {
-            data,
+            data: pipe.data,
             reading: Mutex::new(Reading {
                 decoder: Utf8Decoder::new(),
                 on_chunk,
@@ -172,64 +248,119 @@ impl OutputPump {
                 finished: false,
             }),
         });
-        self.jobs
-            .send(ReadJob {
-                stream: Arc::clone(&stream),
-                ended,
-                done,
-            })
-            .map_err(|_| std::io::Error::other("the output thread has stopped"))?;
-        Ok((
-            OutputReader {
-                ended: Some(ended_tx),
-                done: done_rx,
-                stream,
-            },
-            data_tx,
-        ))
+        let job = ReadJob {
+            run,
+            stream: Arc::clone(&stream),
+            done,
+        };
+        let reader = OutputReader {
+            run,
+            ends: Arc::clone(&self.ends),
+            done: done_rx,
+            stream: Some(stream),
+        };
+        // A thread that has stopped gets no job: the reader then tells the end to nobody.
+        if self.jobs.send(job).is_err() {
+            return Err(std::io::Error::other("the output thread has stopped"));
+        }
+        Ok((reader, pipe.writer))
     }
 }
 
-fn read_until_drained(stream: &Stream, ended: &OwnedFd) {
-    let mut draining_since: Option<Instant> = None;
-    let mut last_output = Instant::now();
-    loop {
-        let timeout = match draining_since {
-            None => None,
-            Some(start) => {
-                let deadline = (last_output + DRAIN_IDLE).min(start + DRAIN_CAP);
-                match deadline.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => Some(left),
-                    _ => break,
-                }
-            }
-        };
-        // Once draining, the end pipe has said all it will: only the data pipe is watched.
-        let mut fds = [
-            PollFd::readable(Some(stream.data.as_fd())),
-            PollFd::readable(draining_since.is_none().then(|| ended.as_fd())),
-        ];
-        if poll(&mut fds, timeout).is_err() {
-            break;
-        }
-        if fds[1].is_readable() {
-            let now = Instant::now();
-            draining_since = Some(now);
-            last_output = last_output.max(now);
-        }
-        let mut reading = lock(&stream.reading);
-        // The run's end read the rest itself (see `OutputReader::finish`).
-        if reading.finished {
-            return;
-        }
-        if fds[0].is_readable() {
-            if !stream.read_chunk(&mut reading) {
-                return;
-            }
-            last_output = Instant::now();
+/// What the output thread keeps between runs.
+struct OutputThread {
+    ends: Arc<RunEnds>,
+    wakes: WakeReceiver,
+    spare: Spare,
+}
+
+impl OutputThread {
+    /// Serves the runs in order until the session drops the pump (the sender), making each next
+    /// run's pipe while the session is between runs.
+    fn serve(self, queue: mpsc::Receiver<ReadJob>) {
+        let mut buf = Vec::with_capacity(READ_BUFFER);
+        self.make_spare();
+        for job in queue {
+            std::mem::swap(&mut lock(&job.stream.reading).buf, &mut buf);
+            self.read_until_drained(&job.stream, job.run);
+            std::mem::swap(&mut lock(&job.stream.reading).buf, &mut buf);
+            let ReadJob { run, stream, done } = job;
+            let _ = done.send(());
+            // The reader lets go of the stream before it tells the end: the pipe is freed here,
+            // off the run's path.
+            self.wait_for_end(run);
+            drop(stream);
+            self.make_spare();
         }
     }
-    lock(&stream.reading).finish();
+
+    fn make_spare(&self) {
+        let mut spare = lock(&self.spare);
+        if spare.is_none() {
+            // Without one the next run makes its own pipe, and says so if it cannot.
+            *spare = RunPipe::new().ok();
+        }
+    }
+
+    /// Waits until the end of `run` was told (it is, once the run's reader finished or was dropped).
+    fn wait_for_end(&self, run: RunNumber) {
+        while !self.ends.has_ended(run) {
+            let mut fds = [PollFd::readable(Some(self.wakes.as_fd()))];
+            if poll(&mut fds, None).is_err() {
+                return;
+            }
+            self.wakes.drain();
+        }
+    }
+
+    /// Reads and delivers the run's output until the run's end was told and then the pipe was
+    /// drained: read to its end of file, or quiet for [`DRAIN_IDLE`] (at most [`DRAIN_CAP`] in all)
+    /// while a background process still holds it open.
+    fn read_until_drained(&self, stream: &Stream, run: RunNumber) {
+        let mut draining_since: Option<Instant> = None;
+        let mut last_output = Instant::now();
+        loop {
+            if draining_since.is_none() && self.ends.has_ended(run) {
+                let now = Instant::now();
+                draining_since = Some(now);
+                last_output = last_output.max(now);
+            }
+            let timeout = match draining_since {
+                None => None,
+                Some(start) => {
+                    let deadline = (last_output + DRAIN_IDLE).min(start + DRAIN_CAP);
+                    match deadline.checked_duration_since(Instant::now()) {
+                        Some(left) if !left.is_zero() => Some(left),
+                        _ => break,
+                    }
+                }
+            };
+            // Once draining, the end has been told: only the data pipe is watched.
+            let mut fds = [
+                PollFd::readable(Some(stream.data.as_fd())),
+                PollFd::readable(draining_since.is_none().then(|| self.wakes.as_fd())),
+            ];
+            if poll(&mut fds, timeout).is_err() {
+                break;
+            }
+            if fds[1].is_readable() {
+                // A wake says only that some run ended: the next turn reads which.
+                self.wakes.drain();
+            }
+            let mut reading = lock(&stream.reading);
+            // The run's end read the rest itself (see `OutputReader::finish`).
+            if reading.finished {
+                return;
+            }
+            if fds[0].is_readable() {
+                if !stream.read_chunk(&mut reading) {
+                    return;
+                }
+                last_output = Instant::now();
+            }
+        }
+        lock(&stream.reading).finish();
+    }
 }
 
 /// The text of what `buf` holds, leaving `buf` empty for the next read: a long read becomes the
@@ -357,6 +488,56 @@ mod tests {
         let address = buf.as_ptr();
         assert_eq!(take_text(&mut decoder, &mut buf), "short");
         assert_eq!((buf.len(), buf.as_ptr()), (0, address));
+    }
+
+    /// A run on `pump` that writes `text` and ends: what its reader delivered.
+    async fn run_on(pump: &OutputPump, text: &str) -> String {
+        let out = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&out);
+        let (reader, mut writer) = pump
+            .begin(Box::new(move |chunk| {
+                sink.lock().expect("lock").push_str(&chunk)
+            }))
+            .expect("pipe");
+        writer.write_all(text.as_bytes()).expect("write");
+        drop(writer);
+        reader.finish().await;
+        out.lock().expect("lock").clone()
+    }
+
+    #[tokio::test]
+    async fn runs_in_turn_each_get_their_own_pipe_and_end() {
+        let pump = OutputPump::start().expect("pump");
+        let started = Instant::now();
+        assert_eq!(run_on(&pump, "first").await, "first");
+        // A run whose reader is dropped unfinished tells its end too: the thread goes on.
+        let (reader, writer) = pump.begin(Box::new(|_| {})).expect("pipe");
+        drop((reader, writer));
+        for n in 0..50 {
+            assert_eq!(run_on(&pump, &format!("run {n}")).await, format!("run {n}"));
+        }
+        assert!(
+            started.elapsed() < DRAIN_IDLE,
+            "a run waited on another's pipe: {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_writer_left_from_one_run_does_not_hold_the_next() {
+        let pump = OutputPump::start().expect("pump");
+        let (reader, mut lingering) = pump.begin(Box::new(|_| {})).expect("pipe");
+        lingering.write_all(b"x").expect("write");
+        reader.finish().await;
+        let started = Instant::now();
+        assert_eq!(run_on(&pump, "next").await, "next");
+        assert!(started.elapsed() < DRAIN_IDLE, "{:?}", started.elapsed());
+        // The old pipe was freed once drained: what its writer writes now reaches no transcript.
+        let late = lingering
+            .write_all(b"late")
+            .expect_err("the old pipe is closed");
+        assert_eq!(late.kind(), std::io::ErrorKind::BrokenPipe);
+        assert_eq!(run_on(&pump, "last").await, "last");
     }
 
     #[tokio::test]
