@@ -3,6 +3,7 @@
 //! Thin glue over the plain Rust crates: argument conversion with one rule per kind of value
 //! ([`options`]), errors with codes ([`error`]), output streaming to JS callbacks ([`delivery`]),
 //! the property names of a run's result made once per environment ([`names`]),
+//! work handed to the JS thread through one threadsafe function per environment ([`js_queue`]),
 //! `AbortSignal` → `CancelToken` ([`abort`]), the ways to run async work and settle its promise
 //! ([`settle`]; [`driven`] polls a future on the threads that wake it), a PTY run's terminal read
 //! on Node's event loop ([`loop_reader`], Linux), and one module per JS API area.
@@ -59,6 +60,7 @@ mod driven;
 mod error;
 mod exec;
 mod fixups;
+mod js_queue;
 mod keys;
 #[cfg(target_os = "linux")]
 mod loop_reader;

@@ -23,12 +23,13 @@ use std::task::{Context, Poll};
 use napi::bindgen_prelude::{
     Env, Function, FunctionRef, JsValue, PromiseRaw, Result, ToNapiValue, Unknown,
 };
-use napi::{check_status, sys};
+use napi::{JsError, check_status, sys};
 use shellwright_io::{SharedText, lock};
 
 use crate::abort::AbortWatch;
 use crate::delivery::{ChunkThrows, call_plain, deliver_text};
 use crate::error::{JsFailure, Settlement};
+use crate::js_queue::JsSender;
 
 /// The JS-side handles of one call, released when it settles.
 #[derive(Default)]
@@ -124,12 +125,9 @@ impl<V: ToNapiValue + Send + 'static> DonePromises<V> {
         text: Option<SharedText>,
         outcome: std::result::Result<V, JsFailure>,
     ) -> Result<PromiseRaw<'env, Settlement<V>>> {
-        let mut deferred = ptr::null_mut();
-        let mut promise = ptr::null_mut();
-        // SAFETY: a Node-API call on the live environment with valid out-pointers.
-        check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
+        let (deferred, promise) = create_promise(env)?;
         let (Some(callback), Some(text)) = (callback, text.filter(|text| !text.is_empty())) else {
-            settle_deferred(env, deferred, Settlement::from(outcome))?;
+            settle_deferred(env, deferred, Settlement::from(outcome));
             return Ok(PromiseRaw::new(env.raw(), promise));
         };
         lock(&self.queue).push_back(Delivery {
@@ -183,17 +181,32 @@ impl<V: ToNapiValue> Delivery<V> {
     }
 }
 
+/// A new promise and the deferred that settles it.
+fn create_promise(env: &Env) -> Result<(sys::napi_deferred, sys::napi_value)> {
+    let mut deferred = ptr::null_mut();
+    let mut promise = ptr::null_mut();
+    // SAFETY: a Node-API call on the live environment with valid out-pointers.
+    check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
+    Ok((deferred, promise))
+}
+
 /// Settles `deferred` with `settlement` (a failure converts to a rejected promise, which the
-/// deferred then follows).
+/// deferred then follows); should the conversion itself fail, the promise rejects with that error.
 fn settle_deferred<V: ToNapiValue>(
     env: &Env,
     deferred: sys::napi_deferred,
     settlement: Settlement<V>,
-) -> Result<()> {
-    // SAFETY: the settlement converts in the live environment; `deferred` is settled only here.
+) {
+    // SAFETY: the settlement converts in the live environment; `deferred` is settled only here,
+    // once: resolved with the value, or rejected when there is none.
     unsafe {
-        let value = Settlement::to_napi_value(env.raw(), settlement)?;
-        check_status!(sys::napi_resolve_deferred(env.raw(), deferred, value))
+        match Settlement::to_napi_value(env.raw(), settlement) {
+            Ok(value) => sys::napi_resolve_deferred(env.raw(), deferred, value),
+            Err(error) => {
+                let reason = JsError::from(error).into_value(env.raw());
+                sys::napi_reject_deferred(env.raw(), deferred, reason)
+            }
+        };
     }
 }
 
@@ -210,10 +223,20 @@ where
     F: Future<Output = T> + Send + 'static,
     M: FnOnce(T) -> std::result::Result<V, JsFailure> + 'static,
 {
+    let sender = JsSender::new(env)?;
+    let (deferred, promise) = create_promise(env)?;
+    let settle = OnJsThread((scope, finish, deferred));
     let work = CatchPanic(Box::pin(work));
-    env.spawn_future_with_callback(async move { Ok(work.await) }, move |env, outcome| {
-        Ok(settlement(env, scope, outcome, finish))
-    })
+    // Detached: the task settles the promise itself. Should the runtime drop it unfinished (as
+    // the environment ends), the sender lets the event loop go.
+    drop(napi::bindgen_prelude::spawn(async move {
+        let outcome = work.await;
+        sender.send(move |env| {
+            let (scope, finish, deferred) = settle.open();
+            settle_deferred(env, deferred, settlement(env, scope, outcome, finish));
+        });
+    }));
+    Ok(PromiseRaw::new(env.raw(), promise))
 }
 
 /// [`spawn_settled`] for work that mostly waits on other threads (a queued shell run): instead
@@ -234,15 +257,16 @@ where
     F: Future<Output = T> + Send + 'static,
     M: FnOnce(T) -> std::result::Result<V, JsFailure> + 'static,
 {
-    let (deferred, promise) = env.create_deferred()?;
-    let settle = OnJsThread((scope, finish));
+    let sender = JsSender::new(env)?;
+    let (deferred, promise) = create_promise(env)?;
+    let settle = OnJsThread((scope, finish, deferred));
     crate::driven::drive(work, move |outcome| {
-        deferred.resolve(move |env| {
-            let (scope, finish) = settle.open();
-            Ok(settlement(&env, scope, outcome, finish))
+        sender.send(move |env| {
+            let (scope, finish, deferred) = settle.open();
+            settle_deferred(env, deferred, settlement(env, scope, outcome, finish));
         });
     });
-    Ok(PromiseRaw::new(env.raw(), promise.raw()))
+    Ok(PromiseRaw::new(env.raw(), promise))
 }
 
 /// What settles a promise, carried to the JS thread by the thread that finished the work; it is
