@@ -1,12 +1,12 @@
 //! [`Names`]: the property names of a run's options and result, made once per Node environment
-//! and kept as JS strings, with two small JS functions that read and make those objects.
+//! and kept as JS strings, with small JS functions that read and make those objects.
 //!
 //! Naming a property by a Rust string, to read it (`napi_get_named_property`) or to define it (a
 //! `#[napi(object)]`'s fields), makes V8 decode the name and look it up in its table of interned
 //! strings on every call; for a builtin's run, over in microseconds, that was a tenth of its
 //! time. These are made once, held by a reference to an array in the environment's instance
 //! data (napi-rs's typed `set_instance_data`), interned by V8 the first time they are used as
-//! keys, and read back by index.
+//! keys, and read back by index; each function is held by a reference of its own.
 
 use std::ptr;
 
@@ -40,8 +40,13 @@ const RUN_OPTIONS: &str = "(o) => { const c = o.command; if (typeof c !== 'strin
      const w = o.cwd, e = o.env, t = o.timeoutMs, s = o.signal; \
      return w == null && e == null && t == null && s == null ? c : [c, w, e, t, s] }";
 
-/// The functions kept after the names.
-const FUNCTIONS: [&str; 2] = [COMMON_RESULT, RUN_OPTIONS];
+/// The source of [`Names::resolved_common_result`]'s function: [`COMMON_RESULT`]'s object in a
+/// promise already fulfilled with it, by the `Promise.resolve` of when it was made.
+const RESOLVED_COMMON_RESULT: &str = "((resolve) => (cancelled, timedOut, exitCode, cwd, durationMs) => \
+     resolve({ cancelled, timedOut, exitCode, cwd, durationMs }))(Promise.resolve.bind(Promise))";
+
+/// The functions kept beside the names, each by a reference of its own.
+const FUNCTIONS: [&str; 3] = [COMMON_RESULT, RUN_OPTIONS, RESOLVED_COMMON_RESULT];
 
 /// The fields [`RUN_OPTIONS`] reads, in the order of its array.
 const RUN_OPTION_NAMES: [Name; 5] = [Name(4), Name(5), Name(6), Name(7), Name(8)];
@@ -86,84 +91,104 @@ impl Name {
     }
 }
 
-/// The kept names, readable in the current call (their array is a value of its handle scope).
+/// The kept names and functions of the current call's environment.
 #[derive(Clone, Copy)]
 pub struct Names {
     env: sys::napi_env,
-    array: sys::napi_value,
+    kept: Kept,
 }
 
-/// What the instance data holds: the reference to the array of names. (A reference to a string
-/// needs Node-API 10; an array can be referenced everywhere.) The reference is not deleted when
-/// the environment ends: the environment frees its references itself then.
-struct Kept(sys::napi_ref);
+/// What the instance data holds: a reference to the array of names (a reference to a string
+/// needs Node-API 10; an array can be referenced everywhere) and one to each function, which is
+/// read back without an element lookup. The references are not deleted when the environment
+/// ends: the environment frees its references itself then.
+#[derive(Clone, Copy)]
+struct Kept {
+    names: sys::napi_ref,
+    functions: [sys::napi_ref; FUNCTIONS.len()],
+}
 
 impl Names {
     /// The environment's names, made on its first call.
     pub fn of(env: &Env) -> Result<Self> {
         let kept = match env.get_instance_data::<Kept>()? {
-            Some(kept) => kept.0,
+            Some(kept) => *kept,
             None => keep(env)?,
         };
-        let env = env.raw();
-        let mut array = ptr::null_mut();
-        // SAFETY: `kept` is a live reference of this environment.
-        check_status!(unsafe { sys::napi_get_reference_value(env, kept, &mut array) })?;
-        Ok(Self { env, array })
+        Ok(Self {
+            env: env.raw(),
+            kept,
+        })
     }
 
     /// `(cancelled, timedOut, exitCode, cwd, durationMs) => ({ … })`, kept after the names: an
     /// object literal gets its final shape at once, where defining the properties from here
     /// walks V8's shape transitions one by one, which cost more than the call.
     pub fn common_result(&self) -> Result<sys::napi_value> {
-        self.element(NAMES.len())
+        self.value(self.kept.functions[0])
     }
 
     /// The function that reads `Shell.run`'s options in one call (see [`RUN_OPTIONS`]).
     pub fn run_options(&self) -> Result<sys::napi_value> {
-        self.element(NAMES.len() + 1)
+        self.value(self.kept.functions[1])
+    }
+
+    /// [`common_result`](Self::common_result)'s object in a fulfilled promise: for a run done in
+    /// place, whose promise has nothing to wait for, one call instead of making a promise and
+    /// resolving it through Node-API.
+    pub fn resolved_common_result(&self) -> Result<sys::napi_value> {
+        self.value(self.kept.functions[2])
     }
 
     /// The JS string for `name`.
     pub fn get(&self, name: Name) -> Result<sys::napi_value> {
-        self.element(name.0)
+        let array = self.value(self.kept.names)?;
+        let mut key = ptr::null_mut();
+        // SAFETY: `array` is a live array of this call's environment; `name` is an index within it.
+        check_status!(unsafe { sys::napi_get_element(self.env, array, name.0 as u32, &mut key) })?;
+        Ok(key)
     }
 
-    fn element(&self, index: usize) -> Result<sys::napi_value> {
-        let mut key = ptr::null_mut();
-        // SAFETY: `array` is a live array of this call's environment; `index` is within it.
-        check_status!(unsafe {
-            sys::napi_get_element(self.env, self.array, index as u32, &mut key)
-        })?;
-        Ok(key)
+    fn value(&self, kept: sys::napi_ref) -> Result<sys::napi_value> {
+        let mut value = ptr::null_mut();
+        // SAFETY: `kept` is a live reference of this call's environment.
+        check_status!(unsafe { sys::napi_get_reference_value(self.env, kept, &mut value) })?;
+        Ok(value)
     }
 }
 
-/// Makes the array of names (and the functions after them) and keeps a reference to it in the
+/// Makes the array of names and the functions, and keeps references to them in the
 /// environment's instance data.
-fn keep(env: &Env) -> Result<sys::napi_ref> {
+fn keep(env: &Env) -> Result<Kept> {
     let raw = env.raw();
     let mut array = ptr::null_mut();
-    let length = NAMES.len() + FUNCTIONS.len();
     // SAFETY: a Node-API call on the live environment; `array` is written by it.
-    check_status!(unsafe { sys::napi_create_array_with_length(raw, length, &mut array) })?;
+    check_status!(unsafe { sys::napi_create_array_with_length(raw, NAMES.len(), &mut array) })?;
     for (index, name) in NAMES.iter().enumerate() {
         let key = latin1(raw, name)?;
         // SAFETY: `array` and `key` are values of this environment, `index` is within length.
         check_status!(unsafe { sys::napi_set_element(raw, array, index as u32, key) })?;
     }
-    for (index, source) in FUNCTIONS.iter().enumerate() {
+    let mut functions = [ptr::null_mut(); FUNCTIONS.len()];
+    for (kept, source) in functions.iter_mut().zip(FUNCTIONS) {
         let mut function = ptr::null_mut();
         // SAFETY: the script is a value of this environment; `function` is written by the call.
         check_status!(unsafe { sys::napi_run_script(raw, latin1(raw, source)?, &mut function) })?;
-        let index = (NAMES.len() + index) as u32;
-        // SAFETY: `array` and `function` are values of this environment.
-        check_status!(unsafe { sys::napi_set_element(raw, array, index, function) })?;
+        *kept = reference(raw, function)?;
     }
+    let kept = Kept {
+        names: reference(raw, array)?,
+        functions,
+    };
+    env.set_instance_data(kept, (), |_| {})?;
+    Ok(kept)
+}
+
+/// A strong reference to `value`, a value of the live environment `raw`.
+fn reference(raw: sys::napi_env, value: sys::napi_value) -> Result<sys::napi_ref> {
     let mut kept = ptr::null_mut();
-    // SAFETY: `array` is a value of this environment; `kept` is written by the call.
-    check_status!(unsafe { sys::napi_create_reference(raw, array, 1, &mut kept) })?;
-    env.set_instance_data(Kept(kept), (), |_| {})?;
+    // SAFETY: `value` is a value of this environment; `kept` is written by the call.
+    check_status!(unsafe { sys::napi_create_reference(raw, value, 1, &mut kept) })?;
     Ok(kept)
 }
 
