@@ -29,7 +29,6 @@ type JsJob = Box<dyn FnOnce(&Env) + Send>;
 
 /// An environment's threadsafe function, shared with the threads that send through it; `None`
 /// once the environment began tearing down.
-#[derive(Default)]
 struct Channel {
     tsfn: Mutex<Option<Tsfn>>,
 }
@@ -45,6 +44,8 @@ unsafe impl Send for Tsfn {}
 struct JsSide {
     env: sys::napi_env,
     channel: Arc<Channel>,
+    /// The channel's function, for referencing and unreferencing it here without the lock (the
+    /// channel lets go of it only on this thread, in the cleanup hook that also drops this).
     tsfn: Tsfn,
     /// Senders made and not yet run: while there are any, the channel keeps the event loop alive.
     owed: std::cell::Cell<usize>,

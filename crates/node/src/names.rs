@@ -40,13 +40,11 @@ const RUN_OPTIONS: &str = "(o) => { const c = o.command; if (typeof c !== 'strin
      const w = o.cwd, e = o.env, t = o.timeoutMs, s = o.signal; \
      return w == null && e == null && t == null && s == null ? c : [c, w, e, t, s] }";
 
-/// The source of [`Names::resolved_common_result`]'s function: [`COMMON_RESULT`]'s object in a
-/// promise already fulfilled with it, by the `Promise.resolve` of when it was made.
-const RESOLVED_COMMON_RESULT: &str = "((resolve) => (cancelled, timedOut, exitCode, cwd, durationMs) => \
-     resolve({ cancelled, timedOut, exitCode, cwd, durationMs }))(Promise.resolve.bind(Promise))";
+/// The source of [`Names::promise_resolve`]'s function: `Promise.resolve` as it was when made.
+const PROMISE_RESOLVE: &str = "Promise.resolve.bind(Promise)";
 
 /// The functions kept beside the names, each by a reference of its own.
-const FUNCTIONS: [&str; 3] = [COMMON_RESULT, RUN_OPTIONS, RESOLVED_COMMON_RESULT];
+const FUNCTIONS: [&str; 3] = [COMMON_RESULT, RUN_OPTIONS, PROMISE_RESOLVE];
 
 /// The fields [`RUN_OPTIONS`] reads, in the order of its array.
 const RUN_OPTION_NAMES: [Name; 5] = [Name(4), Name(5), Name(6), Name(7), Name(8)];
@@ -133,10 +131,9 @@ impl Names {
         self.value(self.kept.functions[1])
     }
 
-    /// [`common_result`](Self::common_result)'s object in a fulfilled promise: for a run done in
-    /// place, whose promise has nothing to wait for, one call instead of making a promise and
-    /// resolving it through Node-API.
-    pub fn resolved_common_result(&self) -> Result<sys::napi_value> {
+    /// `Promise.resolve`: a promise settled with a value already at hand in one call, where
+    /// making one through Node-API and resolving it takes two and a persistent handle.
+    pub fn promise_resolve(&self) -> Result<sys::napi_value> {
         self.value(self.kept.functions[2])
     }
 

@@ -3,11 +3,11 @@
 //! polled by the threads that wake it instead of a runtime worker; and [`DonePromises`] for work
 //! already done on the JS thread (a run in place).
 //!
-//! The work runs on the Tokio runtime (or where it is woken); back on the JS thread the promise
-//! settles — rejected with
-//! what `onChunk` threw if it threw, else with the work's result mapped by the caller (an abort
-//! rejection gets the signal's `reason` as its `cause`) — and the AbortSignal listener is removed,
-//! whatever the outcome. A panic in the work or in the settling is caught and becomes a rejection
+//! The work runs on the Tokio runtime (or where it is woken); back on the JS thread (through the
+//! environment's one threadsafe function, [`js_queue`](crate::js_queue)) the promise settles —
+//! rejected with what `onChunk` threw if it threw, else with the work's result mapped by the
+//! caller (an abort rejection gets the signal's `reason` as its `cause`) — and the AbortSignal
+//! listener is removed, whatever the outcome. A panic in the work or in the settling is caught and becomes a rejection
 //! with `ERR_INTERNAL_ASSERTION` — never an abort of the host process.
 
 use std::any::Any;
@@ -30,6 +30,7 @@ use crate::abort::AbortWatch;
 use crate::delivery::{ChunkThrows, call_plain, deliver_text};
 use crate::error::{JsFailure, Settlement};
 use crate::js_queue::JsSender;
+use crate::names::Names;
 
 /// The JS-side handles of one call, released when it settles.
 #[derive(Default)]
@@ -125,11 +126,10 @@ impl<V: ToNapiValue + Send + 'static> DonePromises<V> {
         text: Option<SharedText>,
         outcome: std::result::Result<V, JsFailure>,
     ) -> Result<PromiseRaw<'env, Settlement<V>>> {
-        let (deferred, promise) = create_promise(env)?;
         let (Some(callback), Some(text)) = (callback, text.filter(|text| !text.is_empty())) else {
-            settle_deferred(env, deferred, Settlement::from(outcome));
-            return Ok(PromiseRaw::new(env.raw(), promise));
+            return already_settled(env, Settlement::from(outcome));
         };
+        let (deferred, promise) = create_promise(env)?;
         lock(&self.queue).push_back(Delivery {
             callback: callback.create_ref()?,
             text,
@@ -181,6 +181,19 @@ impl<V: ToNapiValue> Delivery<V> {
     }
 }
 
+/// A promise settled with `settlement` (a failure converts to a rejected promise, which
+/// `Promise.resolve` hands back as it is).
+fn already_settled<'env, V: ToNapiValue>(
+    env: &'env Env,
+    settlement: Settlement<V>,
+) -> Result<PromiseRaw<'env, Settlement<V>>> {
+    let resolve = Names::of(env)?.promise_resolve()?;
+    // SAFETY: the settlement converts in the live environment of this call.
+    let value = unsafe { Settlement::to_napi_value(env.raw(), settlement)? };
+    let promise = call_plain(env.raw(), resolve, &[value])?;
+    Ok(PromiseRaw::new(env.raw(), promise))
+}
+
 /// A new promise and the deferred that settles it.
 fn create_promise(env: &Env) -> Result<(sys::napi_deferred, sys::napi_value)> {
     let mut deferred = ptr::null_mut();
@@ -223,20 +236,14 @@ where
     F: Future<Output = T> + Send + 'static,
     M: FnOnce(T) -> std::result::Result<V, JsFailure> + 'static,
 {
-    let sender = JsSender::new(env)?;
-    let (deferred, promise) = create_promise(env)?;
-    let settle = OnJsThread((scope, finish, deferred));
+    let (pending, promise) = PendingPromise::new(env, scope, finish)?;
     let work = CatchPanic(Box::pin(work));
     // Detached: the task settles the promise itself. Should the runtime drop it unfinished (as
-    // the environment ends), the sender lets the event loop go.
+    // the environment ends), the promise's sender lets the event loop go.
     drop(napi::bindgen_prelude::spawn(async move {
-        let outcome = work.await;
-        sender.send(move |env| {
-            let (scope, finish, deferred) = settle.open();
-            settle_deferred(env, deferred, settlement(env, scope, outcome, finish));
-        });
+        pending.settle(work.await);
     }));
-    Ok(PromiseRaw::new(env.raw(), promise))
+    Ok(promise)
 }
 
 /// [`spawn_settled`] for work that mostly waits on other threads (a queued shell run): instead
@@ -257,25 +264,69 @@ where
     F: Future<Output = T> + Send + 'static,
     M: FnOnce(T) -> std::result::Result<V, JsFailure> + 'static,
 {
-    let sender = JsSender::new(env)?;
-    let (deferred, promise) = create_promise(env)?;
-    let settle = OnJsThread((scope, finish, deferred));
-    crate::driven::drive(work, move |outcome| {
+    let (pending, promise) = PendingPromise::new(env, scope, finish)?;
+    crate::driven::drive(work, move |outcome| pending.settle(outcome));
+    Ok(promise)
+}
+
+/// A promise made on the JS thread, and what settles it there once its work gave an outcome,
+/// from whichever thread that happens on. Dropped unsettled (its work was dropped unfinished, as
+/// when the environment ends), it leaves the promise pending and lets the JS thread release what
+/// it held.
+struct PendingPromise<M: 'static> {
+    sender: Option<JsSender>,
+    settle: Option<OnJsThread<(CallScope, M, sys::napi_deferred)>>,
+}
+
+impl<M: 'static> PendingPromise<M> {
+    fn new<'env, V>(
+        env: &'env Env,
+        scope: CallScope,
+        finish: M,
+    ) -> Result<(Self, PromiseRaw<'env, Settlement<V>>)> {
+        let sender = JsSender::new(env)?;
+        let (deferred, promise) = create_promise(env)?;
+        let pending = Self {
+            sender: Some(sender),
+            settle: Some(OnJsThread((scope, finish, deferred))),
+        };
+        Ok((pending, PromiseRaw::new(env.raw(), promise)))
+    }
+
+    /// Settles the promise on the JS thread (see [`settlement`]).
+    fn settle<T, V>(mut self, outcome: std::result::Result<T, String>)
+    where
+        T: Send + 'static,
+        V: ToNapiValue,
+        M: FnOnce(T) -> std::result::Result<V, JsFailure>,
+    {
+        let (Some(sender), Some(settle)) = (self.sender.take(), self.settle.take()) else {
+            return;
+        };
         sender.send(move |env| {
             let (scope, finish, deferred) = settle.open();
             settle_deferred(env, deferred, settlement(env, scope, outcome, finish));
         });
-    });
-    Ok(PromiseRaw::new(env.raw(), promise))
+    }
+}
+
+impl<M: 'static> Drop for PendingPromise<M> {
+    fn drop(&mut self) {
+        if let (Some(sender), Some(settle)) = (self.sender.take(), self.settle.take()) {
+            sender.send(move |_| drop(settle.open()));
+        }
+    }
 }
 
 /// What settles a promise, carried to the JS thread by the thread that finished the work; it is
-/// opened only in the deferred's resolver, which Node-API calls on the JS thread.
+/// opened only in the job [`PendingPromise::settle`] sends, which runs on the JS thread.
 struct OnJsThread<S>(S);
 
-// SAFETY: the value is only moved on other threads, never used there: `drive_settled` opens it in
-// the resolver, which a threadsafe call runs on the JS thread. napi-rs carries the callbacks of
-// its own futures' promises to the JS thread the same way (`SendableResolver`).
+// SAFETY: the value is only moved on other threads, never used or dropped there: it is opened in
+// a job of `JsSender`, which the environment's threadsafe function runs on the JS thread (a job
+// that cannot run is forgotten, not dropped: see `js_queue`), whether the promise settles or its
+// `PendingPromise` is dropped. napi-rs carries the callbacks of its own futures' promises to the
+// JS thread the same way (`SendableResolver`).
 unsafe impl<S> Send for OnJsThread<S> {}
 
 impl<S> OnJsThread<S> {

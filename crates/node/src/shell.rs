@@ -105,10 +105,20 @@ impl From<RunResult> for ShellResult {
 impl ToNapiValue for ShellResult {
     unsafe fn to_napi_value(raw_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
         let names = Names::of(&Env::from_raw(raw_env))?;
-        let value = match value.into_shape() {
-            Shape::Common(common) => return common.make(raw_env, names.common_result()?),
-            Shape::Other(value) => value,
-        };
+        if let (Some(code), None, None) = (value.exit_code, &value.session_reset, &value.minimized)
+        {
+            // SAFETY: Node-API calls and conversions in the live environment of this call.
+            return unsafe {
+                let args = [
+                    bool::to_napi_value(raw_env, value.cancelled)?,
+                    bool::to_napi_value(raw_env, value.timed_out)?,
+                    i32::to_napi_value(raw_env, code)?,
+                    String::to_napi_value(raw_env, value.cwd)?,
+                    f64::to_napi_value(raw_env, value.duration_ms)?,
+                ];
+                call_plain(raw_env, names.common_result()?, &args)
+            };
+        }
         let mut fields = [field(ptr::null_mut(), ptr::null_mut()); 7];
         let mut count = 0;
         let mut add = |name: Name, value: sys::napi_value| -> Result<()> {
@@ -157,56 +167,6 @@ impl ToNapiValue for ShellResult {
             ))?;
         }
         Ok(object)
-    }
-}
-
-impl ShellResult {
-    /// The result as the five fields of the common shape (an exit code, no reset, nothing
-    /// minimized), or as it is when it has another.
-    fn into_shape(self) -> Shape {
-        match (self.exit_code, &self.session_reset, &self.minimized) {
-            (Some(exit_code), None, None) => Shape::Common(CommonShape {
-                cancelled: self.cancelled,
-                timed_out: self.timed_out,
-                exit_code,
-                cwd: self.cwd,
-                duration_ms: self.duration_ms,
-            }),
-            _ => Shape::Other(self),
-        }
-    }
-}
-
-/// A [`ShellResult`] by its shape.
-enum Shape {
-    Common(CommonShape),
-    Other(ShellResult),
-}
-
-/// A [`ShellResult`] of the common shape, made by one call of a kept function (see
-/// [`Names::common_result`]).
-struct CommonShape {
-    cancelled: bool,
-    timed_out: bool,
-    exit_code: i32,
-    cwd: String,
-    duration_ms: f64,
-}
-
-impl CommonShape {
-    /// What `maker`, a kept function taking the five fields in order, makes of them.
-    fn make(self, raw_env: sys::napi_env, maker: sys::napi_value) -> Result<sys::napi_value> {
-        // SAFETY: conversions in the live environment of this call; `maker` is a value of it.
-        unsafe {
-            let args = [
-                bool::to_napi_value(raw_env, self.cancelled)?,
-                bool::to_napi_value(raw_env, self.timed_out)?,
-                i32::to_napi_value(raw_env, self.exit_code)?,
-                String::to_napi_value(raw_env, self.cwd)?,
-                f64::to_napi_value(raw_env, self.duration_ms)?,
-            ];
-            call_plain(raw_env, maker, &args)
-        }
     }
 }
 
@@ -462,19 +422,6 @@ impl Shell {
         };
         let text = lock(&output).take();
         let outcome = outcome.map(ShellResult::from).map_err(shell_failure);
-        // With no output to pass to a callback first, the promise has nothing to wait for.
-        let delivers = args.on_chunk.is_some() && text.as_ref().is_some_and(|t| !t.is_empty());
-        let outcome = match outcome {
-            Ok(result) if !delivers => match result.into_shape() {
-                Shape::Common(common) => {
-                    let fulfilled = Names::of(env)?.resolved_common_result()?;
-                    let promise = common.make(env.raw(), fulfilled)?;
-                    return Ok(InPlace::Done(PromiseRaw::new(env.raw(), promise)));
-                }
-                Shape::Other(result) => Ok(result),
-            },
-            outcome => outcome,
-        };
         self.done
             .promise(env, args.on_chunk, text, outcome)
             .map(InPlace::Done)
