@@ -25,10 +25,11 @@ compile_error!("shellwright-node must be built with panic = \"unwind\"");
 /// mimalloc on Linux: a terminal allocates and recycles a row per line of scrollback, and a
 /// builtin run in place makes some eighty small allocations, which glibc's malloc serves more
 /// slowly. The host's `malloc` is left alone (no `override`); nothing the addon allocates is freed
-/// by C code, or the other way round.
+/// by C code, or the other way round. Loaded by a worker thread, the addon uses the system's
+/// allocator instead (see [`allocator`]).
 #[cfg(target_os = "linux")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::AddonAllocator = allocator::AddonAllocator::new();
 
 /// Run by the dynamic loader when the addon is loaded, ahead of the constructors without a
 /// priority (napi-rs registers the exports in those, and they allocate). mimalloc commits the
@@ -53,6 +54,8 @@ extern "C" fn configure_allocator() {
 }
 
 mod abort;
+#[cfg(target_os = "linux")]
+mod allocator;
 mod attach;
 mod construct;
 mod delivery;
