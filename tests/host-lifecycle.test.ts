@@ -142,4 +142,37 @@ describe('worker threads', () => {
     expect(stdout).toBe('0 0 0 true | 0 0 0 true | 0 0 0 true\n')
     expect(code).toBe(0)
   })
+
+  it('end quietly when one is terminated while its run is pending, the run ending after it', async () => {
+    // The run outlives the worker (and so the last environment using the addon): its end must not
+    // reach for anything that environment took with it.
+    const { stdout, stderr, code } = await runNode(
+      `
+      const { Worker } = require('node:worker_threads')
+      const { readdirSync, readFileSync } = require('node:fs')
+      const worker = new Worker(\`
+        const { parentPort } = require('node:worker_threads')
+        const sw = require(${JSON.stringify(ROOT)})
+        const shell = new sw.Shell()
+        shell.run({ command: 'echo warm', cwd: '/tmp' }).then(() => {
+          shell.run({ command: 'sleep 0.2345; echo late' }, () => {})
+          parentPort.postMessage('started')
+        })
+      \`, { eval: true })
+      const sleeping = () => readdirSync('/proc').some((pid) => {
+        try { return readFileSync('/proc/' + pid + '/cmdline', 'utf8') === 'sleep\\u00000.2345\\u0000' } catch { return false }
+      })
+      worker.once('message', async () => {
+        await worker.terminate()
+        const deadline = Date.now() + 5000
+        while (sleeping() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+        // What follows the sleep's end, on the session's thread, takes microseconds: a window.
+        setTimeout(() => console.log('done'), 300)
+      })`,
+      { mainLoads: false },
+    )
+    expect(stderr).toBe('')
+    expect(stdout).toBe('done\n')
+    expect(code).toBe(0)
+  })
 })

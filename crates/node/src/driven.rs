@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::task::{Context, Poll, Wake, Waker};
 
+use tokio::runtime::Handle;
+
 use crate::settle::panic_message;
 
 type Work<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -39,6 +41,7 @@ pub fn drive<T: Send + 'static>(
             Box::new(done),
         ))),
         woken: AtomicBool::new(true),
+        runtime: napi::bindgen_prelude::within_runtime_if_available(Handle::try_current).ok(),
     });
     driven.run();
 }
@@ -48,6 +51,11 @@ struct Driven<T> {
     slot: Mutex<Option<(Work<T>, Done<T>)>>,
     /// Woken since the last poll began: whoever holds `slot` polls again before it lets go.
     woken: AtomicBool,
+    /// The Node-API runtime the work was started in, entered for every poll. Kept from the start:
+    /// the work's timers are that runtime's, and the work may end after Node-API has shut its
+    /// runtime down (the last environment using the addon ended, a worker's), when looking it up
+    /// afresh would fail.
+    runtime: Option<Handle>,
 }
 
 impl<T: Send + 'static> Driven<T> {
@@ -72,7 +80,7 @@ impl<T: Send + 'static> Driven<T> {
                 return;
             };
             let waker = Waker::from(Arc::clone(self));
-            let outcome = match poll_in_runtime(work, &waker) {
+            let outcome = match poll_in_runtime(self.runtime.as_ref(), work, &waker) {
                 Ok(Poll::Pending) => continue,
                 Ok(Poll::Ready(output)) => Ok(output),
                 Err(panic) => Err(panic),
@@ -100,12 +108,17 @@ impl<T: Send + 'static> Wake for Driven<T> {
     }
 }
 
-/// One poll in the Node-API runtime's context; a panic (in the future, or in entering a runtime
-/// that is gone) becomes its message.
-fn poll_in_runtime<T>(work: &mut Work<T>, waker: &Waker) -> Result<Poll<T>, String> {
+/// One poll in `runtime`'s context; a panic (in the future, or in a timer of a runtime that has
+/// shut down) becomes its message.
+fn poll_in_runtime<T>(
+    runtime: Option<&Handle>,
+    work: &mut Work<T>,
+    waker: &Waker,
+) -> Result<Poll<T>, String> {
     let mut context = Context::from_waker(waker);
     catch_unwind(AssertUnwindSafe(|| {
-        napi::bindgen_prelude::within_runtime_if_available(|| work.as_mut().poll(&mut context))
+        let _entered = runtime.map(Handle::enter);
+        work.as_mut().poll(&mut context)
     }))
     .map_err(|panic| panic_message(&*panic))
 }
