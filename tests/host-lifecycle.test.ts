@@ -38,18 +38,16 @@ function runNode(
 
 describe('the event loop', () => {
   it('stays alive for a queued run with no handle of its own, and the process then ends by itself', async () => {
-    const { stdout, stderr, code } = await runNode(`
+    const ended = await runNode(`
       const shell = new sw.Shell()
       shell.run({ command: 'sleep 0.3; echo done' }, (chunk) => process.stdout.write(chunk))
         .then((result) => console.log('settled', result.exitCode))
     `)
-    expect(stderr).toBe('')
-    expect(stdout).toBe('done\nsettled 0\n')
-    expect(code).toBe(0)
+    expect(ended).toEqual({ stdout: 'done\nsettled 0\n', stderr: '', code: 0 })
   })
 
   it('stays alive for each of many runs in turn, and not after the last', async () => {
-    const { stdout, code } = await runNode(`
+    const ended = await runNode(`
       const shell = new sw.Shell()
       ;(async () => {
         let codes = ''
@@ -57,28 +55,25 @@ describe('the event loop', () => {
         console.log(codes)
       })()
     `)
-    expect(stdout).toBe(`${'012'.repeat(17).slice(0, 50)}\n`)
-    expect(code).toBe(0)
+    expect(ended).toEqual({ stdout: `${'012'.repeat(17).slice(0, 50)}\n`, stderr: '', code: 0 })
   })
 
   it("stays alive for a promise settled from the addon's runtime (a process's exit)", async () => {
-    const { stdout, code } = await runNode(`
+    const ended = await runNode(`
       const child = require('node:child_process').spawn('sleep', ['0.3'], { stdio: 'ignore' })
       child.unref()
       const process_ = sw.Process.fromPid(child.pid)
       process_.waitForExit({ timeoutMs: 10000 }).then((exited) => console.log('exited', exited))
     `)
-    expect(stdout).toBe('exited true\n')
-    expect(code).toBe(0)
+    expect(ended).toEqual({ stdout: 'exited true\n', stderr: '', code: 0 })
   })
 
   it('is not kept alive by an idle Shell', async () => {
-    const { stdout, code } = await runNode(`
+    const ended = await runNode(`
       const shell = new sw.Shell()
       shell.run({ command: 'echo warm', cwd: '/tmp' }).then(() => console.log('idle now'))
     `)
-    expect(stdout).toBe('idle now\n')
-    expect(code).toBe(0)
+    expect(ended).toEqual({ stdout: 'idle now\n', stderr: '', code: 0 })
   })
 })
 
@@ -108,7 +103,7 @@ describe('worker threads', () => {
   `
 
   it('load the addon one after another, each after the last one exited (the main thread never loads it)', async () => {
-    const { stdout, stderr, code } = await runNode(
+    const ended = await runNode(
       `${START}
       ;(async () => {
         for (let i = 0; i < 3; i++) {
@@ -119,13 +114,11 @@ describe('worker threads', () => {
       })()`,
       { mainLoads: false },
     )
-    expect(stderr).toBe('')
-    expect(stdout).toBe('0 0 0 true\n0 0 0 true\n0 0 0 true\n')
-    expect(code).toBe(0)
+    expect(ended).toEqual({ stdout: '0 0 0 true\n0 0 0 true\n0 0 0 true\n', stderr: '', code: 0 })
   })
 
   it('load it side by side, and a new one starts after the first exited while another runs', async () => {
-    const { stdout, stderr, code } = await runNode(
+    const ended = await runNode(
       `${START}
       ;(async () => {
         const first = await start()
@@ -138,15 +131,13 @@ describe('worker threads', () => {
       })()`,
       { mainLoads: false },
     )
-    expect(stderr).toBe('')
-    expect(stdout).toBe('0 0 0 true | 0 0 0 true | 0 0 0 true\n')
-    expect(code).toBe(0)
+    expect(ended).toEqual({ stdout: '0 0 0 true | 0 0 0 true | 0 0 0 true\n', stderr: '', code: 0 })
   })
 
   it('end quietly when one is terminated while its run is pending, the run ending after it', async () => {
     // The run outlives the worker (and so the last environment using the addon): its end must not
     // reach for anything that environment took with it.
-    const { stdout, stderr, code } = await runNode(
+    const ended = await runNode(
       `
       const { Worker } = require('node:worker_threads')
       const { readdirSync, readFileSync } = require('node:fs')
@@ -171,8 +162,6 @@ describe('worker threads', () => {
       })`,
       { mainLoads: false },
     )
-    expect(stderr).toBe('')
-    expect(stdout).toBe('done\n')
-    expect(code).toBe(0)
+    expect(ended).toEqual({ stdout: 'done\n', stderr: '', code: 0 })
   })
 })

@@ -4,16 +4,17 @@
 //! napi-rs settles a promise from another thread with a threadsafe function of its own per
 //! promise: made when the call starts (an async resource, a libuv handle, two environment cleanup
 //! hooks) and closed and finalized once it settled, which cost more of the JS thread than the
-//! rest of a queued shell run's settling. Here one threadsafe function, made on first use, carries
-//! every environment's jobs. It keeps Node's event loop alive only while a job is owed (it is
-//! referenced while [`JsSender`]s are outstanding, unreferenced otherwise), as a pending promise
-//! of Node's own would.
+//! rest of a queued shell run's settling. Here each environment has one threadsafe function,
+//! made on first use and kept per thread (Node runs one environment on a thread: the main one or
+//! a worker's), which carries all its jobs. It keeps Node's event loop alive only while a job is
+//! owed (it is referenced while [`JsSender`]s are outstanding, unreferenced otherwise), as a
+//! pending promise of Node's own would.
 //!
 //! When the environment tears down, the threadsafe function is released and a job sent later, or
 //! still queued, is dropped unrun without being freed: it holds handles of an environment that no
 //! longer exists, which must not be touched from another thread, or at all.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
@@ -48,7 +49,7 @@ struct JsSide {
     /// channel lets go of it only on this thread, in the cleanup hook that also drops this).
     tsfn: Tsfn,
     /// Senders made and not yet run: while there are any, the channel keeps the event loop alive.
-    owed: std::cell::Cell<usize>,
+    owed: Cell<usize>,
 }
 
 thread_local! {
@@ -182,7 +183,7 @@ fn open_channel(env: &Env) -> Result<JsSide> {
         env: raw,
         channel,
         tsfn: Tsfn(tsfn),
-        owed: std::cell::Cell::new(0),
+        owed: Cell::new(0),
     })
 }
 

@@ -7,8 +7,8 @@
 //! environment's one threadsafe function, [`js_queue`](crate::js_queue)) the promise settles —
 //! rejected with what `onChunk` threw if it threw, else with the work's result mapped by the
 //! caller (an abort rejection gets the signal's `reason` as its `cause`) — and the AbortSignal
-//! listener is removed, whatever the outcome. A panic in the work or in the settling is caught and becomes a rejection
-//! with `ERR_INTERNAL_ASSERTION` — never an abort of the host process.
+//! listener is removed, whatever the outcome. A panic in the work or in the settling is caught
+//! and becomes a rejection with `ERR_INTERNAL_ASSERTION` — never an abort of the host process.
 
 use std::any::Any;
 use std::collections::VecDeque;
@@ -274,9 +274,12 @@ where
 /// when the environment ends), it leaves the promise pending and lets the JS thread release what
 /// it held.
 struct PendingPromise<M: 'static> {
-    sender: Option<JsSender>,
-    settle: Option<OnJsThread<(CallScope, M, sys::napi_deferred)>>,
+    /// Taken when the promise is settled; what is left is released by `drop`.
+    parts: Option<(JsSender, OnJsThread<SettleParts<M>>)>,
 }
+
+/// The call's JS-side handles, what maps its work's output, and the promise's deferred.
+type SettleParts<M> = (CallScope, M, sys::napi_deferred);
 
 impl<M: 'static> PendingPromise<M> {
     fn new<'env, V>(
@@ -287,8 +290,7 @@ impl<M: 'static> PendingPromise<M> {
         let sender = JsSender::new(env)?;
         let (deferred, promise) = create_promise(env)?;
         let pending = Self {
-            sender: Some(sender),
-            settle: Some(OnJsThread((scope, finish, deferred))),
+            parts: Some((sender, OnJsThread((scope, finish, deferred)))),
         };
         Ok((pending, PromiseRaw::new(env.raw(), promise)))
     }
@@ -300,11 +302,11 @@ impl<M: 'static> PendingPromise<M> {
         V: ToNapiValue,
         M: FnOnce(T) -> std::result::Result<V, JsFailure>,
     {
-        let (Some(sender), Some(settle)) = (self.sender.take(), self.settle.take()) else {
+        let Some((sender, parts)) = self.parts.take() else {
             return;
         };
         sender.send(move |env| {
-            let (scope, finish, deferred) = settle.open();
+            let (scope, finish, deferred) = parts.open();
             settle_deferred(env, deferred, settlement(env, scope, outcome, finish));
         });
     }
@@ -312,8 +314,8 @@ impl<M: 'static> PendingPromise<M> {
 
 impl<M: 'static> Drop for PendingPromise<M> {
     fn drop(&mut self) {
-        if let (Some(sender), Some(settle)) = (self.sender.take(), self.settle.take()) {
-            sender.send(move |_| drop(settle.open()));
+        if let Some((sender, parts)) = self.parts.take() {
+            sender.send(move |_| drop(parts.open()));
         }
     }
 }
