@@ -222,6 +222,20 @@ describe('background jobs', () => {
     expect(shell.jobs()).toEqual([])
   })
 
+  it('writing fast while their run ends hold up neither the run nor a byte', async () => {
+    const shell = new Shell()
+    let chars = 0
+    const started = Date.now()
+    const result = await shell.run({ command: 'yes | head -c 50000000 & sleep 0.005' }, (chunk) => (chars += chunk.length))
+    expect(outcomeOf(result)).toEqual({ exitCode: 0, cancelled: false, timedOut: false })
+    expect(Date.now() - started).toBeLessThan(2000)
+    await waitUntil(() => shell.jobs()[0]?.running === false, 10_000, 'the job to end')
+    const [job] = shell.jobs()
+    // What reached the run's transcript, what the job's record kept and what it dropped.
+    expect(chars + job.output.length + job.truncatedBytes).toBe(50_000_000)
+    await shell.close()
+  })
+
   it('keep the last MiB of what they write after their run, counting what they dropped', async () => {
     const shell = new Shell()
     await shell.run({ command: "(sleep 0.2; head -c 1572864 /dev/zero | tr '\\0' x) &" })

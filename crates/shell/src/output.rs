@@ -29,6 +29,6 @@ mod unix;
 mod windows;
 
 #[cfg(unix)]
-pub use unix::{OutputPump, OutputReader};
+pub use unix::{OutputPump, OutputReader, OutputTidy};
 #[cfg(windows)]
-pub use windows::{OutputPump, OutputReader};
+pub use windows::{OutputPump, OutputReader, OutputTidy};

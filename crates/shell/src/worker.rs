@@ -36,7 +36,7 @@ use crate::brush;
 use crate::error::ShellError;
 use crate::jobs::JobBook;
 use crate::limits::STACK_SIZE;
-use crate::output::{ChunkHandler, StartHandler};
+use crate::output::{ChunkHandler, OutputTidy, StartHandler};
 use crate::session::{
     CreateStopped, RunOutcome, RunRequest, Session, SessionOptions, ShellEnvironment, StoppedRuns,
     terminate_run,
@@ -264,11 +264,12 @@ fn serve(
         if start.one_shot {
             session.end_after_run();
         }
+        let tidier = session.output_tidier();
         *shared.lock().await = Some(session);
         if let Some(ready) = ready.take() {
             let _ = ready.send(Ok(Handle::current()));
         }
-        let last_run = serve_runs(&shared, &mut queue).await;
+        let last_run = serve_runs(&shared, &mut queue, &tidier).await;
         Ok((shared.lock().await.take(), last_run))
     });
     // Whoever is waiting to hear how things ended is answered after the shutdown.
@@ -326,10 +327,12 @@ fn terminate_runs(runs: &[RunScope]) {
 }
 
 /// Runs jobs until one ends the session (returned with its answer, to be sent after the
-/// teardown) or the handle is dropped.
+/// teardown) or the handle is dropped. After each answer, `tidier` does the output's
+/// housekeeping, while the caller takes the answer up.
 async fn serve_runs(
     session: &SharedSession,
     queue: &mut mpsc::UnboundedReceiver<Job>,
+    tidier: &OutputTidy,
 ) -> Option<(Reply, Result<RunOutcome, ShellError>)> {
     while let Some(job) = queue.recv().await {
         // Released before the answer is sent: once the caller hears of the end, the session is
@@ -348,6 +351,7 @@ async fn serve_runs(
             return Some((job.reply, outcome));
         }
         let _ = job.reply.send(outcome);
+        tidier.tidy();
     }
     None
 }

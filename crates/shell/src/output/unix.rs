@@ -1,26 +1,30 @@
-//! The Unix output thread: it waits on the run's pipe and the session's end-of-run wake pipe with
-//! poll(2).
+//! The Unix output thread: it waits for runs' pipes to become readable, with mio's poll (epoll on
+//! Linux, kqueue on macOS), and delivers what it reads.
 //!
-//! When the foreground command has ended and nothing holds the pipe open any more (the common
-//! case: no background job writes to it), the rest of the output is read where the run ends, on
-//! the session's thread ([`OutputReader::finish`]): waking the output thread for the last bytes
-//! and waiting to hear back from it were two thread hand-offs on every run's path.
+//! The session registers a run's pipe with the thread's poll when the run begins and takes it out
+//! again when the run's foreground command has ended, before the run's writers close it, so the
+//! thread is woken only by output. When nothing holds the pipe open any more (the common case: no
+//! background job writes to it), the rest of the output is read where the run ends, on the
+//! session's thread ([`OutputReader::finish`]); only a pipe that a lingering writer holds is handed
+//! back to the output thread, which drains it by the rule in [`output`](super). So a run that
+//! prints nothing never wakes the thread. Every wake-up of another thread costs the waking one an
+//! inter-processor interrupt — a VM exit on a virtual machine — and a run used to pay three: the
+//! hand-over of the pipe, the pipe's close and the news of the run's end.
 //!
-//! Making and freeing pipes is kept off a run's path too: a pipe costs microseconds to create
-//! and as much again to free (its pages are accounted to the memory cgroup), which was a tenth of
-//! a `/bin/true` run's overhead. The output thread makes the next run's pipe once it is done with
-//! a run, and it holds the last reference to each run's pipe, so the pipe is freed there; the end
-//! of a run is told through one wake pipe the session keeps, not a pipe per run.
+//! Making and freeing pipes is kept off a run's path too: a pipe costs microseconds to create and
+//! as much again to free (its pages are accounted to the memory cgroup). The next run's pipe is
+//! made, and the last one's freed, once the run was answered ([`OutputTidy`]).
 
 use std::io::{PipeReader, PipeWriter};
-use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::os::fd::{AsFd, AsRawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Registry, Token};
 use shellwright_io::{
-    PollFd, Utf8Decoder, WakeReceiver, Waker, lock, poll, read_to_spare, set_pipe_capacity,
-    wake_pipe,
+    PollFd, Utf8Decoder, lock, poll, read_to_spare, set_nonblocking, set_pipe_capacity,
 };
 use tokio::sync::oneshot;
 
@@ -36,61 +40,64 @@ const READ_BUFFER: usize = PIPE_CAPACITY;
 /// A read at least this long becomes its chunk's text without a copy, and the next read gets a
 /// fresh buffer; a shorter one is copied out, so that no chunk holds more than twice its size.
 const HAND_OVER: usize = READ_BUFFER / 2;
-
-/// The reading side of one run, served by its session's [`OutputPump`].
-pub struct OutputReader {
-    run: RunNumber,
-    ends: Arc<RunEnds>,
-    done: oneshot::Receiver<()>,
-    /// Let go of before the end is told, so that the output thread frees the pipe.
-    stream: Option<Arc<Stream>>,
-}
-
-impl OutputReader {
-    /// Tells the reader that the foreground command ended (start draining) and waits until it has
-    /// read and delivered everything it is going to. When no writer holds the pipe any more, what
-    /// is left in it is read here, without waiting for the output thread.
-    pub async fn finish(mut self) {
-        let read_here = self
-            .stream
-            .take()
-            .is_none_or(|stream| stream.read_to_end_if_closed());
-        self.ends.tell(self.run);
-        if !read_here {
-            let _ = (&mut self.done).await;
-        }
-    }
-}
-
-impl Drop for OutputReader {
-    /// A reader whose run was dropped before it finished says so too: the output thread drains
-    /// the pipe by the same rule and goes on to the next run.
-    fn drop(&mut self) {
-        if self.stream.take().is_some() {
-            self.ends.tell(self.run);
-        }
-    }
-}
+/// The poll token of the thread's waker; a run's pipe has its run's number.
+const WAKE: Token = Token(usize::MAX);
 
 /// Runs are numbered from 1 in the order the session begins them.
 type RunNumber = u64;
 
-/// Which runs' foreground commands have ended, shared by a session and its output thread.
-struct RunEnds {
-    /// The number of the latest run whose end was told; runs end in order.
-    through: AtomicU64,
-    /// Wakes the output thread after `through` moved.
-    waker: Waker,
+fn token(run: RunNumber) -> Token {
+    // Truncated on 32-bit targets: only runs being served at once need distinct tokens.
+    Token(run as usize)
 }
 
-impl RunEnds {
-    fn tell(&self, run: RunNumber) {
-        self.through.fetch_max(run, Ordering::AcqRel);
-        self.waker.wake();
+/// The reading side of one run, served by its session's [`OutputPump`].
+pub struct OutputReader {
+    run: RunNumber,
+    shared: Arc<Shared>,
+    /// Let go of when the run's end took its output over.
+    stream: Option<Arc<Stream>>,
+    /// The pipe is still registered with the output thread's poll.
+    watched: bool,
+}
+
+impl OutputReader {
+    /// The run's foreground command has ended: the output thread stops watching the pipe, so that
+    /// the run's writers closing it do not wake it. Whatever is still in the pipe is read by
+    /// [`finish`](Self::finish).
+    pub fn command_ended(&mut self) {
+        if let Some(stream) = self.stream.as_ref().filter(|_| self.watched) {
+            self.watched = false;
+            self.shared.unwatch(stream);
+        }
     }
 
-    fn has_ended(&self, run: RunNumber) -> bool {
-        self.through.load(Ordering::Acquire) >= run
+    /// Reads and delivers everything the run's pipe is going to give, then returns. When no writer
+    /// holds the pipe any more, what is left in it is read here; otherwise the output thread
+    /// drains it by the rule (end of file, or quiet for [`DRAIN_IDLE`], at most [`DRAIN_CAP`]).
+    pub async fn finish(mut self) {
+        self.command_ended();
+        let Some(stream) = self.stream.take() else {
+            return;
+        };
+        if stream.read_to_end_if_closed() {
+            self.shared.retire(self.run, stream);
+            return;
+        }
+        let (done, drained) = oneshot::channel();
+        self.shared.drain(self.run, &stream, Some(done));
+        let _ = drained.await;
+    }
+}
+
+impl Drop for OutputReader {
+    /// A reader whose run was dropped before it finished hands its pipe to the output thread,
+    /// which drains it by the same rule.
+    fn drop(&mut self) {
+        self.command_ended();
+        if let Some(stream) = self.stream.take() {
+            self.shared.drain(self.run, &stream, None);
+        }
     }
 }
 
@@ -98,6 +105,7 @@ impl RunEnds {
 /// [`OutputReader`]: whoever reads holds the lock until the chunk was delivered, so chunks keep
 /// their order whichever thread reads them.
 struct Stream {
+    /// Non-blocking: the output thread reads until the pipe is empty.
     data: PipeReader,
     reading: Mutex<Reading>,
 }
@@ -105,17 +113,28 @@ struct Stream {
 struct Reading {
     decoder: Utf8Decoder,
     on_chunk: ChunkHandler,
-    /// The read buffer: the output thread's own, lent to the stream while it serves this run.
+    /// The read buffer, allocated at the first read.
     buf: Vec<u8>,
-    /// Everything was read and delivered (end of file): nothing more is read.
+    /// When output last came, for the drain's idle window.
+    last_output: Option<Instant>,
+    /// Everything was read and delivered (end of file), or the drain gave up: nothing more is
+    /// read.
     finished: bool,
 }
 
+/// What one read of a run's pipe gave.
+#[derive(PartialEq)]
+enum Read {
+    /// A chunk, delivered.
+    Chunk,
+    /// Nothing for now: a writer holds the pipe.
+    Empty,
+    /// End of file (or an error): the tail was delivered and the stream is finished.
+    End,
+}
+
 impl Stream {
-    /// Reads one chunk into `reading` and delivers it; returns false at end of file or on an
-    /// error (then the tail is delivered and the stream is finished).
-    fn read_chunk(&self, reading: &mut Reading) -> bool {
-        // The run's end may read before the output thread has lent its buffer.
+    fn read_chunk(&self, reading: &mut Reading) -> Read {
         if reading.buf.capacity() == 0 {
             reading.buf.reserve_exact(READ_BUFFER);
         }
@@ -125,14 +144,22 @@ impl Stream {
                 Ok(_) => {
                     let text = take_text(&mut reading.decoder, &mut reading.buf);
                     (reading.on_chunk)(text.into());
-                    return true;
+                    reading.last_output = Some(Instant::now());
+                    return Read::Chunk;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Read::Empty,
                 Err(_) => break,
             }
         }
         reading.finish();
-        false
+        Read::End
+    }
+
+    /// Reads what the pipe holds, chunk by chunk, until it is empty or at its end.
+    fn read_available(&self) {
+        let mut reading = lock(&self.reading);
+        while !reading.finished && self.read_chunk(&mut reading) == Read::Chunk {}
     }
 
     /// Reads the pipe to its end here when every writer has closed it (the pipe hangs up), so at
@@ -144,13 +171,22 @@ impl Stream {
             return true;
         }
         let mut fds = [PollFd::readable(Some(self.data.as_fd()))];
-        let hung_up =
-            poll(&mut fds, Some(Duration::ZERO)).is_ok() && fds[0].revents() & libc::POLLHUP != 0;
-        if !hung_up {
+        if poll(&mut fds, Some(Duration::ZERO)).is_err() || fds[0].revents() & libc::POLLHUP == 0 {
             return false;
         }
-        while self.read_chunk(&mut reading) {}
-        true
+        if fds[0].revents() & libc::POLLIN == 0 {
+            // Closed and empty: end of file, without a buffer to read it into.
+            reading.finish();
+            return true;
+        }
+        loop {
+            match self.read_chunk(&mut reading) {
+                Read::Chunk => {}
+                Read::End => return true,
+                // Hung up, yet a writer again: someone opened the pipe anew (`/proc/…/fd`).
+                Read::Empty => return false,
+            }
+        }
     }
 }
 
@@ -167,7 +203,7 @@ impl Reading {
     }
 }
 
-/// One run's pipe, with the buffer size set: made ahead of the run by the output thread.
+/// One run's pipe, with the buffer size set and its reading end non-blocking.
 struct RunPipe {
     data: PipeReader,
     writer: PipeWriter,
@@ -176,6 +212,7 @@ struct RunPipe {
 impl RunPipe {
     fn new() -> std::io::Result<Self> {
         let (data, writer) = shellwright_io::pipe()?;
+        set_nonblocking(data.as_fd())?;
         set_pipe_capacity(writer.as_fd(), PIPE_CAPACITY);
         Ok(Self {
             data: PipeReader::from(data),
@@ -184,182 +221,277 @@ impl RunPipe {
     }
 }
 
-/// The pipe the next run takes, when the output thread has made it.
-type Spare = Arc<Mutex<Option<RunPipe>>>;
-
-/// One run's pipe and where its output goes.
-struct ReadJob {
+/// A run whose pipe the output thread serves.
+struct Served {
     run: RunNumber,
     stream: Arc<Stream>,
-    done: oneshot::Sender<()>,
+    /// Set once the run's end handed the pipe back: the drain is under way.
+    drain: Option<Drain>,
 }
 
-/// A session's output thread: it serves one run at a time and lives as long as the session, so a
-/// run does not pay for starting a thread (that cost dominated a builtin's latency).
+struct Drain {
+    since: Instant,
+    /// Told when the drain is over; `None` when the run's reader was dropped.
+    done: Option<oneshot::Sender<()>>,
+}
+
+impl Served {
+    /// When the drain is over unless more output comes: [`DRAIN_IDLE`] after the drain began or
+    /// the last output, whichever is later, and at most [`DRAIN_CAP`] after it began.
+    fn drain_deadline(&self, reading: &Reading) -> Option<Instant> {
+        let drain = self.drain.as_ref()?;
+        let quiet_since = reading
+            .last_output
+            .map_or(drain.since, |t| t.max(drain.since));
+        Some((quiet_since + DRAIN_IDLE).min(drain.since + DRAIN_CAP))
+    }
+}
+
+/// What a session and its output thread share.
+struct Shared {
+    registry: Registry,
+    waker: mio::Waker,
+    /// The run going on and the runs whose pipes are being drained.
+    served: Mutex<Vec<Served>>,
+    /// The pipe the next run takes, when [`OutputTidy::tidy`] has made it.
+    spare: Mutex<Option<RunPipe>>,
+    /// Pipes of ended runs, freed by [`OutputTidy::tidy`].
+    retired: Mutex<Vec<Arc<Stream>>>,
+    /// The pump was dropped: the thread ends once it drained what it serves.
+    closing: AtomicBool,
+    /// The thread has ended.
+    stopped: AtomicBool,
+    /// The thread's id, for tests to read its context switches.
+    #[cfg(all(test, target_os = "linux"))]
+    tid: std::sync::atomic::AtomicI32,
+}
+
+impl Shared {
+    fn unwatch(&self, stream: &Stream) {
+        let _ = self
+            .registry
+            .deregister(&mut SourceFd(&stream.data.as_raw_fd()));
+    }
+
+    /// The run's end read its output: the pipe is freed with the next tidy.
+    fn retire(&self, run: RunNumber, stream: Arc<Stream>) {
+        lock(&self.served).retain(|served| served.run != run);
+        lock(&self.retired).push(stream);
+    }
+
+    /// Hands the run's pipe back to the output thread to drain, and wakes it.
+    fn drain(&self, run: RunNumber, stream: &Stream, done: Option<oneshot::Sender<()>>) {
+        let mut served = lock(&self.served);
+        let Some(entry) = served.iter_mut().find(|served| served.run == run) else {
+            return;
+        };
+        entry.drain = Some(Drain {
+            since: Instant::now(),
+            done,
+        });
+        drop(served);
+        // Registered anew, the pipe reports at once what it already holds.
+        let source = &mut SourceFd(&stream.data.as_raw_fd());
+        if self
+            .registry
+            .register(source, token(run), Interest::READABLE)
+            .is_err()
+        {
+            // Unwatchable: the drain ends at its next check, with what is already read.
+            lock(&stream.reading).finish();
+        }
+        let _ = self.waker.wake();
+    }
+}
+
+/// Frees ended runs' pipes and makes the next run's, off the runs' path: the session calls
+/// [`tidy`](Self::tidy) once a run was answered.
+pub struct OutputTidy(Arc<Shared>);
+
+impl OutputTidy {
+    pub fn tidy(&self) {
+        drop(std::mem::take(&mut *lock(&self.0.retired)));
+        let mut spare = lock(&self.0.spare);
+        if spare.is_none() {
+            // Without one the next run makes its own pipe, and says so if it cannot.
+            *spare = RunPipe::new().ok();
+        }
+    }
+}
+
+/// A session's output thread: it serves the session's runs and lives as long as the session, so
+/// a run does not pay for starting a thread (that cost dominated a builtin's latency).
 pub struct OutputPump {
-    jobs: mpsc::Sender<ReadJob>,
-    ends: Arc<RunEnds>,
-    spare: Spare,
+    shared: Arc<Shared>,
     /// The number of the latest run begun.
     begun: AtomicU64,
 }
 
 impl OutputPump {
     pub fn start() -> std::io::Result<Self> {
-        let (jobs, queue) = mpsc::channel::<ReadJob>();
-        let (waker, wakes) = wake_pipe()?;
-        let ends = Arc::new(RunEnds {
-            through: AtomicU64::new(0),
-            waker,
+        let poll = Poll::new()?;
+        let shared = Arc::new(Shared {
+            registry: poll.registry().try_clone()?,
+            waker: mio::Waker::new(poll.registry(), WAKE)?,
+            served: Mutex::default(),
+            spare: Mutex::default(),
+            retired: Mutex::default(),
+            closing: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            #[cfg(all(test, target_os = "linux"))]
+            tid: std::sync::atomic::AtomicI32::new(0),
         });
-        let spare = Spare::default();
         let thread = OutputThread {
-            ends: Arc::clone(&ends),
-            wakes,
-            spare: Arc::clone(&spare),
+            poll,
+            shared: Arc::clone(&shared),
         };
         std::thread::Builder::new()
             .name("shellwright-output".into())
-            .spawn(move || thread.serve(queue))?;
+            .spawn(move || thread.serve())?;
+        OutputTidy(Arc::clone(&shared)).tidy();
         Ok(Self {
-            jobs,
-            ends,
-            spare,
+            shared,
             begun: AtomicU64::new(0),
         })
     }
 
-    /// Hands the run's pipe (the one made ahead, or a new one) to the thread; returns the reader
-    /// handle and the write end that becomes the run's stdout and stderr.
+    /// What frees ended runs' pipes and makes the next one, for the session to call between runs.
+    pub fn tidier(&self) -> OutputTidy {
+        OutputTidy(Arc::clone(&self.shared))
+    }
+
+    /// Registers the run's pipe (the one made ahead, or a new one) with the output thread;
+    /// returns the reader handle and the write end that becomes the run's stdout and stderr.
     pub fn begin(&self, on_chunk: ChunkHandler) -> std::io::Result<(OutputReader, PipeWriter)> {
-        let pipe = match lock(&self.spare).take() {
+        if self.shared.stopped.load(Ordering::Acquire) {
+            return Err(std::io::Error::other("the output thread has stopped"));
+        }
+        let pipe = match lock(&self.shared.spare).take() {
             Some(pipe) => pipe,
             None => RunPipe::new()?,
         };
         let run = self.begun.fetch_add(1, Ordering::AcqRel) + 1;
-        let (done, done_rx) = oneshot::channel();
         let stream = Arc::new(Stream {
             data: pipe.data,
             reading: Mutex::new(Reading {
                 decoder: Utf8Decoder::new(),
                 on_chunk,
-                // The output thread lends its buffer when it takes the run up.
                 buf: Vec::new(),
+                last_output: None,
                 finished: false,
             }),
         });
-        let job = ReadJob {
+        lock(&self.shared.served).push(Served {
             run,
             stream: Arc::clone(&stream),
-            done,
-        };
+            drain: None,
+        });
+        let source = &mut SourceFd(&stream.data.as_raw_fd());
+        if let Err(e) = self
+            .shared
+            .registry
+            .register(source, token(run), Interest::READABLE)
+        {
+            lock(&self.shared.served).retain(|served| served.run != run);
+            return Err(e);
+        }
         let reader = OutputReader {
             run,
-            ends: Arc::clone(&self.ends),
-            done: done_rx,
+            shared: Arc::clone(&self.shared),
             stream: Some(stream),
+            watched: true,
         };
-        // A thread that has stopped gets no job: the reader then tells the end to nobody.
-        if self.jobs.send(job).is_err() {
-            return Err(std::io::Error::other("the output thread has stopped"));
-        }
         Ok((reader, pipe.writer))
     }
 }
 
-/// What the output thread keeps between runs.
+impl Drop for OutputPump {
+    fn drop(&mut self) {
+        self.shared.closing.store(true, Ordering::Release);
+        let _ = self.shared.waker.wake();
+    }
+}
+
+/// The output thread's side: its poll and what it shares with the session.
 struct OutputThread {
-    ends: Arc<RunEnds>,
-    wakes: WakeReceiver,
-    spare: Spare,
+    poll: Poll,
+    shared: Arc<Shared>,
 }
 
 impl OutputThread {
-    /// Serves the runs in order until the session drops the pump (the sender), making each next
-    /// run's pipe while the session is between runs.
-    fn serve(self, queue: mpsc::Receiver<ReadJob>) {
-        let mut buf = Vec::with_capacity(READ_BUFFER);
-        self.make_spare();
-        for job in queue {
-            std::mem::swap(&mut lock(&job.stream.reading).buf, &mut buf);
-            self.read_until_drained(&job.stream, job.run);
-            std::mem::swap(&mut lock(&job.stream.reading).buf, &mut buf);
-            let ReadJob { run, stream, done } = job;
-            let _ = done.send(());
-            // The reader lets go of the stream before it tells the end: the pipe is freed here,
-            // off the run's path.
-            self.wait_for_end(run);
-            drop(stream);
-            self.make_spare();
-        }
-    }
-
-    fn make_spare(&self) {
-        let mut spare = lock(&self.spare);
-        if spare.is_none() {
-            // Without one the next run makes its own pipe, and says so if it cannot.
-            *spare = RunPipe::new().ok();
-        }
-    }
-
-    /// Waits until the end of `run` was told (it is, once the run's reader finished or was dropped).
-    fn wait_for_end(&self, run: RunNumber) {
-        while !self.ends.has_ended(run) {
-            let mut fds = [PollFd::readable(Some(self.wakes.as_fd()))];
-            if poll(&mut fds, None).is_err() {
-                return;
-            }
-            self.wakes.drain();
-        }
-    }
-
-    /// Reads and delivers the run's output until the run's end was told and then the pipe was
-    /// drained: read to its end of file, or quiet for [`DRAIN_IDLE`] (at most [`DRAIN_CAP`] in all)
-    /// while a background process still holds it open.
-    fn read_until_drained(&self, stream: &Stream, run: RunNumber) {
-        let mut draining_since: Option<Instant> = None;
-        let mut last_output = Instant::now();
+    /// Serves runs' pipes until the pump is dropped and nothing is left to drain.
+    fn serve(mut self) {
+        #[cfg(all(test, target_os = "linux"))]
+        // SAFETY: gettid has no preconditions.
+        self.shared
+            .tid
+            .store(unsafe { libc::gettid() }, Ordering::Release);
+        let mut events = Events::with_capacity(16);
         loop {
-            if draining_since.is_none() && self.ends.has_ended(run) {
-                let now = Instant::now();
-                draining_since = Some(now);
-                last_output = last_output.max(now);
-            }
-            let timeout = match draining_since {
-                None => None,
-                Some(start) => {
-                    let deadline = (last_output + DRAIN_IDLE).min(start + DRAIN_CAP);
-                    match deadline.checked_duration_since(Instant::now()) {
-                        Some(left) if !left.is_zero() => Some(left),
-                        _ => break,
-                    }
-                }
-            };
-            // Once draining, the end has been told: only the data pipe is watched.
-            let mut fds = [
-                PollFd::readable(Some(stream.data.as_fd())),
-                PollFd::readable(draining_since.is_none().then(|| self.wakes.as_fd())),
-            ];
-            if poll(&mut fds, timeout).is_err() {
+            let timeout = self
+                .next_deadline()
+                .map(|t| t.saturating_duration_since(Instant::now()));
+            if let Err(e) = self.poll.poll(&mut events, timeout)
+                && e.kind() != std::io::ErrorKind::Interrupted
+            {
                 break;
             }
-            if fds[1].is_readable() {
-                // A wake says only that some run ended: the next turn reads which.
-                self.wakes.drain();
+            for event in events.iter().filter(|event| event.token() != WAKE) {
+                self.read(event.token());
             }
-            let mut reading = lock(&stream.reading);
-            // The run's end read the rest itself (see `OutputReader::finish`).
-            if reading.finished {
-                return;
-            }
-            if fds[0].is_readable() {
-                if !stream.read_chunk(&mut reading) {
-                    return;
-                }
-                last_output = Instant::now();
+            self.end_drains();
+            if self.shared.closing.load(Ordering::Acquire) && lock(&self.shared.served).is_empty() {
+                break;
             }
         }
-        lock(&stream.reading).finish();
+        // Runs begun from now on are refused rather than left unread.
+        self.shared.stopped.store(true, Ordering::Release);
+    }
+
+    /// Reads what the pipe of the run `token` names holds (a run that already ended is skipped).
+    fn read(&self, token: Token) {
+        let stream = lock(&self.shared.served)
+            .iter()
+            .find(|served| self::token(served.run) == token)
+            .map(|served| Arc::clone(&served.stream));
+        if let Some(stream) = stream {
+            stream.read_available();
+        }
+    }
+
+    /// The earliest deadline of a drain under way.
+    fn next_deadline(&self) -> Option<Instant> {
+        lock(&self.shared.served)
+            .iter()
+            .filter_map(|served| served.drain_deadline(&lock(&served.stream.reading)))
+            .min()
+    }
+
+    /// Ends the drains whose pipes reached their end or whose deadlines passed; their pipes are
+    /// freed here.
+    fn end_drains(&self) {
+        let now = Instant::now();
+        let mut ended = Vec::new();
+        lock(&self.shared.served).retain_mut(|served| {
+            let mut reading = lock(&served.stream.reading);
+            let over = reading.finished
+                || served
+                    .drain_deadline(&reading)
+                    .is_some_and(|deadline| deadline <= now);
+            if !over || served.drain.is_none() {
+                return true;
+            }
+            reading.finish();
+            drop(reading);
+            ended.push((Arc::clone(&served.stream), served.drain.take()));
+            false
+        });
+        for (stream, drain) in ended {
+            self.shared.unwatch(&stream);
+            if let Some(done) = drain.and_then(|drain| drain.done) {
+                let _ = done.send(());
+            }
+        }
     }
 }
 
@@ -379,7 +511,7 @@ fn take_text(decoder: &mut Utf8Decoder, buf: &mut Vec<u8>) -> String {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::sync::{Arc, Mutex};
+    use std::sync::{Arc, Mutex, mpsc};
 
     /// A run's output on a pump of its own: what it collected, its reader and the pipe's write end.
     fn begun() -> (Arc<Mutex<String>>, OutputReader, PipeWriter) {
@@ -460,6 +592,7 @@ mod tests {
                 decoder: Utf8Decoder::new(),
                 on_chunk: Box::new(move |chunk| sink.lock().expect("lock").push(chunk.to_string())),
                 buf: Vec::new(),
+                last_output: None,
                 finished: false,
             }),
         };
@@ -524,8 +657,8 @@ mod tests {
         let pump = OutputPump::start().expect("pump");
         let (reader, _held) = pump.begin(Box::new(|_| {})).expect("pipe");
         drop(reader);
-        // The next run streams while it goes: the output thread has moved on to it, which it does
-        // only once it heard that the dropped run ended.
+        // The next run streams while it goes, though the dropped run's pipe, which a writer still
+        // holds, is being drained.
         let (chunks_tx, chunks) = mpsc::channel::<String>();
         let (reader, mut writer) = pump
             .begin(Box::new(move |chunk| {
@@ -539,6 +672,62 @@ mod tests {
             Ok("live"),
             "nothing streamed while the run went"
         );
+        drop(writer);
+        reader.finish().await;
+    }
+
+    /// The output thread's voluntary context switches so far, once it sleeps: each wake-up
+    /// adds one.
+    #[cfg(target_os = "linux")]
+    fn switches_once_asleep(pump: &OutputPump) -> u64 {
+        let task = loop {
+            match pump.shared.tid.load(Ordering::Acquire) {
+                0 => std::thread::yield_now(),
+                tid => break format!("/proc/self/task/{tid}"),
+            }
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let state = || std::fs::read_to_string(format!("{task}/stat")).expect("stat");
+        // The state follows the parenthesised name: `S` while it waits.
+        while !state()
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('S'))
+        {
+            assert!(Instant::now() < deadline, "the output thread never slept");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let status = std::fs::read_to_string(format!("{task}/status")).expect("status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|count| count.trim().parse().ok())
+            .expect("voluntary_ctxt_switches")
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn runs_that_print_nothing_do_not_wake_the_output_thread() {
+        let pump = OutputPump::start().expect("pump");
+        let before = switches_once_asleep(&pump);
+        for _ in 0..3 {
+            let (mut reader, writer) = pump.begin(Box::new(|_| {})).expect("pipe");
+            // As a run ends: unwatched, then the writer closes.
+            reader.command_ended();
+            drop(writer);
+            reader.finish().await;
+        }
+        assert_eq!(switches_once_asleep(&pump), before, "a silent run woke it");
+        // A run that prints wakes it (once: the run's end reads what is left).
+        let (chunks_tx, chunks) = mpsc::channel::<String>();
+        let (reader, mut writer) = pump
+            .begin(Box::new(move |chunk| {
+                let _ = chunks_tx.send(chunk.to_string());
+            }))
+            .expect("pipe");
+        writer.write_all(b"woke").expect("write");
+        let chunk = chunks.recv_timeout(Duration::from_secs(10));
+        assert_eq!(chunk.as_deref(), Ok("woke"));
+        assert_eq!(switches_once_asleep(&pump), before + 1);
         drop(writer);
         reader.finish().await;
     }

@@ -58,7 +58,19 @@ pub struct OutputPump {
     jobs: mpsc::Sender<ReadJob>,
 }
 
+/// Windows makes each run's pipe as the run begins: there is nothing to do between runs.
+pub struct OutputTidy;
+
+impl OutputTidy {
+    pub fn tidy(&self) {}
+}
+
 impl OutputPump {
+    /// What the session calls between runs (see the Unix pump's).
+    pub fn tidier(&self) -> OutputTidy {
+        OutputTidy
+    }
+
     pub fn start() -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel::<ReadJob>();
         std::thread::Builder::new()

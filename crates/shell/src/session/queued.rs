@@ -53,7 +53,7 @@ impl Session {
         }
         self.enter_cwd(request, on_start)?;
         self.enter_command_scope(&request.env, scope.tag())?;
-        let (reader, writer) = self
+        let (mut reader, writer) = self
             .output
             .begin(on_chunk)
             .map_err(|e| ShellError::Execution(format!("cannot create output pipe: {e}")))?;
@@ -108,9 +108,13 @@ impl Session {
         }
         self.brush.restore_diversions(&mut self.shell);
         let outcome = self.conclude(ended);
-        self.detach_stdio();
-        // From here on the jobs keep what they write (see `brush::jobs`).
+        // From here on the jobs keep what they write (see `brush::jobs`). Before the pipe is
+        // unwatched: the jobs' output threads may be blocked writing to it, and ending the
+        // forwarding waits for them.
         self.brush.end_job_forwarding(&mut self.shell);
+        // Unwatched before the session's own writer closes, which would wake the output thread.
+        reader.command_ended();
+        self.detach_stdio();
         reader.finish().await;
         outcome.map(|outcome| outcome.took(started.elapsed()))
     }

@@ -26,7 +26,7 @@ use crate::error::ShellError;
 use crate::jobs::JobBook;
 use crate::limits::LimitExceeded;
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
-use crate::output::OutputPump;
+use crate::output::{OutputPump, OutputTidy};
 use crate::parse_cache::ParseCache;
 
 /// What stops a queued run early — its cancel token, and the token the nesting limits cancel —
@@ -77,6 +77,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// What tidies the session's output between runs: the session's thread calls it once a run
+    /// was answered, off the run's path.
+    pub fn output_tidier(&self) -> OutputTidy {
+        self.output.tidier()
+    }
+
     pub async fn create(
         options: &SessionOptions,
         cancel: &CancelToken,

@@ -38,7 +38,7 @@ use crate::env::{for_windows, host_environment, initial_environment};
 use crate::error::ShellError;
 use crate::jobs::JobBook;
 use crate::nesting::{PARSER_NESTING_LIMIT, nesting_depth};
-use crate::output::{ChunkHandler, OutputPump, StartHandler};
+use crate::output::{ChunkHandler, OutputPump, OutputTidy, StartHandler};
 
 /// How long a stopped run's processes get between the polite request and the kill. Windows has
 /// no polite request for a console program of another process group: both are
@@ -84,6 +84,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// What tidies the session's output between runs: the session's thread calls it once a run
+    /// was answered, off the run's path.
+    pub fn output_tidier(&self) -> OutputTidy {
+        self.output.tidier()
+    }
+
     pub async fn create(
         options: &SessionOptions,
         cancel: &CancelToken,
