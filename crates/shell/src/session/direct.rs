@@ -4,9 +4,9 @@
 //! brush-core 0.5 spawns every external command with `std::process::Command` plus a `pre_exec`
 //! closure (the fd mappings of `command-fds` register one even when there is nothing to map), and
 //! a closure forces std to `fork()` the whole host — the page tables of Node's heap included —
-//! where it would otherwise use `posix_spawn` (on glibc a `clone(CLONE_VM | CLONE_VFORK)` that
-//! copies nothing). Spawned here with `posix_spawn` ([`spawn`](super::spawn)), the same command
-//! costs a fraction of that.
+//! where it would otherwise use `posix_spawn` (on Linux a `clone(CLONE_VM | CLONE_VFORK)` that
+//! copies nothing). Spawned here the same way ([`spawn`](super::spawn)), the same command costs a
+//! fraction of that.
 //!
 //! The run stays the queued run it was ([`queued`](super::queued)): same session thread, umask, output pipe,
 //! run tag and [`RunScope`](shellwright_proc::RunScope), same timeout and abort, same drain rule
@@ -25,8 +25,8 @@
 //! through brush's own PATH lookup and hash table; no fd beyond 0–2 is open in the session (brush
 //! would pass it on); no function is exported (brush would pass it as `BASH_FUNC_…`); the session
 //! is no `executeShell` one (its EXIT trap ends the run); the session set no resource limits
-//! with `ulimit` (only brush's fork applies them); the libc can start a process in a session of
-//! its own ([`spawn::supported`](super::spawn::supported)); and nothing would run or print in the
+//! with `ulimit` (only brush's fork applies them); the system is Linux with musl or a glibc from
+//! 2.26 on ([`spawn::supported`](super::spawn::supported)); and nothing would run or print in the
 //! command's stead or around it — no user DEBUG or ERR trap, no `set -e`, `-x`, `-v` or `-m` —
 //! and no `set -n`, under which nothing runs.
 //! A program that does not resolve is left to brush, which reports it (127, with its

@@ -1,22 +1,32 @@
-//! How the direct path ([`direct`](super::direct)) starts its program: `posix_spawn(3)`, which on
-//! glibc is a `clone(CLONE_VM | CLONE_VFORK)` that copies nothing of the host, asked for what
-//! brush's spawns get from the spawn policy and std: a session of its own
-//! (`POSIX_SPAWN_SETSID`, so no controlling terminal and a process group of its own), an empty
-//! signal mask and SIGPIPE at its default, its stdio and working directory.
+//! How the direct path ([`direct`](super::direct)) starts its program on Linux: a
+//! `clone(CLONE_VM | CLONE_VFORK)` child, which is what glibc's and musl's `posix_spawn(3)` are,
+//! that makes a few system calls on a stack its thread keeps
+//! ([`ChildStack`](child::ChildStack)) and `execve(2)`s.
+//! The program gets what brush's spawns get from the spawn policy and std: a session of its own
+//! (so no controlling terminal, and a process group of its own), an empty signal mask, SIGPIPE at
+//! its default (the host ignores it), its stdio and its working directory.
 //!
-//! std's `Command` would use `posix_spawn` too, but cannot ask for a new session. Two pieces of
-//! glibc are newer than the oldest glibc the addon is built for: `POSIX_SPAWN_SETSID` (2.26)
-//! and `posix_spawn_file_actions_addchdir_np` (2.29), looked up when first needed
-//! ([`supported`]); without them the direct path declines and brush runs the command (with the
-//! fork handler's session). Only Linux's C libraries are asked: elsewhere the direct path is never
-//! taken and brush starts every program.
+//! Why not `posix_spawn`: glibc maps a fresh stack for every spawn and unmaps it after, and in a
+//! multi-threaded host the unmapping flushes the TLB of the other CPUs the host runs on, by
+//! inter-processor interrupt — 11 % of the session thread's time in a `/bin/true` loop on a
+//! 2-vCPU VM (`perf record -g`), on the run's path; its child resets every signal's disposition
+//! with two system calls each, where this one queries each and resets only those with a handler;
+//! and what the direct path needs of it (`POSIX_SPAWN_SETSID`, 2.26;
+//! `posix_spawn_file_actions_addchdir_np`, 2.29) is newer than the oldest glibc the addon is
+//! built for. Off Linux the direct path is never taken and brush starts every program.
+//!
+//! Between the clone and the `execve` the child shares the host's memory while the calling thread
+//! waits, so it runs nothing but raw system calls on what was laid out before the clone
+//! ([`Plan`]): no allocation, no lock, no state of the C library (errno aside: it is the waiting
+//! thread's). All signals are blocked on the calling thread around the clone, so that no handler
+//! of the host runs on the child's stack before the child has set it back to the default.
 //!
 //! The program is waited for through a pidfd: on the session's thread for its first two
 //! milliseconds ([`QUICK_EXIT`]), then polled by the runtime (on kernels without pidfds, on the
 //! blocking pool); a [`Child`] dropped before its end — a cancelled run — is reaped by a thread
 //! of its own once the run's termination ends it.
 
-use std::ffi::{CString, c_char, c_int, c_short};
+use std::ffi::{CString, c_char, c_int};
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd as _, AsRawFd as _, OwnedFd};
@@ -24,10 +34,9 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
 use std::process::ExitStatus;
-use std::sync::OnceLock;
 use std::time::Duration;
 
-use libc::{pid_t, posix_spawn_file_actions_t, posix_spawnattr_t};
+use libc::pid_t;
 use shellwright_io::{PollFd, poll};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
@@ -36,71 +45,38 @@ use tokio::io::unix::AsyncFd;
 /// the wait over ([`exits_soon`]): what `true`, `ls` or `git rev-parse` take.
 const QUICK_EXIT: Duration = Duration::from_millis(2);
 
-/// `posix_spawn_file_actions_addchdir_np`.
-type AddChdir = unsafe extern "C" fn(*mut posix_spawn_file_actions_t, *const c_char) -> c_int;
-
-/// What the direct path needs of the C library, looked up once.
-#[derive(Clone, Copy)]
-struct Support {
-    add_chdir: AddChdir,
-    /// `POSIX_SPAWN_SETSID`.
-    setsid: c_short,
-}
-
-/// The pieces of the C library that are looked up: present when the direct path can be taken.
-fn support() -> Option<Support> {
-    static SUPPORT: OnceLock<Option<Support>> = OnceLock::new();
-    *SUPPORT.get_or_init(|| {
-        let setsid = setsid_flag()?;
-        let add_chdir = lookup_add_chdir()?;
-        accepts(setsid).then_some(Support { add_chdir, setsid })
-    })
-}
-
-/// Whether this libc can spawn a process the direct path's way.
+/// Whether the direct path can start programs here: on Linux, with musl or a glibc from 2.26 on.
+/// Until 2.24 glibc's `clone` wrapper overwrote the cached ids in the thread descriptor when the
+/// child shares the caller's memory — the spawning thread's own, here (glibc bug 19957) — and
+/// before 2.26 its `posix_spawn` could not start a session either, so the direct path never ran
+/// there.
 pub(crate) fn supported() -> bool {
-    support().is_some()
-}
-
-#[cfg(target_os = "linux")]
-fn setsid_flag() -> Option<c_short> {
-    Some(libc::POSIX_SPAWN_SETSID)
-}
-
-/// Off Linux the direct path is not taken (see the module's documentation).
-#[cfg(not(target_os = "linux"))]
-fn setsid_flag() -> Option<c_short> {
-    None
-}
-
-fn lookup_add_chdir() -> Option<AddChdir> {
-    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only looks a symbol up.
-    let symbol = unsafe {
-        libc::dlsym(
-            libc::RTLD_DEFAULT,
-            c"posix_spawn_file_actions_addchdir_np".as_ptr(),
-        )
-    };
-    if symbol.is_null() {
-        return None;
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static RECENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *RECENT.get_or_init(|| glibc_at_least(2, 26))
     }
-    // SAFETY: the symbol is glibc's (and musl's) function of exactly this signature.
-    Some(unsafe { std::mem::transmute::<*mut libc::c_void, AddChdir>(symbol) })
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        cfg!(target_os = "linux")
+    }
 }
 
-/// Whether `posix_spawnattr_setflags` takes `POSIX_SPAWN_SETSID` (it refuses flags it does not
-/// know with EINVAL).
-fn accepts(setsid: c_short) -> bool {
-    Attributes::new()
-        .and_then(|mut attributes| attributes.set_flags(setsid))
-        .is_ok()
-}
-
-/// Errors of the `posix_spawn` family, which return the error number instead of setting errno.
-fn check(code: c_int) -> io::Result<()> {
-    match code {
-        0 => Ok(()),
-        errno => Err(io::Error::from_raw_os_error(errno)),
+/// Whether the glibc the process runs on is `major.minor` or later.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn glibc_at_least(major: u32, minor: u32) -> bool {
+    // SAFETY: returns a static NUL-terminated string such as "2.36".
+    let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+    let mut parts = version
+        .to_str()
+        .unwrap_or("")
+        .split('.')
+        .map(str::parse::<u32>);
+    match (parts.next(), parts.next()) {
+        (Some(Ok(found_major)), Some(Ok(found_minor))) => {
+            (found_major, found_minor) >= (major, minor)
+        }
+        _ => false,
     }
 }
 
@@ -110,69 +86,6 @@ fn c_string(bytes: &[u8]) -> io::Result<CString> {
 
 fn nul_error() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "NUL in argument")
-}
-
-/// A `posix_spawnattr_t`, destroyed on drop.
-struct Attributes(posix_spawnattr_t);
-
-impl Attributes {
-    fn new() -> io::Result<Self> {
-        let mut attributes = MaybeUninit::<posix_spawnattr_t>::uninit();
-        // SAFETY: init writes a valid attribute object, which is used only after it succeeded.
-        unsafe {
-            check(libc::posix_spawnattr_init(attributes.as_mut_ptr()))?;
-            Ok(Self(attributes.assume_init()))
-        }
-    }
-
-    fn set_flags(&mut self, flags: c_short) -> io::Result<()> {
-        // SAFETY: an initialised attribute object.
-        check(unsafe { libc::posix_spawnattr_setflags(&mut self.0, flags) })
-    }
-
-    /// An empty signal mask and SIGPIPE at its default (the host ignores it), as std gives every
-    /// child.
-    fn reset_signals(&mut self) -> io::Result<()> {
-        // SAFETY: sigset operations on a local set, and setters that copy it into the attributes.
-        unsafe {
-            let mut set = MaybeUninit::<libc::sigset_t>::uninit();
-            check(libc::sigemptyset(set.as_mut_ptr()))?;
-            check(libc::posix_spawnattr_setsigmask(&mut self.0, set.as_ptr()))?;
-            check(libc::sigaddset(set.as_mut_ptr(), libc::SIGPIPE))?;
-            check(libc::posix_spawnattr_setsigdefault(
-                &mut self.0,
-                set.as_ptr(),
-            ))
-        }
-    }
-}
-
-impl Drop for Attributes {
-    fn drop(&mut self) {
-        // SAFETY: the object was initialised by `new`.
-        unsafe { libc::posix_spawnattr_destroy(&mut self.0) };
-    }
-}
-
-/// A `posix_spawn_file_actions_t`, destroyed on drop.
-struct FileActions(posix_spawn_file_actions_t);
-
-impl FileActions {
-    fn new() -> io::Result<Self> {
-        let mut actions = MaybeUninit::<posix_spawn_file_actions_t>::uninit();
-        // SAFETY: init writes a valid object, which is used only after it succeeded.
-        unsafe {
-            check(libc::posix_spawn_file_actions_init(actions.as_mut_ptr()))?;
-            Ok(Self(actions.assume_init()))
-        }
-    }
-}
-
-impl Drop for FileActions {
-    fn drop(&mut self) {
-        // SAFETY: the object was initialised by `new`.
-        unsafe { libc::posix_spawn_file_actions_destroy(&mut self.0) };
-    }
 }
 
 /// A program's whole environment as `execve` takes it: `NAME=VALUE` strings, each ending in NUL,
@@ -222,8 +135,9 @@ pub(crate) struct Spawn<'a> {
 impl Spawn<'_> {
     /// Starts the program in a session of its own. An error means nothing ran.
     pub fn start(self) -> io::Result<Child> {
-        let unsupported = || io::Error::from(io::ErrorKind::Unsupported);
-        let support = support().ok_or_else(unsupported)?;
+        if !supported() {
+            return Err(io::ErrorKind::Unsupported.into());
+        }
         let program = c_string(self.program.as_os_str().as_bytes())?;
         let cwd = c_string(self.cwd.as_os_str().as_bytes())?;
         let argv = self
@@ -233,44 +147,310 @@ impl Spawn<'_> {
             .collect::<io::Result<Vec<_>>>()?;
         let argv_pointers = null_terminated(&argv);
         let env_pointers = self.env.pointers();
-
-        let mut actions = FileActions::new()?;
-        for (target, fd) in (0..).zip(self.stdio) {
+        let mut stdio = [-1; 3];
+        for (slot, fd) in stdio.iter_mut().zip(self.stdio) {
             let Some(fd) = fd else { continue };
-            // A source among 0–2 could be overwritten by an earlier dup2 (a host that closed its
+            // A source among 0–2 could be overwritten by an earlier dup (a host that closed its
             // own stdio); brush's fork copes with that, so it is left to brush.
             if fd.as_raw_fd() < 3 {
-                return Err(unsupported());
+                return Err(io::ErrorKind::Unsupported.into());
             }
-            // SAFETY: an initialised actions object and two fds; the action is only recorded.
-            check(unsafe {
-                libc::posix_spawn_file_actions_adddup2(&mut actions.0, fd.as_raw_fd(), target)
-            })?;
+            *slot = fd.as_raw_fd();
         }
-        // SAFETY: as above, with a NUL-terminated path that outlives the spawn.
-        check(unsafe { (support.add_chdir)(&mut actions.0, cwd.as_ptr()) })?;
-
-        let mut attributes = Attributes::new()?;
-        attributes.reset_signals()?;
-        attributes.set_flags(
-            support.setsid
-                | libc::POSIX_SPAWN_SETSIGMASK as c_short
-                | libc::POSIX_SPAWN_SETSIGDEF as c_short,
-        )?;
-        let mut pid: pid_t = 0;
-        // SAFETY: every pointer is valid for the call: the path, the NUL-terminated pointer
-        // arrays over CStrings that outlive it, the initialised actions and attributes.
-        check(unsafe {
-            libc::posix_spawn(
-                &mut pid,
-                program.as_ptr(),
-                &actions.0,
-                &attributes.0,
-                argv_pointers.as_ptr(),
-                env_pointers.as_ptr(),
-            )
-        })?;
+        let plan = Plan {
+            program: program.as_ptr(),
+            argv: argv_pointers.as_ptr(),
+            envp: env_pointers.as_ptr(),
+            cwd: cwd.as_ptr(),
+            stdio,
+            error: std::sync::atomic::AtomicI32::new(0),
+        };
+        let pid = child::start(&plan)?;
         Ok(Child { pid, reaped: false })
+    }
+}
+
+/// Everything the child reads, laid out before the clone; the pointers are valid until the
+/// clone returns (the child has called `execve` or exited by then).
+#[cfg_attr(
+    not(target_os = "linux"),
+    expect(dead_code, reason = "only Linux's child reads it")
+)]
+struct Plan {
+    program: *const c_char,
+    argv: *const *mut c_char,
+    envp: *const *mut c_char,
+    cwd: *const c_char,
+    /// The fds that become 0, 1 and 2; -1 leaves the host's.
+    stdio: [c_int; 3],
+    /// The errno of the step that failed, written by the child before it exits; 0 once it
+    /// called `execve` successfully.
+    error: std::sync::atomic::AtomicI32,
+}
+
+#[cfg(target_os = "linux")]
+mod child {
+    use std::cell::OnceCell;
+    use std::ffi::{c_int, c_long, c_void};
+    use std::io;
+    use std::sync::atomic::Ordering;
+
+    use libc::pid_t;
+
+    use super::{Plan, reap};
+
+    /// The child's stack: a few system calls need little of it. Below it, one page without
+    /// access turns an overflow into a fault instead of a write into the host's memory.
+    const STACK_SIZE: usize = 64 << 10;
+
+    /// The stack a thread's children run on until they `execve`, mapped at its first spawn and
+    /// kept: a spawn returns only once its child no longer uses it, so the next reuses it.
+    pub(super) struct ChildStack {
+        base: *mut c_void,
+        len: usize,
+    }
+
+    impl ChildStack {
+        fn new() -> io::Result<Self> {
+            // SAFETY: sysconf has no preconditions.
+            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+                .unwrap_or(4096)
+                .max(4096);
+            let len = STACK_SIZE + page;
+            // SAFETY: a fresh anonymous mapping, owned by the returned value.
+            let base = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                    -1,
+                    0,
+                )
+            };
+            if base == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            let stack = Self { base, len };
+            // SAFETY: the lowest page of the mapping just made.
+            if unsafe { libc::mprotect(base, page, libc::PROT_NONE) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(stack)
+        }
+
+        /// Where the stack starts (it grows down): the mapping's end, page-aligned.
+        fn top(&self) -> *mut c_void {
+            self.base.wrapping_byte_add(self.len)
+        }
+    }
+
+    impl Drop for ChildStack {
+        fn drop(&mut self) {
+            // SAFETY: the mapping `new` made, no longer used by any child.
+            unsafe { libc::munmap(self.base, self.len) };
+        }
+    }
+
+    thread_local! {
+        static STACK: OnceCell<ChildStack> = const { OnceCell::new() };
+    }
+
+    /// Clones a child that runs `plan` and waits until it has called `execve` (the pid) or
+    /// failed before (its error; it is reaped).
+    pub(super) fn start(plan: &Plan) -> io::Result<pid_t> {
+        let top = STACK.with(|stack| match stack.get() {
+            Some(stack) => Ok(stack.top()),
+            None => {
+                let made = ChildStack::new()?;
+                let top = made.top();
+                let _ = stack.set(made);
+                Ok::<_, io::Error>(top)
+            }
+        })?;
+        let all = SignalSet::full();
+        let mut old = SignalSet::empty();
+        // SAFETY: valid sets; the old mask is put back below whatever the clone did.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr()) };
+        // SAFETY: `child` only makes system calls on `plan`, which outlives the clone (it returns
+        // once the child called execve or exited), on a stack no other child uses meanwhile.
+        let pid = unsafe {
+            libc::clone(
+                child,
+                top,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                std::ptr::from_ref(plan).cast_mut().cast(),
+            )
+        };
+        let cloned = if pid < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(pid)
+        };
+        // SAFETY: the mask saved above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut()) };
+        let pid = cloned?;
+        match plan.error.load(Ordering::Acquire) {
+            0 => Ok(pid),
+            errno => {
+                let _ = reap(pid, 0);
+                Err(io::Error::from_raw_os_error(errno))
+            }
+        }
+    }
+
+    /// A signal set, full or empty.
+    struct SignalSet(libc::sigset_t);
+
+    impl SignalSet {
+        fn full() -> Self {
+            let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+            // SAFETY: sigfillset initialises the set.
+            unsafe { libc::sigfillset(set.as_mut_ptr()) };
+            // SAFETY: initialised above.
+            Self(unsafe { set.assume_init() })
+        }
+
+        fn empty() -> Self {
+            let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+            // SAFETY: sigemptyset initialises the set.
+            unsafe { libc::sigemptyset(set.as_mut_ptr()) };
+            // SAFETY: initialised above.
+            Self(unsafe { set.assume_init() })
+        }
+
+        fn as_ptr(&self) -> *const libc::sigset_t {
+            &self.0
+        }
+
+        fn as_mut_ptr(&mut self) -> *mut libc::sigset_t {
+            &mut self.0
+        }
+    }
+
+    /// A signal's disposition as the kernel's `rt_sigaction` reads and writes it. Its layout
+    /// after the handler differs between architectures, so it is a buffer larger than any of
+    /// them, handler first: all zero is SIG_DFL with no flags and an empty mask.
+    #[repr(C, align(8))]
+    struct KernelSigaction([u64; 8]);
+
+    /// The kernel's signal sets are 64 bits.
+    const KERNEL_SIGSET: usize = 8;
+
+    /// The child: everything it does before `execve` (see the module's documentation).
+    extern "C" fn child(arg: *mut c_void) -> c_int {
+        // SAFETY: `start` passes its plan, alive and unchanged while the parent waits.
+        let plan = unsafe { &*arg.cast::<Plan>() };
+        // SAFETY: raw system calls on the plan's valid pointers.
+        let errno = unsafe { exec(plan) };
+        plan.error.store(errno.max(1), Ordering::Release);
+        // SAFETY: ends the child; nothing of the host's is run on the way out.
+        unsafe { libc::syscall(libc::SYS_exit_group, 127 as c_long) };
+        127
+    }
+
+    /// Resets the dispositions, enters a new session, sets up stdio and the working directory,
+    /// unblocks every signal and calls `execve`; returns only on failure, with its errno.
+    ///
+    /// # Safety
+    ///
+    /// The plan's pointers must be valid: NUL-terminated strings and NULL-terminated arrays.
+    unsafe fn exec(plan: &Plan) -> c_int {
+        let default = KernelSigaction([0; 8]);
+        for signal in 1..=64 {
+            if signal == libc::SIGKILL || signal == libc::SIGSTOP {
+                continue;
+            }
+            let mut old = KernelSigaction([0; 8]);
+            // SAFETY: reads the disposition into a local buffer larger than the kernel's struct.
+            let query = unsafe {
+                sys(
+                    libc::SYS_rt_sigaction,
+                    [signal.into(), 0, addr_mut(&mut old)],
+                )
+            };
+            let handler = old.0[0];
+            let ignored = handler == libc::SIG_IGN as u64;
+            // A handler would run on this stack, in the host's memory; SIGPIPE is the host's to
+            // ignore, not the program's.
+            if query == 0
+                && handler != libc::SIG_DFL as u64
+                && !(ignored && signal != libc::SIGPIPE)
+            {
+                // SAFETY: writes SIG_DFL from a local, zeroed buffer.
+                unsafe { sys(libc::SYS_rt_sigaction, [signal.into(), addr(&default), 0]) };
+            }
+        }
+        // SAFETY: no pointers.
+        if unsafe { sys(libc::SYS_setsid, [0; 3]) } < 0 {
+            return errno();
+        }
+        for (target, fd) in (0..).zip(plan.stdio) {
+            // SAFETY: no pointers; the source is an open fd above 2, so never the target.
+            if fd >= 0 && unsafe { sys(libc::SYS_dup3, [fd.into(), target, 0]) } < 0 {
+                return errno();
+            }
+        }
+        // SAFETY: the plan's NUL-terminated path.
+        if unsafe { sys(libc::SYS_chdir, [plan.cwd as c_long, 0, 0]) } < 0 {
+            return errno();
+        }
+        let unblocked = 0u64;
+        // SAFETY: sets the mask from a local.
+        if unsafe {
+            sys(
+                libc::SYS_rt_sigprocmask,
+                [libc::SIG_SETMASK.into(), addr(&unblocked), 0],
+            )
+        } < 0
+        {
+            return errno();
+        }
+        let [program, argv, envp] = [
+            plan.program as c_long,
+            plan.argv as c_long,
+            plan.envp as c_long,
+        ];
+        // SAFETY: the plan's path and NULL-terminated arrays of NUL-terminated strings.
+        unsafe { sys(libc::SYS_execve, [program, argv, envp]) };
+        errno()
+    }
+
+    /// A pointer as a system call's argument.
+    fn addr<T>(value: &T) -> c_long {
+        std::ptr::from_ref(value) as c_long
+    }
+
+    /// A pointer the system call writes through.
+    fn addr_mut<T>(value: &mut T) -> c_long {
+        std::ptr::from_mut(value) as c_long
+    }
+
+    /// System call `number` with three arguments and, as the fourth, the size of a kernel signal
+    /// set (which only the signal calls read): -1 and errno set on failure.
+    ///
+    /// # Safety
+    ///
+    /// Every pointer among the arguments must be valid for what the call does with it.
+    unsafe fn sys(number: c_long, [a, b, c]: [c_long; 3]) -> c_long {
+        // SAFETY: the caller's.
+        unsafe { libc::syscall(number, a, b, c, KERNEL_SIGSET as c_long) }
+    }
+
+    /// The errno the last failed call left (the waiting thread's: the child shares its TLS).
+    fn errno() -> c_int {
+        // SAFETY: the calling thread's errno slot, always valid.
+        unsafe { *libc::__errno_location() }
+    }
+}
+
+/// Off Linux the direct path is not taken (see [`supported`]).
+#[cfg(not(target_os = "linux"))]
+mod child {
+    use super::Plan;
+
+    pub(super) fn start(_plan: &Plan) -> std::io::Result<libc::pid_t> {
+        Err(std::io::ErrorKind::Unsupported.into())
     }
 }
 
@@ -431,6 +611,97 @@ mod tests {
         // Reaped here, not by the drop's thread, which the test process could outlive.
         assert!(reap(child.pid, 0).expect("reaps").is_some());
         child.reaped = true;
+    }
+
+    /// The program of `argv` run with its stdout on a pipe: what it printed.
+    fn output_of(argv: &[&str], cwd: &str) -> io::Result<String> {
+        let (read, write) = shellwright_io::pipe().expect("pipe");
+        let argv: Vec<String> = argv.iter().map(|word| (*word).to_string()).collect();
+        let mut child = Spawn {
+            program: Path::new(&argv[0]),
+            argv: &argv,
+            env: EnvBlock::default(),
+            cwd: Path::new(cwd),
+            stdio: &[None, Some(write), None],
+        }
+        .start()?;
+        assert_eq!(reap(child.pid, 0).expect("reaps"), Some(0));
+        child.reaped = true;
+        Ok(std::fs::read_to_string(format!("/proc/self/fd/{}", read.as_raw_fd())).expect("reads"))
+    }
+
+    #[test]
+    fn the_program_has_a_session_of_its_own_an_empty_mask_and_sigpipe_at_its_default() {
+        if !supported() {
+            return;
+        }
+        // Blocked on this thread while it spawns (the test harness ignores SIGPIPE, as std does).
+        let mut usr1 = MaybeUninit::<libc::sigset_t>::uninit();
+        // SAFETY: a local set, then this thread's mask, restored below.
+        unsafe {
+            libc::sigemptyset(usr1.as_mut_ptr());
+            libc::sigaddset(usr1.as_mut_ptr(), libc::SIGUSR1);
+            libc::pthread_sigmask(libc::SIG_BLOCK, usr1.as_ptr(), std::ptr::null_mut());
+        }
+        let out = output_of(&["/bin/cat", "/proc/self/status", "/proc/self/stat"], "/");
+        // SAFETY: as above.
+        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, usr1.as_ptr(), std::ptr::null_mut()) };
+        let out = out.expect("spawns");
+        let field = |name: &str| {
+            let line = out.lines().find(|line| line.starts_with(name)).expect(name);
+            u64::from_str_radix(line[name.len()..].trim(), 16).expect("a hex mask")
+        };
+        assert_eq!(field("SigBlk:"), 0);
+        assert_eq!(field("SigIgn:") & (1 << (libc::SIGPIPE - 1)), 0);
+        // After the command's name: state, parent, process group, session.
+        let stat = out.lines().last().expect("stat");
+        let pid: u32 = stat
+            .split(' ')
+            .next()
+            .and_then(|pid| pid.parse().ok())
+            .expect("pid");
+        let fields: Vec<&str> = stat.rsplit_once(") ").expect("name").1.split(' ').collect();
+        assert_eq!([fields[2], fields[3]], [pid.to_string(), pid.to_string()]);
+    }
+
+    #[test]
+    fn a_program_that_cannot_start_is_an_error() {
+        if !supported() {
+            return;
+        }
+        let kind = |argv: &[&str], cwd: &str| output_of(argv, cwd).map_err(|e| e.kind());
+        assert_eq!(
+            kind(&["/no/such/program"], "/"),
+            Err(io::ErrorKind::NotFound)
+        );
+        assert_eq!(
+            kind(&["/etc/passwd"], "/"),
+            Err(io::ErrorKind::PermissionDenied)
+        );
+        assert_eq!(
+            kind(&["/bin/true"], "/no/such/dir"),
+            Err(io::ErrorKind::NotFound)
+        );
+        // A script without `#!` is not for execve: brush's execvp hands it to /bin/sh.
+        let dir = std::env::temp_dir().join(format!("shellwright-spawn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let script = dir.join("script");
+        std::fs::write(&script, "true\n").expect("script");
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        let script = script.to_str().expect("utf-8");
+        let error = output_of(&[script], "/").expect_err("ENOEXEC");
+        assert_eq!(error.raw_os_error(), Some(libc::ENOEXEC));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn the_glibc_version_is_read_as_numbers() {
+        assert!(glibc_at_least(2, 17));
+        assert!(glibc_at_least(1, 99));
+        assert!(!glibc_at_least(2, 999));
+        assert!(!glibc_at_least(3, 0));
     }
 
     #[test]
