@@ -282,6 +282,11 @@ impl Shared {
     /// Hands the run's pipe back to the output thread to drain, and wakes it.
     fn drain(&self, run: RunNumber, stream: &Stream, done: Option<oneshot::Sender<()>>) {
         let mut served = lock(&self.served);
+        if self.stopped.load(Ordering::Acquire) {
+            // Nobody would drain it: the run ends with what was read.
+            lock(&stream.reading).finish();
+            return;
+        }
         let Some(entry) = served.iter_mut().find(|served| served.run == run) else {
             return;
         };
@@ -363,9 +368,6 @@ impl OutputPump {
     /// Registers the run's pipe (the one made ahead, or a new one) with the output thread;
     /// returns the reader handle and the write end that becomes the run's stdout and stderr.
     pub fn begin(&self, on_chunk: ChunkHandler) -> std::io::Result<(OutputReader, PipeWriter)> {
-        if self.shared.stopped.load(Ordering::Acquire) {
-            return Err(std::io::Error::other("the output thread has stopped"));
-        }
         let pipe = match lock(&self.shared.spare).take() {
             Some(pipe) => pipe,
             None => RunPipe::new()?,
@@ -381,11 +383,17 @@ impl OutputPump {
                 finished: false,
             }),
         });
-        lock(&self.shared.served).push(Served {
+        let mut served = lock(&self.shared.served);
+        // Checked under the lock the thread ends with: a run it will not serve is refused.
+        if self.shared.stopped.load(Ordering::Acquire) {
+            return Err(std::io::Error::other("the output thread has stopped"));
+        }
+        served.push(Served {
             run,
             stream: Arc::clone(&stream),
             drain: None,
         });
+        drop(served);
         let source = &mut SourceFd(&stream.data.as_raw_fd());
         if let Err(e) = self
             .shared
@@ -444,8 +452,16 @@ impl OutputThread {
                 break;
             }
         }
-        // Runs begun from now on are refused rather than left unread.
+        // Runs begun from now on are refused, and those it served end with what was read, rather
+        // than wait for it.
+        let mut served = lock(&self.shared.served);
         self.shared.stopped.store(true, Ordering::Release);
+        for entry in served.drain(..) {
+            lock(&entry.stream.reading).finish();
+            if let Some(done) = entry.drain.and_then(|drain| drain.done) {
+                let _ = done.send(());
+            }
+        }
     }
 
     /// Reads what the pipe of the run `token` names holds (a run that already ended is skipped).
@@ -467,8 +483,8 @@ impl OutputThread {
             .min()
     }
 
-    /// Ends the drains whose pipes reached their end or whose deadlines passed; their pipes are
-    /// freed here.
+    /// Ends the drains whose pipes reached their end or whose deadlines passed; a pipe is freed
+    /// here when its reader was dropped, or by its reader once it heard.
     fn end_drains(&self) {
         let now = Instant::now();
         let mut ended = Vec::new();
@@ -488,6 +504,8 @@ impl OutputThread {
         });
         for (stream, drain) in ended {
             self.shared.unwatch(&stream);
+            // Let go of before the reader hears, which frees the pipe with its own reference.
+            drop(stream);
             if let Some(done) = drain.and_then(|drain| drain.done) {
                 let _ = done.send(());
             }
@@ -652,6 +670,25 @@ mod tests {
         );
     }
 
+    /// Begins a run on `pump` that writes `text`, and waits until the output thread delivered
+    /// it; returns the run's reader and its writer, still open.
+    fn streamed(pump: &OutputPump, text: &str) -> (OutputReader, PipeWriter) {
+        let (chunks_tx, chunks) = mpsc::channel::<String>();
+        let (reader, mut writer) = pump
+            .begin(Box::new(move |chunk| {
+                let _ = chunks_tx.send(chunk.to_string());
+            }))
+            .expect("pipe");
+        writer.write_all(text.as_bytes()).expect("write");
+        let chunk = chunks.recv_timeout(Duration::from_secs(10));
+        assert_eq!(
+            chunk.as_deref(),
+            Ok(text),
+            "nothing streamed while the run went"
+        );
+        (reader, writer)
+    }
+
     #[tokio::test]
     async fn a_reader_dropped_unfinished_lets_the_thread_go_on() {
         let pump = OutputPump::start().expect("pump");
@@ -659,19 +696,7 @@ mod tests {
         drop(reader);
         // The next run streams while it goes, though the dropped run's pipe, which a writer still
         // holds, is being drained.
-        let (chunks_tx, chunks) = mpsc::channel::<String>();
-        let (reader, mut writer) = pump
-            .begin(Box::new(move |chunk| {
-                let _ = chunks_tx.send(chunk.to_string());
-            }))
-            .expect("pipe");
-        writer.write_all(b"live").expect("write");
-        let chunk = chunks.recv_timeout(Duration::from_secs(10));
-        assert_eq!(
-            chunk.as_deref(),
-            Ok("live"),
-            "nothing streamed while the run went"
-        );
+        let (reader, writer) = streamed(&pump, "live");
         drop(writer);
         reader.finish().await;
     }
@@ -718,15 +743,7 @@ mod tests {
         }
         assert_eq!(switches_once_asleep(&pump), before, "a silent run woke it");
         // A run that prints wakes it (once: the run's end reads what is left).
-        let (chunks_tx, chunks) = mpsc::channel::<String>();
-        let (reader, mut writer) = pump
-            .begin(Box::new(move |chunk| {
-                let _ = chunks_tx.send(chunk.to_string());
-            }))
-            .expect("pipe");
-        writer.write_all(b"woke").expect("write");
-        let chunk = chunks.recv_timeout(Duration::from_secs(10));
-        assert_eq!(chunk.as_deref(), Ok("woke"));
+        let (reader, writer) = streamed(&pump, "woke");
         assert_eq!(switches_once_asleep(&pump), before + 1);
         drop(writer);
         reader.finish().await;
