@@ -705,13 +705,14 @@ mod tests {
     /// adds one.
     #[cfg(target_os = "linux")]
     fn switches_once_asleep(pump: &OutputPump) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(10);
         let task = loop {
             match pump.shared.tid.load(Ordering::Acquire) {
-                0 => std::thread::yield_now(),
+                0 if Instant::now() < deadline => std::thread::yield_now(),
+                0 => panic!("the output thread never started"),
                 tid => break format!("/proc/self/task/{tid}"),
             }
         };
-        let deadline = Instant::now() + Duration::from_secs(10);
         let state = || std::fs::read_to_string(format!("{task}/stat")).expect("stat");
         // The state follows the parenthesised name: `S` while it waits.
         while !state()

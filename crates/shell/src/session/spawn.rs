@@ -565,16 +565,25 @@ mod tests {
     }
 
     fn spawned_with(program: &str, argv: &[&str], env: EnvBlock) -> Child {
+        start(program, argv, env, "/", &[None, None, None]).expect("spawns")
+    }
+
+    fn start(
+        program: &str,
+        argv: &[&str],
+        env: EnvBlock,
+        cwd: &str,
+        stdio: &[Option<OwnedFd>; 3],
+    ) -> io::Result<Child> {
         let argv: Vec<String> = argv.iter().map(|word| (*word).to_string()).collect();
         Spawn {
             program: Path::new(program),
             argv: &argv,
             env,
-            cwd: Path::new("/"),
-            stdio: &[None, None, None],
+            cwd: Path::new(cwd),
+            stdio,
         }
         .start()
-        .expect("spawns")
     }
 
     fn pidfd(child: &Child) -> OwnedFd {
@@ -613,21 +622,26 @@ mod tests {
         child.reaped = true;
     }
 
-    /// The program of `argv` run with its stdout on a pipe: what it printed.
+    /// The program of `argv` run with its stdout on a pipe: what it printed, read to the end
+    /// before the program is reaped (a full pipe would otherwise hold it).
     fn output_of(argv: &[&str], cwd: &str) -> io::Result<String> {
+        use std::io::Read as _;
+
         let (read, write) = shellwright_io::pipe().expect("pipe");
-        let argv: Vec<String> = argv.iter().map(|word| (*word).to_string()).collect();
-        let mut child = Spawn {
-            program: Path::new(&argv[0]),
-            argv: &argv,
-            env: EnvBlock::default(),
-            cwd: Path::new(cwd),
-            stdio: &[None, Some(write), None],
-        }
-        .start()?;
+        let mut child = start(
+            argv[0],
+            argv,
+            EnvBlock::default(),
+            cwd,
+            &[None, Some(write), None],
+        )?;
+        let mut text = String::new();
+        std::fs::File::from(read)
+            .read_to_string(&mut text)
+            .expect("reads");
         assert_eq!(reap(child.pid, 0).expect("reaps"), Some(0));
         child.reaped = true;
-        Ok(std::fs::read_to_string(format!("/proc/self/fd/{}", read.as_raw_fd())).expect("reads"))
+        Ok(text)
     }
 
     #[test]
